@@ -1,0 +1,417 @@
+package redlock
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// AcquireOption changes one acquisition.
+type AcquireOption func(*acquireOptions)
+
+type acquireOptions struct {
+	value  func(nonce string) string
+	retry  func() RetryStrategy
+	notice string // channel PUBLISHed to on release ("" = none)
+	msg    string
+}
+
+// WithValue makes the lock's value from the random nonce of each attempt
+// (at least 128 bits from crypto/rand, base64url). The value must contain
+// the nonce, so that every attempt's value is unique; the lease package
+// uses it to carry the holder's identity.
+func WithValue(f func(nonce string) string) AcquireOption {
+	return func(o *acquireOptions) { o.value = f }
+}
+
+// WithRetry sets the retry strategy of this Acquire call (see Config.Retry).
+func WithRetry(f func() RetryStrategy) AcquireOption {
+	return func(o *acquireOptions) { o.retry = f }
+}
+
+// WithReleaseNotice makes Release PUBLISH message on channel, on every node
+// where it deleted the lock, so that waiters can retry at once.
+func WithReleaseNotice(channel, message string) AcquireOption {
+	return func(o *acquireOptions) { o.notice, o.msg = channel, message }
+}
+
+// nonceBytes is the randomness of one attempt's value (S8).
+const nonceBytes = 16
+
+func newNonce() string {
+	var b [nonceBytes]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails (Go 1.24+)
+	return base64.RawURLEncoding.EncodeToString(b[:])
+}
+
+// Acquire takes the lock on key for ttl, retrying with jittered delays
+// (Config.RetryDelay, Config.Retry, [WithRetry]) until it succeeds, the
+// retry strategy gives up, an error is final (a bad argument, or a majority
+// of nodes refusing for good: WRONGTYPE, NOPERM, a TTL above the node's
+// MaxTTL), or ctx ends; then the error joins the last attempt's
+// *[QuorumError] and ctx.Err(). Errors match [ErrNotAcquired].
+//
+// The TTL must be a whole number of milliseconds, at most MaxTTL, and
+// longer than NodeTimeout*2 + drift. The returned Lock is valid until
+// [Lock.ValidUntil], which is ttl minus the time the acquisition took minus
+// the drift allowance.
+func (c *Client) Acquire(ctx context.Context, key string, ttl time.Duration, opts ...AcquireOption) (*Lock, error) {
+	o := c.options(opts)
+	newRetry := o.retry
+	if newRetry == nil {
+		newRetry = c.cfg.Retry
+	}
+	if newRetry == nil {
+		newRetry = JitterRetry(c.cfg.RetryDelay)
+	}
+	retry := newRetry()
+	for {
+		l, err := c.attempt(ctx, key, ttl, o)
+		if err == nil {
+			return l, nil
+		}
+		if ctx.Err() != nil {
+			return nil, errors.Join(err, ctx.Err())
+		}
+		if isFinal(err) {
+			return nil, err
+		}
+		d, ok := retry.NextDelay()
+		if !ok {
+			return nil, err
+		}
+		t := time.NewTimer(d)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return nil, errors.Join(err, ctx.Err())
+		case <-c.closing:
+			t.Stop()
+			return nil, errors.Join(err, ErrClosed)
+		}
+	}
+}
+
+// TryAcquire makes one attempt to take the lock on key for ttl; see
+// [Client.Acquire]. It fails with an error matching ErrNotAcquired when the
+// lock is held elsewhere or a majority could not be reached.
+func (c *Client) TryAcquire(ctx context.Context, key string, ttl time.Duration, opts ...AcquireOption) (*Lock, error) {
+	l, err := c.attempt(ctx, key, ttl, c.options(opts))
+	if err != nil && ctx.Err() != nil {
+		err = errors.Join(err, ctx.Err())
+	}
+	return l, err
+}
+
+func (c *Client) options(opts []AcquireOption) acquireOptions {
+	var o acquireOptions
+	for _, f := range opts {
+		if f != nil {
+			f(&o)
+		}
+	}
+	return o
+}
+
+// checkKey refuses an empty key.
+func checkKey(key string) error {
+	if key == "" {
+		return fmt.Errorf("%w: key must not be empty", ErrInvalidArgument)
+	}
+	return nil
+}
+
+// attempt is one run of the Redlock algorithm (DESIGN 3.1, 3.4).
+func (c *Client) attempt(ctx context.Context, key string, ttl time.Duration, o acquireOptions) (*Lock, error) {
+	if err := checkKey(key); err != nil {
+		return nil, err
+	}
+	if err := c.cfg.checkTTL(ttl); err != nil {
+		return nil, err
+	}
+	nonce := newNonce()
+	value := nonce
+	if o.value != nil {
+		value = o.value(nonce)
+		if !strings.Contains(value, nonce) {
+			return nil, fmt.Errorf("%w: WithValue must return a value that contains the nonce", ErrInvalidArgument)
+		}
+	}
+	if err := c.enter(); err != nil {
+		return nil, err
+	}
+	defer c.mu.RUnlock()
+
+	var failed atomic.Bool // set before the clean-up release is sent
+	undoLate := func(n *node, a answer) {
+		if a.vote == VoteYes && failed.Load() {
+			c.releaseOn(n, key, value, "", "")
+		}
+	}
+	fail := func(qe *QuorumError) (*Lock, error) {
+		failed.Store(true)
+		c.wg.Go(func() { c.releaseAll(key, value) })
+		return nil, qe
+	}
+
+	t0 := time.Now()
+	validUntil := t0.Add(ttl - c.cfg.drift(ttl))
+	args := []any{value, ttl.Milliseconds(), c.cfg.MaxTTL.Milliseconds(), flag(!c.cfg.DisableQuarantine)}
+	answers := c.fanout(ctx, c.nodes, func(ctx context.Context, n *node) answer {
+		res, err := scriptAcquire.Run(ctx, n.client, []string{n.lockKey(key), n.fenceKey(key), n.marker()}, args...).Result()
+		return parseAcquire(res, err)
+	}, c.distinctQuorumDone, undoLate)
+	yes := c.dedupe(answers)
+	c.raiseForgetful(answers)
+	if yes < c.quorum {
+		return fail(c.quorumError("acquire", key, answers, ErrNotAcquired, ""))
+	}
+
+	var token uint64
+	if !c.cfg.DisableFencing {
+		var err error
+		if token, err = c.fence(ctx, key, value, answers); err != nil {
+			var qe *QuorumError
+			if errors.As(err, &qe) {
+				return fail(qe)
+			}
+			return fail(c.quorumError("fence", key, answers, ErrNotAcquired, err.Error()))
+		}
+	}
+
+	if left := time.Until(validUntil); left <= c.cfg.MinValidity {
+		return fail(c.quorumError("acquire", key, answers, ErrNotAcquired,
+			fmt.Sprintf("validity %s after %s is below MinValidity %s", left.Round(time.Microsecond),
+				time.Since(t0).Round(time.Microsecond), c.cfg.MinValidity)))
+	}
+	c.log.Trace("acquired", "key", key, "token", token, "validity", time.Until(validUntil), "elapsed", time.Since(t0))
+	return &Lock{c: c, key: key, value: value, token: token, ttl: ttl,
+		notice: o.notice, msg: o.msg, acquiredAt: t0, validUntil: validUntil}, nil
+}
+
+// parseAcquire reads acquire.lua's reply.
+func parseAcquire(res any, err error) answer {
+	if err != nil {
+		return answer{vote: VoteError, err: err}
+	}
+	a, err := replyArray(res, 6)
+	if err != nil {
+		return answer{vote: VoteError, err: err}
+	}
+	ns, err := asInts(a, 0, 1, 2, 3, 4)
+	if err != nil {
+		return answer{vote: VoteError, err: err}
+	}
+	v, ok := scriptVote(ns[0])
+	if !ok {
+		return answer{vote: VoteError, err: badReply(res)}
+	}
+	return answer{vote: v, counter: ns[1], ms: ns[2], created: ns[3], high: ns[4], runID: asString(a[5])}
+}
+
+// distinctQuorumDone is quorumDone counting one yes per server (S7): two
+// nodes that answer with the same run_id are one vote.
+func (c *Client) distinctQuorumDone(as []answer, got []bool) bool {
+	yes, open := 0, 0
+	seen := map[string]bool{}
+	for i, a := range as {
+		switch {
+		case !got[i]:
+			open++
+		case a.vote == VoteYes && (a.runID == "" || !seen[a.runID]):
+			seen[a.runID] = true
+			yes++
+		}
+	}
+	return yes >= c.quorum || yes+open < c.quorum
+}
+
+// dedupe turns a second yes from the same server (same run_id) into an
+// error vote and returns the number of distinct yes votes.
+func (c *Client) dedupe(as []answer) int {
+	first := map[string]int{}
+	yes := 0
+	for i := range as {
+		a := &as[i]
+		if a.vote != VoteYes {
+			continue
+		}
+		if a.runID != "" {
+			if j, dup := first[a.runID]; dup {
+				a.vote, a.err = VoteError, fmt.Errorf("same server as %s (run_id %s): one server, one vote", c.nodes[j].addr, a.runID)
+				continue
+			}
+			first[a.runID] = i
+		}
+		yes++
+	}
+	return yes
+}
+
+// fence is phase 2 of fencing (DESIGN 3.4): token = max counter of the
+// yes-majority + 1, written back where our value still holds; it counts only
+// with a majority.
+func (c *Client) fence(ctx context.Context, key, value string, answers []answer) (uint64, error) {
+	var max int64
+	var yesNodes []*node
+	for i, a := range answers {
+		if a.vote == VoteYes {
+			yesNodes = append(yesNodes, c.nodes[i])
+			if a.counter > max {
+				max = a.counter
+			}
+		}
+	}
+	token := max + 1
+	args := []any{value, strconv.FormatInt(token, 10), flag(!c.cfg.DisableQuarantine)}
+	res := c.fanout(ctx, yesNodes, func(ctx context.Context, n *node) answer {
+		v, err := scriptFence.Run(ctx, n.client, []string{n.lockKey(key), n.fenceKey(key), n.marker()}, args...).Int64()
+		switch {
+		case err != nil:
+			return answer{vote: VoteError, err: err}
+		case v == 1:
+			return answer{vote: VoteYes}
+		case v == 0:
+			return answer{vote: VoteNo}
+		default:
+			return answer{vote: VoteError, err: fmt.Errorf("fencing counter is above token %d", token)}
+		}
+	}, quorumDone(c.quorum), nil)
+	yes := 0
+	for _, a := range res {
+		if a.vote == VoteYes {
+			yes++
+		}
+	}
+	if yes < c.quorum {
+		qe := &QuorumError{Op: "fence", Key: key, Need: c.quorum, Yes: yes, target: ErrNotAcquired}
+		for i, a := range res {
+			qe.Nodes = append(qe.Nodes, nodeResult(yesNodes[i], a))
+		}
+		return 0, qe
+	}
+	return uint64(token), nil
+}
+
+// raiseForgetful lifts the fencing floor of quarantined nodes (DESIGN 3.4,
+// S6) to the highest token seen on a majority of healthy nodes, so that once
+// they vote again no token can go back. Where no healthy majority answered
+// but the quarantine of enough nodes is over (a fresh deployment, or a
+// majority that lost its state), the floor is the highest token any of them
+// reports, with a warning: tokens are then only as good as what survived.
+// It runs in the background; the nodes vote no until it has landed.
+func (c *Client) raiseForgetful(answers []answer) {
+	var healthy, over int
+	var highHealthy, highAll int64
+	var todo []int
+	for i, a := range answers {
+		switch {
+		case a.vote == VoteYes || a.vote == VoteNo:
+			healthy++
+			highHealthy = max(highHealthy, a.high)
+			highAll = max(highAll, a.high)
+		case a.vote == VoteQuarantined:
+			todo = append(todo, i)
+			if a.ms == 0 {
+				over++
+				highAll = max(highAll, a.high)
+			}
+		}
+	}
+	if len(todo) == 0 {
+		return
+	}
+	floor := highHealthy
+	if healthy < c.quorum {
+		if healthy+over < c.quorum {
+			return // fail closed: wait for more nodes
+		}
+		floor = highAll
+	}
+	for _, i := range todo {
+		a, n := answers[i], c.nodes[i]
+		if healthy < c.quorum && a.ms > 0 {
+			continue // only nodes whose quarantine is over join a degraded floor
+		}
+		if healthy < c.quorum {
+			c.log.Warn("no healthy majority: raising a forgetful node's fencing floor from what the remaining nodes report; tokens may repeat if a majority lost its state",
+				"node", n.addr, "floor", floor)
+		}
+		c.wg.Go(func() {
+			ctx, cancel := context.WithTimeout(context.Background(), c.cfg.NodeTimeout)
+			defer cancel()
+			err := scriptRaise.Run(ctx, n.client, []string{n.marker()}, strconv.FormatInt(a.created, 10), strconv.FormatInt(floor, 10)).Err()
+			if err != nil {
+				c.log.Debug("raising fencing floor failed", "node", n.addr, "error", err)
+				return
+			}
+			c.log.Info("fencing floor raised; the node votes once its quarantine is over", "node", n.addr, "floor", floor,
+				"quarantine_left", time.Duration(a.ms)*time.Millisecond)
+		})
+	}
+}
+
+// quorumError builds the *QuorumError of a failed request.
+func (c *Client) quorumError(op, key string, answers []answer, target error, reason string) *QuorumError {
+	qe := &QuorumError{Op: op, Key: key, Need: c.quorum, Reason: reason, target: target}
+	for i, a := range answers {
+		if a.vote == VoteYes {
+			qe.Yes++
+		}
+		qe.Nodes = append(qe.Nodes, nodeResult(c.nodes[i], a))
+	}
+	return qe
+}
+
+func nodeResult(n *node, a answer) NodeResult {
+	r := NodeResult{Node: n.addr, Vote: a.vote, Err: a.err}
+	if a.vote == VoteQuarantined {
+		r.Quarantine = time.Duration(a.ms) * time.Millisecond
+	}
+	return r
+}
+
+// isFinal reports whether retrying cannot help: a bad argument, or a
+// majority of nodes refusing with an error that a retry will meet again.
+func isFinal(err error) bool {
+	if errors.Is(err, ErrInvalidArgument) || errors.Is(err, ErrClosed) {
+		return true
+	}
+	var qe *QuorumError
+	if !errors.As(err, &qe) {
+		return false
+	}
+	final := 0
+	for _, n := range qe.Nodes {
+		if n.Vote == VoteError && finalRedisError(n.Err) {
+			final++
+		}
+	}
+	return final > len(qe.Nodes)-qe.Need
+}
+
+// finalRedisError: Redis error replies that a retry meets again. Replies of
+// a server in transition (READONLY during a failover, LOADING, MASTERDOWN,
+// CLUSTERDOWN, TRYAGAIN, BUSY) and network errors are worth a retry.
+func finalRedisError(err error) bool {
+	var re redis.Error
+	if !errors.As(err, &re) {
+		return false
+	}
+	msg := re.Error()
+	for _, p := range []string{"WRONGTYPE", "NOPERM", "ERR redlease:", "ERR unknown command", "NOSCRIPT"} {
+		if strings.HasPrefix(msg, p) || strings.Contains(msg, p) {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,236 @@
+package redlock
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/redis/go-redis/v9"
+)
+
+// Client runs the Redlock algorithm over N independent Redis masters.
+//
+// A Client is safe for concurrent use. It starts no goroutine of its own
+// beyond the requests of a call: requests to slow nodes may outlive the call
+// that made them (a call returns at quorum), bounded by the go-redis
+// client's socket timeouts; [Client.Close] waits for them. A closed Client
+// cannot be reused.
+type Client struct {
+	cfg    Config
+	nodes  []*node
+	quorum int
+	log    hclog.Logger
+
+	wg        sync.WaitGroup // requests in flight
+	mu        sync.RWMutex   // held shared by calls, exclusively by Close
+	closed    bool
+	closing   chan struct{}
+	closeOnce sync.Once
+}
+
+// New returns a Client over the given nodes, one vote each; the caller
+// keeps ownership of the go-redis clients and closes them after Close.
+//
+// New checks the configuration, refuses a nil node and two nodes that are
+// the same server (same address, or same run_id where the node answers),
+// refuses nodes whose maxmemory-policy may evict keys (unless
+// Config.AllowEviction), and touches every node so that the quarantine of
+// nodes that have never been seen starts now (see [Client.Bootstrap]).
+// A node that does not answer is logged, not refused: it can vote once it
+// is up. N should be odd; an even N is allowed with a warning, N=1 is a
+// single-instance lock.
+func New(ctx context.Context, cfg Config, nodes ...redis.UniversalClient) (*Client, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	cfg = cfg.withDefaults()
+	if len(nodes) == 0 {
+		return nil, fmt.Errorf("%w: no nodes given", ErrInvalidConfig)
+	}
+	c := &Client{cfg: cfg, log: cfg.Logger, quorum: len(nodes)/2 + 1, closing: make(chan struct{})}
+	seen := make(map[string]int, len(nodes))
+	for i, nc := range nodes {
+		if nc == nil {
+			return nil, fmt.Errorf("%w: node %d is nil", ErrInvalidConfig, i)
+		}
+		n := &node{client: nc, addr: nodeAddr(nc)}
+		if _, ok := nc.(*redis.ClusterClient); ok {
+			n.tag = "redlease"
+		}
+		if j, dup := seen[n.addr]; dup {
+			return nil, fmt.Errorf("%w: nodes %d and %d are the same server (%s): one server, one vote",
+				ErrInvalidConfig, j, i, n.addr)
+		}
+		seen[n.addr] = i
+		c.nodes = append(c.nodes, n)
+	}
+	if len(nodes)%2 == 0 {
+		c.log.Warn("even number of nodes: one more node would tolerate one more failure at the same quorum",
+			"nodes", len(nodes), "quorum", c.quorum)
+	}
+	if err := c.checkNodes(ctx, false); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// Bootstrap declares the nodes brand new: every node that has no quarantine
+// marker, or is still in its quarantine, gets a marker dated MaxTTL ago, so
+// it votes at once instead of after MaxTTL. It is an operator's act for a
+// fresh deployment, where no lock can have existed (the examples on
+// embedded miniredis use it). Never run it after a crash or a restart: a
+// node that lost its locks would vote again while those locks may still be
+// held elsewhere. Nodes that already vote are left as they are. Bootstrap
+// returns an error naming every node it could not reach.
+func (c *Client) Bootstrap(ctx context.Context) error {
+	return c.checkNodes(ctx, true)
+}
+
+// probeInfo is what a node reports about itself at start-up.
+type probeInfo struct {
+	left  time.Duration
+	runID string
+}
+
+// checkNodes probes every node (starting quarantine clocks, or with
+// bootstrap pre-dating new markers), refuses duplicate servers by run_id
+// and evicting memory policies, and logs what it is waiting for.
+func (c *Client) checkNodes(ctx context.Context, bootstrap bool) error {
+	if err := c.enter(); err != nil {
+		return err
+	}
+	defer c.mu.RUnlock()
+	infos := make([]probeInfo, len(c.nodes))
+	errs := make([]error, len(c.nodes))
+	var wg sync.WaitGroup
+	for i, n := range c.nodes {
+		wg.Go(func() { infos[i], errs[i] = c.probe(ctx, n, bootstrap) })
+	}
+	wg.Wait()
+
+	var unreachable []string
+	byRunID := make(map[string]int)
+	for i, n := range c.nodes {
+		if errs[i] != nil {
+			if errors.Is(errs[i], ErrInvalidConfig) {
+				return errs[i]
+			}
+			unreachable = append(unreachable, fmt.Sprintf("%s: %v", n.addr, errs[i]))
+			c.log.Warn("node did not answer at start-up", "node", n.addr, "error", errs[i])
+			continue
+		}
+		if id := infos[i].runID; id != "" {
+			if j, dup := byRunID[id]; dup {
+				return fmt.Errorf("%w: nodes %s and %s are the same server (run_id %s): one server, one vote",
+					ErrInvalidConfig, c.nodes[j].addr, n.addr, id)
+			}
+			byRunID[id] = i
+		}
+		if left := infos[i].left; left > 0 {
+			c.log.Warn("node is quarantined: it has no marker, or restarted, and may have forgotten locks; it votes after the quarantine",
+				"node", n.addr, "wait", left.Round(time.Millisecond),
+				"ways_out", "Client.Bootstrap for a brand-new deployment; Config.DisableQuarantine where every write is fsynced (appendfsync always)")
+		}
+	}
+	if bootstrap && len(unreachable) > 0 {
+		return fmt.Errorf("redlock: bootstrap did not reach every node: %s", strings.Join(unreachable, "; "))
+	}
+	return nil
+}
+
+// probe runs probe.lua on one node and checks its configuration.
+func (c *Client) probe(ctx context.Context, n *node, bootstrap bool) (probeInfo, error) {
+	ctx, cancel := context.WithTimeout(ctx, max(time.Second, c.cfg.NodeTimeout))
+	defer cancel()
+	res, err := scriptProbe.Run(ctx, n.client, []string{n.marker()},
+		c.cfg.MaxTTL.Milliseconds(), flag(!c.cfg.DisableQuarantine), flag(bootstrap)).Result()
+	if err != nil {
+		return probeInfo{}, err
+	}
+	// Load the other scripts now, so that the first acquisition does not
+	// pay a NOSCRIPT round trip.
+	for _, s := range []*redis.Script{scriptAcquire, scriptFence, scriptExtend, scriptRelease, scriptRaise, scriptInspect} {
+		if err := s.Load(ctx, n.client).Err(); err != nil {
+			return probeInfo{}, err
+		}
+	}
+	a, err := replyArray(res, 5)
+	if err != nil {
+		return probeInfo{}, err
+	}
+	left, ok := asInt(a[0])
+	if !ok {
+		return probeInfo{}, badReply(res)
+	}
+	info := probeInfo{left: time.Duration(left) * time.Millisecond, runID: asString(a[2])}
+	return info, c.checkConfig(ctx, n)
+}
+
+// checkConfig refuses an evicting memory policy and warns when quarantine
+// is off on a node that does not fsync every write. Nodes that do not allow
+// CONFIG GET (managed services, ACL users, miniredis) are logged and
+// accepted: the check cannot be made there.
+func (c *Client) checkConfig(ctx context.Context, n *node) error {
+	conf, err := n.client.ConfigGet(ctx, "*").Result()
+	if err != nil {
+		c.log.Debug("cannot read node configuration; maxmemory-policy not checked", "node", n.addr, "error", err)
+		return nil
+	}
+	if p, ok := conf["maxmemory-policy"]; ok && p != "noeviction" && !c.cfg.AllowEviction {
+		return fmt.Errorf("%w: node %s has maxmemory-policy %s, which can evict a lock key and grant it twice; use noeviction or set Config.AllowEviction",
+			ErrInvalidConfig, n.addr, p)
+	}
+	if c.cfg.DisableQuarantine && (conf["appendonly"] != "yes" || conf["appendfsync"] != "always") {
+		c.log.Warn("quarantine is off but the node does not fsync every write: a restart can grant a lock twice",
+			"node", n.addr, "appendonly", conf["appendonly"], "appendfsync", conf["appendfsync"])
+	}
+	return nil
+}
+
+// Close waits for the requests still in flight (bounded by the go-redis
+// clients' socket timeouts) and makes further calls fail with ErrClosed.
+// It does not close the go-redis clients. Closing twice is safe.
+func (c *Client) Close() error {
+	c.closeOnce.Do(func() { close(c.closing) }) // ends Acquire's waits
+	c.mu.Lock()                                 // waits for calls to return
+	c.closed = true
+	c.mu.Unlock()
+	c.wg.Wait()
+	return nil
+}
+
+// enter takes the shared lock of a call; the caller must RUnlock.
+func (c *Client) enter() error {
+	c.mu.RLock()
+	if c.closed {
+		c.mu.RUnlock()
+		return ErrClosed
+	}
+	return nil
+}
+
+// Quorum is the number of votes a lock needs: N/2+1.
+func (c *Client) Quorum() int { return c.quorum }
+
+// Nodes returns the nodes' addresses, in the order given to New.
+func (c *Client) Nodes() []string {
+	out := make([]string, len(c.nodes))
+	for i, n := range c.nodes {
+		out[i] = n.addr
+	}
+	return out
+}
+
+// Config returns the client's configuration with defaults filled in.
+func (c *Client) Config() Config { return c.cfg }
+
+func flag(b bool) string {
+	if b {
+		return "1"
+	}
+	return "0"
+}

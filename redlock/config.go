@@ -1,0 +1,153 @@
+package redlock
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+)
+
+// Defaults of [Config]; see each field for what it means.
+const (
+	DefaultNodeTimeout = 50 * time.Millisecond
+	DefaultDriftFactor = 0.01
+	DefaultRetryDelay  = 100 * time.Millisecond
+	DefaultMaxTTL      = 30 * time.Second
+
+	// MinDrift is added to every drift allowance (DESIGN S3): the clock
+	// resolution and scheduling slack that a drift factor alone would miss
+	// on short TTLs.
+	MinDrift = 2 * time.Millisecond
+)
+
+// Config tunes a [Client]. The zero value of every field means its default;
+// [DefaultConfig] returns a Config with the defaults filled in. A Config is
+// copied by [New]: changing it afterwards has no effect.
+type Config struct {
+	// NodeTimeout bounds every request to one node, enforced by redlock
+	// itself whatever the go-redis client's own timeouts and retries are.
+	// A node that has not answered within it counts as a "no" vote.
+	// It should be small next to the TTL: a few round trips.
+	// Default: 50ms.
+	NodeTimeout time.Duration
+
+	// DriftFactor is the share of a TTL allowed for clock drift between
+	// this process and the servers: drift = TTL*DriftFactor + MinDrift, and
+	// a lock is believed held until start + TTL - drift. Default: 0.01.
+	DriftFactor float64
+
+	// RetryDelay is the mean delay between attempts in [Client.Acquire]; the
+	// default strategy waits a random time in [RetryDelay/2, RetryDelay*3/2]
+	// so that contenders desynchronise. Default: 100ms.
+	RetryDelay time.Duration
+
+	// Retry, when set, makes the retry strategy of each [Client.Acquire]
+	// call; it is called once per call, so a strategy may keep state.
+	// Default: jittered delays around RetryDelay until the context ends.
+	Retry func() RetryStrategy
+
+	// MinValidity is the least validity an acquisition must leave after its
+	// own round trips; a lock that would be valid for less is released at
+	// once and reported not acquired. Default: 0 (any positive validity).
+	MinValidity time.Duration
+
+	// MaxTTL is the largest TTL any client may use on these nodes, and the
+	// quarantine of a node that may have forgotten its locks (restarted
+	// empty, flushed, replaced, failed over): such a node votes no for
+	// MaxTTL, by which time every lock it granted has expired. Every client
+	// sharing the nodes must use the same MaxTTL: the node keeps the value of
+	// the client that started its quarantine and refuses longer TTLs.
+	// Default: 30s.
+	MaxTTL time.Duration
+
+	// DisableQuarantine turns the forgetful-node quarantine off: a node
+	// votes again as soon as it answers. Only safe when every node persists
+	// every write before answering (appendonly yes, appendfsync always) and
+	// is never replaced by a replica; otherwise a restart can grant a lock
+	// twice. Default: false (quarantine on).
+	DisableQuarantine bool
+
+	// DisableFencing turns fencing tokens off: acquisition saves one round
+	// trip, no counter key is kept per lock key, and [Lock.Token] is 0.
+	// Default: false (fencing on).
+	DisableFencing bool
+
+	// AllowEviction lets [New] accept nodes whose maxmemory-policy may evict
+	// keys. An evicted lock key is a lock granted twice, so this is refused
+	// by default. Default: false.
+	AllowEviction bool
+
+	// Logger receives the client's logs with stable keys (key, node, token,
+	// validity, elapsed). Default: a null logger.
+	Logger hclog.Logger
+}
+
+// DefaultConfig returns a Config with every default filled in.
+func DefaultConfig() Config {
+	return Config{}.withDefaults()
+}
+
+func (c Config) withDefaults() Config {
+	if c.NodeTimeout == 0 {
+		c.NodeTimeout = DefaultNodeTimeout
+	}
+	if c.DriftFactor == 0 {
+		c.DriftFactor = DefaultDriftFactor
+	}
+	if c.RetryDelay == 0 {
+		c.RetryDelay = DefaultRetryDelay
+	}
+	if c.MaxTTL == 0 {
+		c.MaxTTL = DefaultMaxTTL
+	}
+	if c.Logger == nil {
+		c.Logger = hclog.NewNullLogger()
+	}
+	return c
+}
+
+// Validate reports the first invalid setting, with its value, as an error
+// wrapping [ErrInvalidConfig]. Zero values are valid (they mean defaults).
+func (c Config) Validate() error {
+	c = c.withDefaults()
+	switch {
+	case c.NodeTimeout < 0:
+		return fmt.Errorf("%w: NodeTimeout (%s) must not be negative", ErrInvalidConfig, c.NodeTimeout)
+	case c.DriftFactor < 0 || c.DriftFactor >= 0.5:
+		return fmt.Errorf("%w: DriftFactor (%g) must be in [0, 0.5)", ErrInvalidConfig, c.DriftFactor)
+	case c.RetryDelay < 0:
+		return fmt.Errorf("%w: RetryDelay (%s) must not be negative", ErrInvalidConfig, c.RetryDelay)
+	case c.MinValidity < 0:
+		return fmt.Errorf("%w: MinValidity (%s) must not be negative", ErrInvalidConfig, c.MinValidity)
+	case c.MaxTTL < 0:
+		return fmt.Errorf("%w: MaxTTL (%s) must not be negative", ErrInvalidConfig, c.MaxTTL)
+	case c.MaxTTL < time.Millisecond:
+		return fmt.Errorf("%w: MaxTTL (%s) must be at least 1ms", ErrInvalidConfig, c.MaxTTL)
+	case c.NodeTimeout*2+MinDrift >= c.MaxTTL:
+		return fmt.Errorf("%w: MaxTTL (%s) leaves no TTL above NodeTimeout*2 + drift (%s)",
+			ErrInvalidConfig, c.MaxTTL, c.NodeTimeout*2+MinDrift)
+	}
+	return nil
+}
+
+// drift is the clock-drift allowance for a TTL (DESIGN S3).
+func (c *Config) drift(ttl time.Duration) time.Duration {
+	return time.Duration(float64(ttl)*c.DriftFactor) + MinDrift
+}
+
+// checkTTL validates a TTL against this configuration: positive, at most
+// MaxTTL, and long enough to outlast two node timeouts and the drift.
+func (c *Config) checkTTL(ttl time.Duration) error {
+	switch {
+	case ttl <= 0:
+		return fmt.Errorf("%w: TTL (%s) must be positive", ErrInvalidArgument, ttl)
+	case ttl%time.Millisecond != 0:
+		return fmt.Errorf("%w: TTL (%s) must be a whole number of milliseconds", ErrInvalidArgument, ttl)
+	case ttl > c.MaxTTL:
+		return fmt.Errorf("%w: TTL (%s) is above MaxTTL (%s)", ErrInvalidArgument, ttl, c.MaxTTL)
+	case ttl <= c.NodeTimeout*2+c.drift(ttl):
+		return fmt.Errorf("%w: TTL (%s) must exceed NodeTimeout*2 + drift (%s)",
+			ErrInvalidArgument, ttl, c.NodeTimeout*2+c.drift(ttl))
+	}
+	return nil
+}

@@ -1,0 +1,40 @@
+// Package redlock implements the Redlock algorithm on N independent Redis
+// masters: a lock is held when a majority (N/2+1) of nodes granted it and the
+// time the acquisition took, plus an allowance for clock drift, leaves
+// validity on the TTL.
+//
+// # Guarantees
+//
+// While [Lock.Held] is true, no other client of these nodes holds the same
+// key (S1), provided that:
+//   - the servers' and this process's clocks advance at nearly the same
+//     rate (the drift allowance is TTL*DriftFactor + 2ms), and no process
+//     pauses longer than that allowance without checking Held again;
+//   - a node that loses its data does not vote again before every lock it
+//     may have granted has expired: redlock enforces this with a quarantine
+//     of MaxTTL per node (marker keyed by run_id), unless turned off;
+//   - keys are never evicted (New refuses evicting maxmemory policies).
+//
+// Held is checked against a local deadline on the monotonic clock, never
+// against a network reply (S2). An acquire or extend counts only with a
+// majority within validity (S3); Extend never re-creates an expired key
+// (S4). Every acquisition carries a fencing token strictly greater than
+// every token of the same key handed out before it started (S5), which is
+// what protects a resource when the assumptions above fail: a paused holder
+// that wakes past its deadline still carries its old token, and a resource
+// that refuses lower tokens refuses it. Two nodes that are one server count
+// once (S7). Every attempt uses a fresh random value, and a failed attempt
+// is undone on every node with its own bounded context (S8).
+//
+// Not guaranteed: mutual exclusion against a holder that ignores Held, or
+// when a majority of nodes lose their data together and quarantine is off;
+// fencing only protects resources that check tokens.
+//
+// # Performance
+//
+// Requests go to all nodes at once; a call returns as soon as a majority
+// answered yes, or as soon as a majority is out of reach, and never waits
+// longer than NodeTimeout for any node, whatever the go-redis client's own
+// timeouts. An acquisition costs one round trip to the fastest majority, and
+// one more for the fencing token.
+package redlock

@@ -1,0 +1,122 @@
+package redlock
+
+import (
+	"context"
+	"sync"
+	"time"
+)
+
+// call is one request to one node; it returns the node's parsed answer.
+type call func(ctx context.Context, n *node) answer
+
+// fanout sends call to the given nodes at once and collects the answers.
+//
+// Each request is bounded by NodeTimeout, enforced here with a timer rather
+// than trusted to the go-redis client (which does not cut socket reads on a
+// context deadline unless built with ContextTimeoutEnabled). done is
+// consulted after every answer; fanout returns as soon as it says true, when
+// every node answered, when NodeTimeout passed, or when ctx ends. Nodes that
+// had not answered by then are reported as VoteError with a timeout.
+//
+// Requests still running when fanout returns finish in goroutines tracked by
+// the client (Close waits for them); their answers go to late, if not nil,
+// which runs in that goroutine. answers[i] belongs to nodes[i].
+func (c *Client) fanout(ctx context.Context, nodes []*node, do call, done func(answers []answer, got []bool) bool, late func(n *node, a answer)) (answers []answer) {
+	type indexed struct {
+		i int
+		a answer
+	}
+	var (
+		mu     sync.Mutex
+		closed bool
+		ch     = make(chan indexed, len(nodes))
+	)
+	for i, n := range nodes {
+		c.wg.Go(func() {
+			nctx, cancel := context.WithTimeout(ctx, c.cfg.NodeTimeout)
+			a := do(nctx, n)
+			cancel()
+			mu.Lock()
+			if !closed {
+				ch <- indexed{i, a} // buffered: never blocks
+				mu.Unlock()
+				return
+			}
+			mu.Unlock()
+			if late != nil {
+				late(n, a)
+			}
+		})
+	}
+
+	answers = make([]answer, len(nodes))
+	got := make([]bool, len(nodes))
+	timer := time.NewTimer(c.cfg.NodeTimeout)
+	defer timer.Stop()
+	var ctxErr error
+collect:
+	for pending := len(nodes); pending > 0; {
+		select {
+		case r := <-ch:
+			answers[r.i], got[r.i] = r.a, true
+			pending--
+			if done != nil && done(answers, got) {
+				break collect
+			}
+		case <-timer.C:
+			break collect
+		case <-ctx.Done():
+			ctxErr = ctx.Err()
+			break collect
+		}
+	}
+
+	mu.Lock()
+	closed = true
+	mu.Unlock()
+	// Answers that arrived after the last look are late too.
+	for drained := false; !drained; {
+		select {
+		case r := <-ch:
+			if late != nil {
+				c.wg.Go(func() { late(nodes[r.i], r.a) })
+			}
+		default:
+			drained = true
+		}
+	}
+	for i := range answers {
+		if !got[i] {
+			err := ctxErr
+			if err == nil {
+				err = errNodeTimeout{c.cfg.NodeTimeout}
+			}
+			answers[i] = answer{vote: VoteError, err: err}
+		}
+	}
+	return answers
+}
+
+// errNodeTimeout: a node did not answer within NodeTimeout.
+type errNodeTimeout struct{ d time.Duration }
+
+func (e errNodeTimeout) Error() string   { return "no answer within NodeTimeout (" + e.d.String() + ")" }
+func (e errNodeTimeout) Timeout() bool   { return true }
+func (e errNodeTimeout) Temporary() bool { return true }
+
+// quorumDone returns a done func for fanout that stops as soon as need yes
+// votes arrived, or as soon as need can no longer be reached.
+func quorumDone(need int) func([]answer, []bool) bool {
+	return func(as []answer, got []bool) bool {
+		yes, open := 0, 0
+		for i, a := range as {
+			switch {
+			case !got[i]:
+				open++
+			case a.vote == VoteYes:
+				yes++
+			}
+		}
+		return yes >= need || yes+open < need
+	}
+}

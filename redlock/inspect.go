@@ -1,0 +1,111 @@
+package redlock
+
+import (
+	"context"
+	"fmt"
+	"time"
+)
+
+// Inspection is a majority read of a key (see [Client.Inspect]).
+type Inspection struct {
+	Key string
+	// Value is the value held on a majority of nodes; "" when none.
+	Value string
+	// Remaining is the validity the holder has left as far as the nodes
+	// tell: the lowest PTTL of the majority, minus the read's own duration
+	// and the drift allowance. An estimate for display and waiting, not a
+	// guarantee: only the holder knows its deadline.
+	Remaining time.Duration
+	// Token is the highest fencing counter among the majority's nodes:
+	// the holder's token once its acquisition completed.
+	Token uint64
+	// Nodes has every node's view, in the order given to New.
+	Nodes []NodeState
+}
+
+// NodeState is one node's view of a key.
+type NodeState struct {
+	Node  string
+	Value string        // "" when the key is absent (or the node is in error)
+	TTL   time.Duration // the key's PTTL; 0 when absent
+	// Counter is the node's fencing counter for the key.
+	Counter uint64
+	// Quarantine is how long the node still refuses to vote; with Ready
+	// false and Quarantine 0 it waits for its fencing floor to be raised.
+	Quarantine time.Duration
+	Ready      bool
+	Err        error
+}
+
+// Inspect reads the key on every node and reports the holder found on a
+// majority, if any, with every node's view. When no value is held by a
+// majority (free, expiring, contended, or too many nodes unreachable or
+// quarantined) it returns the Inspection and an error matching
+// [ErrNoHolder]. Inspect writes nothing.
+func (c *Client) Inspect(ctx context.Context, key string) (*Inspection, error) {
+	if err := checkKey(key); err != nil {
+		return nil, err
+	}
+	if err := c.enter(); err != nil {
+		return nil, err
+	}
+	defer c.mu.RUnlock()
+	t0 := time.Now()
+	args := []any{c.cfg.MaxTTL.Milliseconds(), flag(!c.cfg.DisableQuarantine)}
+	answers := c.fanout(ctx, c.nodes, func(ctx context.Context, n *node) answer {
+		res, err := scriptInspect.Run(ctx, n.client, []string{n.lockKey(key), n.fenceKey(key), n.marker()}, args...).Result()
+		if err != nil {
+			return answer{vote: VoteError, err: err}
+		}
+		a, err := replyArray(res, 5)
+		if err != nil {
+			return answer{vote: VoteError, err: err}
+		}
+		ns, err := asInts(a, 1, 2, 3, 4)
+		if err != nil {
+			return answer{vote: VoteError, err: err}
+		}
+		v := VoteYes
+		if ns[2] > 0 || ns[3] != 1 {
+			v = VoteQuarantined
+		}
+		return answer{vote: v, value: asString(a[0]), ms: ns[0], counter: ns[1], high: ns[2], ready: ns[3] == 1}
+	}, nil, nil)
+	elapsed := time.Since(t0)
+
+	in := &Inspection{Key: key}
+	count := map[string]int{}
+	for i, a := range answers {
+		st := NodeState{Node: c.nodes[i].addr, Err: a.err}
+		if a.vote != VoteError {
+			st.Value, st.Counter, st.Ready = a.value, uint64(max(0, a.counter)), a.ready
+			st.Quarantine = time.Duration(a.high) * time.Millisecond
+			if a.ms > 0 {
+				st.TTL = time.Duration(a.ms) * time.Millisecond
+			}
+			if a.vote == VoteYes && a.value != "" {
+				count[a.value]++
+			}
+		}
+		in.Nodes = append(in.Nodes, st)
+	}
+	for v, n := range count {
+		if n >= c.quorum {
+			in.Value = v
+		}
+	}
+	if in.Value == "" {
+		return in, fmt.Errorf("%w: %q: no value on %d of %d nodes", ErrNoHolder, key, c.quorum, len(c.nodes))
+	}
+	var low time.Duration = -1
+	for i, st := range in.Nodes {
+		if answers[i].vote == VoteYes && st.Value == in.Value {
+			if low < 0 || st.TTL < low {
+				low = st.TTL
+			}
+			in.Token = max(in.Token, st.Counter)
+		}
+	}
+	in.Remaining = max(0, low-elapsed-c.cfg.drift(low))
+	return in, nil
+}

@@ -1,0 +1,229 @@
+package redlock
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+)
+
+// Lock is a lock held on a majority of nodes, obtained from
+// [Client.Acquire] or [Client.TryAcquire].
+//
+// The holder must stop acting on the lock at [Lock.ValidUntil]: [Lock.Held]
+// turns false then, by the local monotonic clock, whatever the nodes say.
+// A Lock is safe for concurrent use. It does not refresh itself (see the
+// lease package for that) and cannot be re-acquired once released or lost.
+type Lock struct {
+	c          *Client
+	key, value string
+	token      uint64
+	ttl        time.Duration
+	notice     string
+	msg        string
+	acquiredAt time.Time
+
+	mu         sync.Mutex
+	validUntil time.Time
+	released   bool
+}
+
+// Key is the key the lock is held on.
+func (l *Lock) Key() string { return l.key }
+
+// Value is the random value that identifies this holder on the nodes.
+func (l *Lock) Value() string { return l.value }
+
+// Token is the fencing token of this acquisition: strictly greater than
+// the token of every acquisition of the same key that completed before this
+// one started, as long as no majority of nodes lost its state together (a
+// single forgetful node is quarantined and its floor raised). Pass it to
+// the resource the lock protects, and have the resource refuse any write
+// whose token is lower than the highest it has seen. 0 when fencing is off.
+func (l *Lock) Token() uint64 { return l.token }
+
+// TTL is the TTL the lock was acquired (or last extended) with.
+func (l *Lock) TTL() time.Duration {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.ttl
+}
+
+// AcquiredAt is when the acquisition that produced this lock started
+// (the time carries a monotonic reading).
+func (l *Lock) AcquiredAt() time.Time { return l.acquiredAt }
+
+// ValidUntil is the local deadline of the lock: start of the last
+// successful acquire or extend + TTL - drift, on the monotonic clock.
+func (l *Lock) ValidUntil() time.Time {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.validUntil
+}
+
+// Remaining is the validity left, 0 once the lock is no longer held.
+func (l *Lock) Remaining() time.Duration {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.released {
+		return 0
+	}
+	return max(0, time.Until(l.validUntil))
+}
+
+// Held reports whether the lock is still held: not released, and before
+// its local deadline, checked on every call.
+func (l *Lock) Held() bool { return l.Remaining() > 0 }
+
+// Extend prolongs the lock to ttl from now (0: the TTL it was acquired
+// with) on every node that still holds our value; it never re-creates an
+// expired key. It succeeds only with a majority within validity, and fails
+// with ErrNotHeld once the local deadline has passed, even if the nodes
+// still answer yes. On failure the lock keeps its previous deadline (a
+// *QuorumError matching ErrNotExtended), or is lost (ErrNotHeld).
+func (l *Lock) Extend(ctx context.Context, ttl time.Duration) error {
+	c := l.c
+	l.mu.Lock()
+	if ttl == 0 {
+		ttl = l.ttl
+	}
+	released, deadline := l.released, l.validUntil
+	l.mu.Unlock()
+	if err := c.cfg.checkTTL(ttl); err != nil {
+		return err
+	}
+	if released || !time.Now().Before(deadline) {
+		return fmt.Errorf("%w: %q: extend after the local deadline", ErrNotHeld, l.key)
+	}
+	if err := c.enter(); err != nil {
+		return err
+	}
+	defer c.mu.RUnlock()
+
+	t0 := time.Now()
+	args := []any{l.value, ttl.Milliseconds(), c.cfg.MaxTTL.Milliseconds(), flag(!c.cfg.DisableQuarantine)}
+	answers := c.fanout(ctx, c.nodes, func(ctx context.Context, n *node) answer {
+		res, err := scriptExtend.Run(ctx, n.client, []string{n.lockKey(l.key), n.marker()}, args...).Result()
+		if err != nil {
+			return answer{vote: VoteError, err: err}
+		}
+		a, err := replyArray(res, 2)
+		if err != nil {
+			return answer{vote: VoteError, err: err}
+		}
+		ns, err := asInts(a, 0, 1)
+		if err != nil {
+			return answer{vote: VoteError, err: err}
+		}
+		v, ok := scriptVote(ns[0])
+		if !ok {
+			return answer{vote: VoteError, err: badReply(res)}
+		}
+		return answer{vote: v, ms: ns[1]}
+	}, quorumDone(c.quorum), nil)
+
+	yes := 0
+	for _, a := range answers {
+		if a.vote == VoteYes {
+			yes++
+		}
+	}
+	now := time.Now()
+	newUntil := t0.Add(ttl - c.cfg.drift(ttl))
+
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	switch {
+	case l.released:
+		return fmt.Errorf("%w: %q: released during extend", ErrNotHeld, l.key)
+	case !now.Before(l.validUntil):
+		// The old deadline passed while we waited: the lock was lost, and
+		// a late yes must not bring it back (S4).
+		l.released = true
+		c.wg.Go(func() { c.releaseAll(l.key, l.value) })
+		return fmt.Errorf("%w: %q: the local deadline passed during extend", ErrNotHeld, l.key)
+	case yes < c.quorum:
+		return c.quorumError("extend", l.key, answers, ErrNotExtended, "")
+	case newUntil.Sub(now) <= c.cfg.MinValidity:
+		return c.quorumError("extend", l.key, answers, ErrNotExtended, "validity after extend below MinValidity")
+	}
+	l.validUntil, l.ttl = newUntil, ttl
+	return nil
+}
+
+// Release deletes the lock on every node that still holds our value and
+// returns how many did. The lock stops being held before any request is
+// sent. Release fails with ErrNotHeld when no node held it any more (it had
+// expired or been taken) and every node answered; with a *QuorumError when
+// some nodes could not be reached (their copies expire with the TTL).
+// Releasing twice returns ErrNotHeld the second time and sends nothing.
+func (l *Lock) Release(ctx context.Context) (int, error) {
+	l.mu.Lock()
+	if l.released {
+		l.mu.Unlock()
+		return 0, fmt.Errorf("%w: %q: already released", ErrNotHeld, l.key)
+	}
+	l.released = true
+	l.mu.Unlock()
+
+	c := l.c
+	if err := c.enter(); err != nil {
+		return 0, err
+	}
+	defer c.mu.RUnlock()
+	// The caller's ctx may already be cancelled: cleaning up must not
+	// depend on it (S8). NodeTimeout bounds every request.
+	ctx = context.WithoutCancel(ctx)
+	answers := c.release(ctx, l.key, l.value, l.notice, l.msg)
+	deleted, errs := 0, 0
+	for _, a := range answers {
+		switch a.vote {
+		case VoteYes:
+			deleted++
+		case VoteError:
+			errs++
+		}
+	}
+	switch {
+	case errs > 0:
+		qe := c.quorumError("release", l.key, answers, ErrNotReleased, "")
+		qe.Need = len(answers)
+		return deleted, qe
+	case deleted == 0:
+		return 0, fmt.Errorf("%w: %q: no node held it any more", ErrNotHeld, l.key)
+	}
+	return deleted, nil
+}
+
+// release runs release.lua on every node and waits for all (bounded by
+// NodeTimeout).
+func (c *Client) release(ctx context.Context, key, value, notice, msg string) []answer {
+	return c.fanout(ctx, c.nodes, func(ctx context.Context, n *node) answer {
+		return releaseNode(ctx, n, key, value, notice, msg)
+	}, nil, nil)
+}
+
+func releaseNode(ctx context.Context, n *node, key, value, notice, msg string) answer {
+	v, err := scriptRelease.Run(ctx, n.client, []string{n.lockKey(key)}, value, notice, msg).Int64()
+	switch {
+	case err != nil:
+		return answer{vote: VoteError, err: err}
+	case v == 1:
+		return answer{vote: VoteYes}
+	default:
+		return answer{vote: VoteNo}
+	}
+}
+
+// releaseAll undoes a failed or lost acquisition on every node, with its
+// own bounded context (S8); used in the background.
+func (c *Client) releaseAll(key, value string) {
+	c.release(context.Background(), key, value, "", "")
+}
+
+// releaseOn undoes one node's late yes.
+func (c *Client) releaseOn(n *node, key, value, notice, msg string) {
+	ctx, cancel := context.WithTimeout(context.Background(), c.cfg.NodeTimeout)
+	defer cancel()
+	releaseNode(ctx, n, key, value, notice, msg)
+}

@@ -1,0 +1,18 @@
+-- probe: start this node's quarantine clock and report its state; New()
+-- calls it on every node. With bootstrap (an operator's declaration that no
+-- lock exists), a node with no marker, or still in its quarantine, gets a
+-- marker dated MaxTTL ago, ready to vote.
+-- KEYS[1] quarantine marker
+-- ARGV[1] MaxTTL ms, ARGV[2] '1' = quarantine on, ARGV[3] '1' = bootstrap
+-- Reply: {left, ok, run_id, created, high}
+local max_ttl = tonumber(ARGV[1])
+if ARGV[3] == '1' and ARGV[2] == '1' then
+  local left, ok = redlease_marker(KEYS[1], max_ttl, false)
+  if left > 0 or not ok then
+    redis.call('HSET', KEYS[1], 'r', redlease_run_id(), 'c', redlease_int(redlease_now() - max_ttl),
+      'ok', 1, 'b', 0, 'h', 0, 'mx', redlease_int(max_ttl))
+  end
+end
+if ARGV[2] ~= '1' then return {0, 1, redlease_run_id(), 0, 0} end
+local left, ok, created, base, high, rid = redlease_marker(KEYS[1], max_ttl, true)
+return {left, ok and 1 or 0, rid, created, high}

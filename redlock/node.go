@@ -1,0 +1,132 @@
+package redlock
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Every kind of go-redis client can be a node.
+var (
+	_ redis.UniversalClient = (*redis.Client)(nil)
+	_ redis.UniversalClient = (*redis.ClusterClient)(nil)
+	_ redis.UniversalClient = (*redis.Ring)(nil)
+)
+
+// markerKey is the quarantine marker of a standalone node: one per server.
+const markerKey = "{redlease}:marker"
+
+// node is one voter: a standalone server, or one hash slot of a cluster.
+type node struct {
+	client redis.UniversalClient
+	addr   string // for errors and logs
+	// tag, when set, is the hash tag that every key of this node carries,
+	// so that the lock, its counter and the marker share one slot.
+	tag string
+}
+
+func (n *node) lockKey(key string) string {
+	if n.tag == "" {
+		return key
+	}
+	return "{" + n.tag + "}:" + key
+}
+
+// fenceKey is the fencing counter beside a lock key. Appending keeps any
+// hash tag of the key, so both live in the same slot.
+func (n *node) fenceKey(key string) string { return n.lockKey(key) + ":fence" }
+
+func (n *node) marker() string {
+	if n.tag == "" {
+		return markerKey
+	}
+	return "{" + n.tag + "}:marker"
+}
+
+// nodeAddr names a client for errors and duplicate detection.
+func nodeAddr(c redis.UniversalClient) string {
+	switch v := c.(type) {
+	case *redis.Client:
+		return v.Options().Addr
+	case *redis.ClusterClient:
+		return "cluster(" + strings.Join(v.Options().Addrs, ",") + ")"
+	case *redis.Ring:
+		return fmt.Sprintf("ring(%p)", v)
+	default:
+		return fmt.Sprintf("%T(%p)", c, c)
+	}
+}
+
+// answer is one node's parsed reply to one script.
+type answer struct {
+	vote    Vote
+	err     error
+	counter int64 // fencing counter (acquire, inspect)
+	ms      int64 // PTTL of the other holder, or quarantine left
+	created int64 // marker incarnation, for raise
+	high    int64 // the node's highest token, for raise
+	runID   string
+	value   string // inspect
+	ready   bool   // inspect: fencing floor raised
+}
+
+// errBadReply marks a reply that does not have the shape of its script:
+// a server that returns garbage gets a no vote, not a panic.
+var errBadReply = errors.New("unexpected reply")
+
+func badReply(v any) error { return fmt.Errorf("%w: %#v", errBadReply, v) }
+
+// replyInts reads an array reply of at least n elements whose first n-1
+// ... are integers; it returns them as int64 and the raw slice.
+func replyArray(v any, n int) ([]any, error) {
+	a, ok := v.([]any)
+	if !ok || len(a) < n {
+		return nil, badReply(v)
+	}
+	return a, nil
+}
+
+func asInt(v any) (int64, bool) {
+	switch x := v.(type) {
+	case int64:
+		return x, true
+	case string:
+		i, err := strconv.ParseInt(x, 10, 64)
+		return i, err == nil
+	default:
+		return 0, false
+	}
+}
+
+func asInts(a []any, idx ...int) ([]int64, error) {
+	out := make([]int64, len(idx))
+	for j, i := range idx {
+		v, ok := asInt(a[i])
+		if !ok {
+			return nil, badReply(a)
+		}
+		out[j] = v
+	}
+	return out, nil
+}
+
+func asString(v any) string {
+	s, _ := v.(string)
+	return s
+}
+
+// quarantineVote maps the script codes 2 and 3 onto a quarantined vote.
+func scriptVote(code int64) (Vote, bool) {
+	switch code {
+	case 1:
+		return VoteYes, true
+	case 0:
+		return VoteNo, true
+	case 2, 3:
+		return VoteQuarantined, true
+	}
+	return VoteError, false
+}

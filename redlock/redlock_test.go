@@ -1,0 +1,51 @@
+package redlock
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestAcquireExtendRelease(t *testing.T) {
+	ctx := context.Background()
+	ms, nodes := minis(t, 5)
+	c := newClient(t, Config{NodeTimeout: time.Second}, nodes)
+
+	l, err := c.TryAcquire(ctx, "job", 10*time.Second)
+	require.NoError(t, err)
+	assert.True(t, l.Held())
+	assert.Equal(t, uint64(1), l.Token())
+	assert.Greater(t, l.Remaining(), 9*time.Second)
+	for _, m := range ms {
+		got, err := m.Get("job")
+		require.NoError(t, err)
+		assert.Equal(t, l.Value(), got)
+	}
+
+	_, err = c.TryAcquire(ctx, "job", 10*time.Second)
+	require.ErrorIs(t, err, ErrNotAcquired)
+	var qe *QuorumError
+	require.ErrorAs(t, err, &qe)
+	assert.Equal(t, 0, qe.Yes)
+	assert.Equal(t, 3, qe.Need)
+
+	require.NoError(t, l.Extend(ctx, 5*time.Second))
+	assert.Equal(t, 5*time.Second, l.TTL())
+	assert.LessOrEqual(t, l.Remaining(), 5*time.Second)
+
+	n, err := l.Release(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, 5, n)
+	assert.False(t, l.Held())
+	_, err = l.Release(ctx)
+	require.ErrorIs(t, err, ErrNotHeld)
+
+	l2, err := c.TryAcquire(ctx, "job", 10*time.Second)
+	require.NoError(t, err)
+	assert.Equal(t, uint64(2), l2.Token(), "tokens strictly increase")
+	_, err = l2.Release(ctx)
+	require.NoError(t, err)
+}
