@@ -2,6 +2,7 @@ package redlock
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"time"
 )
@@ -53,7 +54,7 @@ func (c *Client) fanout(ctx context.Context, nodes []*node, do call, done func(a
 	got := make([]bool, len(nodes))
 	timer := time.NewTimer(c.cfg.NodeTimeout)
 	defer timer.Stop()
-	var ctxErr error
+	var cut error // why the nodes still pending get no answer
 collect:
 	for pending := len(nodes); pending > 0; {
 		select {
@@ -61,12 +62,14 @@ collect:
 			answers[r.i], got[r.i] = r.a, true
 			pending--
 			if done != nil && done(answers, got) {
+				cut = errNotAwaited
 				break collect
 			}
 		case <-timer.C:
+			cut = errNodeTimeout{c.cfg.NodeTimeout}
 			break collect
 		case <-ctx.Done():
-			ctxErr = ctx.Err()
+			cut = ctx.Err()
 			break collect
 		}
 	}
@@ -87,15 +90,15 @@ collect:
 	}
 	for i := range answers {
 		if !got[i] {
-			err := ctxErr
-			if err == nil {
-				err = errNodeTimeout{c.cfg.NodeTimeout}
-			}
-			answers[i] = answer{vote: VoteError, err: err}
+			answers[i] = answer{vote: VoteError, err: cut}
 		}
 	}
 	return answers
 }
+
+// errNotAwaited: the request was still running when the outcome was
+// already decided by the other nodes' answers.
+var errNotAwaited = errors.New("not awaited: the outcome was decided without this node")
 
 // errNodeTimeout: a node did not answer within NodeTimeout.
 type errNodeTimeout struct{ d time.Duration }

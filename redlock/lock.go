@@ -210,8 +210,10 @@ func releaseNode(ctx context.Context, n *node, key, value, notice, msg string) a
 		return answer{vote: VoteError, err: err}
 	case v == 1:
 		return answer{vote: VoteYes}
-	default:
+	case v == 0:
 		return answer{vote: VoteNo}
+	default:
+		return answer{vote: VoteError, err: badReply(v)}
 	}
 }
 
