@@ -503,4 +503,3 @@ func TestClosedClient(t *testing.T) {
 	_, err := c.TryAcquire(context.Background(), "k", 5*time.Second)
 	require.ErrorIs(t, err, ErrClosed)
 }
-
