@@ -167,7 +167,7 @@ func (c *Client) attempt(ctx context.Context, key string, ttl time.Duration, o a
 	validUntil := t0.Add(ttl - c.cfg.drift(ttl))
 	args := []any{value, ttl.Milliseconds(), c.cfg.MaxTTL.Milliseconds(), flag(!c.cfg.DisableQuarantine)}
 	answers := c.fanout(ctx, c.nodes, func(ctx context.Context, n *node) answer {
-		res, err := scriptAcquire.Run(ctx, n.client, []string{n.lockKey(key), n.fenceKey(key), n.marker()}, args...).Result()
+		res, err := n.run(ctx, scriptAcquire, []string{n.lockKey(key), n.fenceKey(key), n.marker()}, args...)
 		return parseAcquire(res, err)
 	}, c.distinctQuorumDone, undoLate)
 	yes := c.dedupe(answers)
@@ -274,7 +274,7 @@ func (c *Client) fence(ctx context.Context, key, value string, answers []answer)
 	token := max + 1
 	args := []any{value, strconv.FormatInt(token, 10), flag(!c.cfg.DisableQuarantine)}
 	res := c.fanout(ctx, yesNodes, func(ctx context.Context, n *node) answer {
-		v, err := scriptFence.Run(ctx, n.client, []string{n.lockKey(key), n.fenceKey(key), n.marker()}, args...).Int64()
+		v, err := intReply(n.run(ctx, scriptFence, []string{n.lockKey(key), n.fenceKey(key), n.marker()}, args...))
 		switch {
 		case err != nil:
 			return answer{vote: VoteError, err: err}

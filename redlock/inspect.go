@@ -53,7 +53,7 @@ func (c *Client) Inspect(ctx context.Context, key string) (*Inspection, error) {
 	t0 := time.Now()
 	args := []any{c.cfg.MaxTTL.Milliseconds(), flag(!c.cfg.DisableQuarantine)}
 	answers := c.fanout(ctx, c.nodes, func(ctx context.Context, n *node) answer {
-		res, err := scriptInspect.Run(ctx, n.client, []string{n.lockKey(key), n.fenceKey(key), n.marker()}, args...).Result()
+		res, err := n.run(ctx, scriptInspect, []string{n.lockKey(key), n.fenceKey(key), n.marker()}, args...)
 		if err != nil {
 			return answer{vote: VoteError, err: err}
 		}

@@ -103,7 +103,7 @@ func (l *Lock) Extend(ctx context.Context, ttl time.Duration) error {
 	t0 := time.Now()
 	args := []any{l.value, ttl.Milliseconds(), c.cfg.MaxTTL.Milliseconds(), flag(!c.cfg.DisableQuarantine)}
 	answers := c.fanout(ctx, c.nodes, func(ctx context.Context, n *node) answer {
-		res, err := scriptExtend.Run(ctx, n.client, []string{n.lockKey(l.key), n.marker()}, args...).Result()
+		res, err := n.run(ctx, scriptExtend, []string{n.lockKey(l.key), n.marker()}, args...)
 		if err != nil {
 			return answer{vote: VoteError, err: err}
 		}
@@ -204,7 +204,7 @@ func (c *Client) release(ctx context.Context, key, value, notice, msg string) []
 }
 
 func releaseNode(ctx context.Context, n *node, key, value, notice, msg string) answer {
-	v, err := scriptRelease.Run(ctx, n.client, []string{n.lockKey(key)}, value, notice, msg).Int64()
+	v, err := intReply(n.run(ctx, scriptRelease, []string{n.lockKey(key)}, value, notice, msg))
 	switch {
 	case err != nil:
 		return answer{vote: VoteError, err: err}

@@ -26,6 +26,8 @@ type node struct {
 	// tag, when set, is the hash tag that every key of this node carries,
 	// so that the lock, its counter and the marker share one slot.
 	tag string
+
+	batch batcher // requests to this node (see batch.go)
 }
 
 func (n *node) lockKey(key string) string {
@@ -129,4 +131,16 @@ func scriptVote(code int64) (Vote, bool) {
 		return VoteQuarantined, true
 	}
 	return VoteError, false
+}
+
+// intReply reads an integer script reply.
+func intReply(res any, err error) (int64, error) {
+	if err != nil {
+		return 0, err
+	}
+	v, ok := res.(int64)
+	if !ok {
+		return 0, badReply(res)
+	}
+	return v, nil
 }

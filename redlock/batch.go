@@ -1,0 +1,162 @@
+package redlock
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Requests to one node are batched: while one pipeline to the node is in
+// flight, the requests that arrive queue up, and the next pipeline carries
+// all of them. A process that holds many leases therefore refreshes them in
+// a few round trips per node rather than one each, and a lone request goes
+// out at once, unbatched. There is no goroutine behind this: the caller
+// whose request finds no pipeline in flight sends one (it leads), and when
+// it is done it hands the lead to the oldest waiting request.
+
+// maxBatch bounds one pipeline.
+const maxBatch = 512
+
+type batchReq struct {
+	script *redis.Script
+	keys   []string
+	args   []any
+
+	res  any
+	err  error
+	done chan struct{} // closed when res, err are set
+	lead chan struct{} // closed when this request must send the next batch
+
+	abandoned bool // guarded by batcher.mu: the caller stopped waiting
+	leading   bool // guarded by batcher.mu
+}
+
+type batcher struct {
+	mu     sync.Mutex
+	queue  []*batchReq
+	active bool // a batch is being sent
+}
+
+// run sends one script call to the node, batched with concurrent ones.
+// ctx bounds how long the caller waits; a request that is abandoned before
+// it was sent is never sent.
+func (n *node) run(ctx context.Context, s *redis.Script, keys []string, args ...any) (any, error) {
+	b := &n.batch
+	b.mu.Lock()
+	if !b.active {
+		b.active = true
+		b.mu.Unlock()
+		// Alone: no pipeline. Then pass the lead on.
+		res, err := s.Run(ctx, n.client, keys, args...).Result()
+		n.handOff(ctx)
+		return res, err
+	}
+	r := &batchReq{script: s, keys: keys, args: args, done: make(chan struct{}), lead: make(chan struct{})}
+	b.queue = append(b.queue, r)
+	b.mu.Unlock()
+
+	select {
+	case <-r.done:
+		return r.res, r.err
+	case <-r.lead:
+		n.send(ctx)
+		<-r.done
+		return r.res, r.err
+	case <-ctx.Done():
+		b.mu.Lock()
+		if !r.leading {
+			r.abandoned = true
+			b.mu.Unlock()
+			return nil, ctx.Err()
+		}
+		b.mu.Unlock()
+		// Chosen to lead at the same moment: lead anyway, so the queue
+		// does not stall, then report our own timeout.
+		<-r.lead
+		n.send(ctx)
+		return nil, ctx.Err()
+	}
+}
+
+// send takes the queue (up to maxBatch requests still wanted) and sends it
+// as one pipeline, then hands the lead on.
+func (n *node) send(ctx context.Context) {
+	b := &n.batch
+	b.mu.Lock()
+	var batch []*batchReq
+	rest := b.queue[:0]
+	for _, r := range b.queue {
+		switch {
+		case r.abandoned:
+		case len(batch) < maxBatch:
+			batch = append(batch, r)
+		default:
+			rest = append(rest, r)
+		}
+	}
+	b.queue = rest
+	b.mu.Unlock()
+
+	if len(batch) > 0 {
+		// The leader's own ctx may be ending; the others still wait for
+		// their answers, so the pipeline gets its own bound.
+		pctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), pipelineTimeout)
+		pipeline(pctx, n.client, batch)
+		cancel()
+	}
+	n.handOff(ctx)
+}
+
+// pipelineTimeout bounds one batch when go-redis honours contexts; callers
+// stop waiting at their own NodeTimeout whatever happens.
+const pipelineTimeout = 5 * time.Second
+
+// handOff passes the lead to the oldest waiting request, or ends the batch.
+func (n *node) handOff(context.Context) {
+	b := &n.batch
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for len(b.queue) > 0 && b.queue[0].abandoned {
+		b.queue = b.queue[1:]
+	}
+	if len(b.queue) == 0 {
+		b.active = false
+		return
+	}
+	next := b.queue[0]
+	next.leading = true
+	close(next.lead)
+}
+
+// pipeline runs a batch with EVALSHA, and again with EVAL for the requests
+// that met NOSCRIPT (a restarted or flushed server).
+func pipeline(ctx context.Context, c redis.UniversalClient, batch []*batchReq) {
+	cmds := make([]*redis.Cmd, len(batch))
+	_, _ = c.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for i, r := range batch {
+			cmds[i] = r.script.EvalSha(ctx, p, r.keys, r.args...)
+		}
+		return nil
+	})
+	var retry []int
+	for i, cmd := range cmds {
+		if err := cmd.Err(); err != nil && strings.HasPrefix(err.Error(), "NOSCRIPT") {
+			retry = append(retry, i)
+		}
+	}
+	if len(retry) > 0 {
+		_, _ = c.Pipelined(ctx, func(p redis.Pipeliner) error {
+			for _, i := range retry {
+				cmds[i] = batch[i].script.Eval(ctx, p, batch[i].keys, batch[i].args...)
+			}
+			return nil
+		})
+	}
+	for i, r := range batch {
+		r.res, r.err = cmds[i].Result()
+		close(r.done)
+	}
+}
