@@ -168,7 +168,11 @@ func (c *Client) attempt(ctx context.Context, key string, ttl time.Duration, o a
 	args := []any{value, ttl.Milliseconds(), c.cfg.MaxTTL.Milliseconds(), flag(!c.cfg.DisableQuarantine)}
 	answers := c.fanout(ctx, c.nodes, func(ctx context.Context, n *node) answer {
 		res, err := n.run(ctx, scriptAcquire, []string{n.lockKey(key), n.fenceKey(key), n.marker()}, args...)
-		return parseAcquire(res, err)
+		a := parseAcquire(res, err)
+		if n.cluster != nil {
+			a.runID = "" // copies on one master are a placement warning, not a refusal
+		}
+		return a
 	}, c.distinctQuorumDone, undoLate)
 	yes := c.dedupe(answers)
 	c.raiseForgetful(answers)

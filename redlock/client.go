@@ -30,6 +30,9 @@ type Client struct {
 	closed    bool
 	closing   chan struct{}
 	closeOnce sync.Once
+
+	cluster   *redis.ClusterClient // NewCluster only
+	placement clusterState
 }
 
 // New returns a Client over the given nodes, one vote each; the caller
@@ -58,8 +61,8 @@ func New(ctx context.Context, cfg Config, nodes ...redis.UniversalClient) (*Clie
 			return nil, fmt.Errorf("%w: node %d is nil", ErrInvalidConfig, i)
 		}
 		n := &node{client: nc, addr: nodeAddr(nc)}
-		if _, ok := nc.(*redis.ClusterClient); ok {
-			n.tag = "redlease"
+		if cc, ok := nc.(*redis.ClusterClient); ok {
+			n.tag, n.cluster = "redlease", cc // one vote: the slot of {redlease}
 		}
 		if j, dup := seen[n.addr]; dup {
 			return nil, fmt.Errorf("%w: nodes %d and %d are the same server (%s): one server, one vote",
@@ -175,7 +178,16 @@ func (c *Client) probe(ctx context.Context, n *node, bootstrap bool) (probeInfo,
 // CONFIG GET (managed services, ACL users, miniredis) are logged and
 // accepted: the check cannot be made there.
 func (c *Client) checkConfig(ctx context.Context, n *node) error {
-	conf, err := n.client.ConfigGet(ctx, "*").Result()
+	var cfgClient redis.UniversalClient = n.client
+	if cc, ok := n.client.(*redis.ClusterClient); ok {
+		m, err := cc.MasterForKey(ctx, n.marker())
+		if err != nil {
+			c.log.Debug("cannot find the master of a cluster node; maxmemory-policy not checked", "node", n.addr, "error", err)
+			return nil
+		}
+		cfgClient = m
+	}
+	conf, err := cfgClient.ConfigGet(ctx, "*").Result()
 	if err != nil {
 		c.log.Debug("cannot read node configuration; maxmemory-policy not checked", "node", n.addr, "error", err)
 		return nil

@@ -37,6 +37,9 @@ func (c *Client) fanout(ctx context.Context, nodes []*node, do call, done func(a
 			nctx, cancel := context.WithTimeout(ctx, c.cfg.NodeTimeout)
 			a := do(nctx, n)
 			cancel()
+			if a.vote == VoteError {
+				c.nodeFailed(n, a.err)
+			}
 			mu.Lock()
 			if !closed {
 				ch <- indexed{i, a} // buffered: never blocks

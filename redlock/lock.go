@@ -204,7 +204,11 @@ func (c *Client) release(ctx context.Context, key, value, notice, msg string) []
 }
 
 func releaseNode(ctx context.Context, n *node, key, value, notice, msg string) answer {
-	v, err := intReply(n.run(ctx, scriptRelease, []string{n.lockKey(key)}, value, notice, msg))
+	sharded := "0"
+	if notice != "" && n.tag != "" {
+		notice, sharded = n.lockKey(notice), "1" // SPUBLISH in the copy's slot
+	}
+	v, err := intReply(n.run(ctx, scriptRelease, []string{n.lockKey(key)}, value, notice, msg, sharded))
 	switch {
 	case err != nil:
 		return answer{vote: VoteError, err: err}

@@ -27,6 +27,11 @@ type node struct {
 	// so that the lock, its counter and the marker share one slot.
 	tag string
 
+	// cluster is set when the node is (a slot of) a Redis Cluster: errors
+	// reload its slot map, and run_ids are not compared (copies of one lock
+	// may share a master; see Client.Placement).
+	cluster *redis.ClusterClient
+
 	batch batcher // requests to this node (see batch.go)
 }
 
