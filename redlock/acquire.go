@@ -308,60 +308,124 @@ func (c *Client) fence(ctx context.Context, key, value string, answers []answer)
 
 // raiseForgetful lifts the fencing floor of quarantined nodes (DESIGN 3.4,
 // S6) to the highest token seen on a majority of healthy nodes, so that once
-// they vote again no token can go back. Where no healthy majority answered
-// but the quarantine of enough nodes is over (a fresh deployment, or a
-// majority that lost its state), the floor is the highest token any of them
-// reports, with a warning: tokens are then only as good as what survived.
-// It runs in the background; the nodes vote no until it has landed.
+// they vote again no token can go back. It runs in the background; the nodes
+// vote no until it has landed. Without a healthy majority among the answers
+// it leaves the decision to raiseDegraded, which reads every node itself.
 func (c *Client) raiseForgetful(answers []answer) {
-	var healthy, over int
-	var highHealthy, highAll int64
+	var healthy int
+	var floor int64
 	var todo []int
 	for i, a := range answers {
-		switch {
-		case a.vote == VoteYes || a.vote == VoteNo:
+		switch a.vote {
+		case VoteYes, VoteNo:
 			healthy++
-			highHealthy = max(highHealthy, a.high)
-			highAll = max(highAll, a.high)
-		case a.vote == VoteQuarantined:
+			floor = max(floor, a.high)
+		case VoteQuarantined:
 			todo = append(todo, i)
-			if a.ms == 0 {
-				over++
-				highAll = max(highAll, a.high)
-			}
 		}
 	}
-	if len(todo) == 0 {
+	switch {
+	case len(todo) == 0:
 		return
-	}
-	floor := highHealthy
-	if healthy < c.quorum {
-		if healthy+over < c.quorum {
-			return // fail closed: wait for more nodes
-		}
-		floor = highAll
+	case healthy < c.quorum:
+		c.raisePass()
+		return
 	}
 	for _, i := range todo {
 		a, n := answers[i], c.nodes[i]
-		if healthy < c.quorum && a.ms > 0 {
-			continue // only nodes whose quarantine is over join a degraded floor
-		}
-		if healthy < c.quorum {
-			c.log.Warn("no healthy majority: raising a forgetful node's fencing floor from what the remaining nodes report; tokens may repeat if a majority lost its state",
-				"node", n.addr, "floor", floor)
-		}
 		c.wg.Go(func() {
-			ctx, cancel := context.WithTimeout(context.Background(), c.cfg.NodeTimeout)
-			defer cancel()
-			err := scriptRaise.Run(ctx, n.client, []string{n.marker()}, strconv.FormatInt(a.created, 10), strconv.FormatInt(floor, 10)).Err()
-			if err != nil {
-				c.log.Debug("raising fencing floor failed", "node", n.addr, "error", err)
-				return
+			if c.raise(n, a.created, floor) {
+				c.log.Info("fencing floor raised; the node votes once its quarantine is over", "node", n.addr,
+					"floor", floor, "quarantine_left", time.Duration(a.ms)*time.Millisecond)
 			}
-			c.log.Info("fencing floor raised; the node votes once its quarantine is over", "node", n.addr, "floor", floor,
-				"quarantine_left", time.Duration(a.ms)*time.Millisecond)
 		})
 	}
+}
+
+// raisePass reads the marker of every node and raises the quarantined ones:
+// from the healthy nodes when a majority of them answers; otherwise, only
+// when every node answers and every node that is not healthy is one whose
+// quarantine is over (none merely unreachable: an unreachable node may be a
+// healthy one holding the highest token), from the highest token any node
+// reports, with a warning: a fresh deployment that was not bootstrapped, or
+// a majority that lost its state together, where tokens are only as good as
+// what survived. Otherwise the nodes stay closed. One pass at a time runs,
+// in the background.
+func (c *Client) raisePass() {
+	if !c.raising.CompareAndSwap(false, true) {
+		return
+	}
+	c.wg.Go(func() {
+		defer c.raising.Store(false)
+		args := []any{c.cfg.MaxTTL.Milliseconds(), flag(!c.cfg.DisableQuarantine), "0"}
+		answers := c.fanout(context.Background(), c.nodes, func(ctx context.Context, n *node) answer {
+			res, err := n.run(ctx, scriptProbe, []string{n.marker()}, args...)
+			if err != nil {
+				return answer{vote: VoteError, err: err}
+			}
+			a, err := replyArray(res, 5)
+			if err != nil {
+				return answer{vote: VoteError, err: err}
+			}
+			ns, err := asInts(a, 0, 1, 3, 4)
+			if err != nil {
+				return answer{vote: VoteError, err: err}
+			}
+			v := VoteYes // healthy
+			if ns[0] > 0 || ns[1] != 1 {
+				v = VoteQuarantined
+			}
+			return answer{vote: v, ms: ns[0], created: ns[2], high: ns[3]}
+		}, nil, nil)
+		var healthy, over, unreachable int
+		var floorHealthy, floorAll int64
+		for _, a := range answers {
+			switch {
+			case a.vote == VoteError:
+				unreachable++
+				continue
+			case a.vote == VoteYes:
+				healthy++
+				floorHealthy = max(floorHealthy, a.high)
+			case a.ms == 0:
+				over++
+			}
+			floorAll = max(floorAll, a.high)
+		}
+		degraded := healthy < c.quorum
+		if degraded && (unreachable > 0 || healthy+over < c.quorum) {
+			return // fail closed: wait for more nodes, or for quarantines to end
+		}
+		for i, a := range answers {
+			n := c.nodes[i]
+			switch {
+			case a.vote != VoteQuarantined:
+			case !degraded:
+				if c.raise(n, a.created, floorHealthy) {
+					c.log.Info("fencing floor raised; the node votes once its quarantine is over", "node", n.addr,
+						"floor", floorHealthy, "quarantine_left", time.Duration(a.ms)*time.Millisecond)
+				}
+			case a.ms == 0:
+				if c.raise(n, a.created, floorAll) {
+					c.log.Warn("no healthy majority: a node's fencing floor was raised from what every node reports; tokens may repeat if a majority lost its state",
+						"node", n.addr, "floor", floorAll)
+				}
+			}
+		}
+	})
+}
+
+// raise runs raise.lua on a node: its floor becomes at least floor if its
+// marker is still the incarnation that was read (created).
+func (c *Client) raise(n *node, created, floor int64) bool {
+	ctx, cancel := context.WithTimeout(context.Background(), c.cfg.NodeTimeout)
+	defer cancel()
+	v, err := intReply(n.run(ctx, scriptRaise, []string{n.marker()}, strconv.FormatInt(created, 10), strconv.FormatInt(floor, 10)))
+	if err != nil {
+		c.log.Debug("raising fencing floor failed", "node", n.addr, "error", err)
+		return false
+	}
+	return v == 1
 }
 
 // quorumError builds the *QuorumError of a failed request.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -30,6 +31,8 @@ type Client struct {
 	closed    bool
 	closing   chan struct{}
 	closeOnce sync.Once
+
+	raising atomic.Bool // a raisePass is running
 
 	cluster   *redis.ClusterClient // NewCluster only
 	placement clusterState

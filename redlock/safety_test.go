@@ -1,0 +1,1159 @@
+package redlock_test
+
+// Safety tests on real redis-server processes: forgetful nodes (S5, S6)
+// seen through the ways a server really forgets (a restart from an older RDB
+// snapshot, FLUSHALL, kill -9 and an empty restart, the promotion of a
+// lagging replica), one server configured twice (S7), evicting memory
+// policies, and a randomised, seeded nemesis under contention with
+// checkers for S1 (tenures never overlap), S5 (tokens increase) and a fenced
+// store, each with a negative control that must fail.
+//
+// Every helper here is prefixed "sf" so that this file does not collide with
+// the other _test files of package redlock_test. Waits are on conditions with
+// deadlines; the only durations asserted are lower bounds that safety
+// requires (a quarantined node votes no for MaxTTL), never speed.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"net"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/redlease/redlease/internal/faultproxy"
+	"github.com/redlease/redlease/internal/redistest"
+	"github.com/redlease/redlease/redlock"
+)
+
+const (
+	// sfMarker is the quarantine marker of a standalone node (DESIGN 3.5).
+	sfMarker = "{redlease}:marker"
+	// sfForeign is the value of a lock held by a client outside the test.
+	sfForeign = "foreign-holder"
+	// sfTick is the pause between attempts of a contest.
+	sfTick = 10 * time.Millisecond
+	// sfSlack absorbs the millisecond resolution of the servers' TIME when
+	// a lower bound of MaxTTL is checked on the test's monotonic clock.
+	sfSlack = 5 * time.Millisecond
+)
+
+// sfOptions are go-redis options for nodes that get killed or paused: short
+// socket timeouts, no retries and one dial per request, so that requests
+// still in flight when a call returns end quickly (Client.Close waits for
+// them). Redlock's NodeTimeout is what bounds the calls themselves.
+func sfOptions(addr string) *redis.Options {
+	return &redis.Options{
+		Addr:          addr,
+		DialTimeout:   200 * time.Millisecond,
+		ReadTimeout:   200 * time.Millisecond,
+		WriteTimeout:  200 * time.Millisecond,
+		PoolTimeout:   300 * time.Millisecond,
+		MaxRetries:    -1,
+		DialerRetries: 1,
+	}
+}
+
+func sfRedis(t testing.TB, o *redis.Options) *redis.Client {
+	c := redis.NewClient(o)
+	t.Cleanup(func() { _ = c.Close() })
+	return c
+}
+
+// sfRig is n servers with a direct client each, used only to set up and
+// check state (never by a redlock.Client).
+type sfRig struct {
+	g      *redistest.Group
+	direct []*redis.Client
+}
+
+func sfStart(t testing.TB, n int, o redistest.Options) *sfRig {
+	t.Helper()
+	r := &sfRig{g: redistest.Start(t, n, o)}
+	for _, s := range r.g.Servers() {
+		r.direct = append(r.direct, sfRedis(t, sfOptions(s.Addr())))
+	}
+	return r
+}
+
+func (r *sfRig) addr(i int) string { return r.g.Server(i).Addr() }
+
+// nodes returns new go-redis clients, one per server, for a redlock.Client.
+func (r *sfRig) nodes(t testing.TB) []redis.UniversalClient {
+	var out []redis.UniversalClient
+	for _, s := range r.g.Servers() {
+		out = append(out, sfRedis(t, sfOptions(s.Addr())))
+	}
+	return out
+}
+
+// setForeign makes another client hold key on the given servers.
+func (r *sfRig) setForeign(t testing.TB, key string, servers ...int) {
+	t.Helper()
+	for _, i := range servers {
+		require.NoError(t, r.direct[i].Set(context.Background(), key, sfForeign, 0).Err())
+	}
+}
+
+func (r *sfRig) free(t testing.TB, key string, servers ...int) {
+	t.Helper()
+	for _, i := range servers {
+		require.NoError(t, r.direct[i].Del(context.Background(), key).Err())
+	}
+}
+
+// counter is server i's fencing counter of key ("" when absent).
+func (r *sfRig) counter(t testing.TB, key string, i int) string {
+	t.Helper()
+	v, err := r.direct[i].Get(context.Background(), key+":fence").Result()
+	if errors.Is(err, redis.Nil) {
+		return ""
+	}
+	require.NoError(t, err)
+	return v
+}
+
+// sfAtoi reads a counter; "" (absent) is 0.
+func sfAtoi(t testing.TB, s string) uint64 {
+	t.Helper()
+	if s == "" {
+		return 0
+	}
+	n, err := strconv.ParseUint(s, 10, 64)
+	require.NoError(t, err)
+	return n
+}
+
+// sfRunID is the run_id a server reports in INFO server.
+func sfRunID(t testing.TB, c *redis.Client) string {
+	t.Helper()
+	info, err := c.Info(context.Background(), "server").Result()
+	require.NoError(t, err)
+	for line := range strings.SplitSeq(info, "\n") {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "run_id:"); ok {
+			return v
+		}
+	}
+	t.Fatalf("no run_id in INFO server")
+	return ""
+}
+
+func sfLogger(t testing.TB) hclog.Logger {
+	return hclog.New(&hclog.LoggerOptions{Name: t.Name(), Level: hclog.Debug, Output: sfTestWriter{t}})
+}
+
+type sfTestWriter struct{ t testing.TB }
+
+func (w sfTestWriter) Write(p []byte) (int, error) {
+	w.t.Log(strings.TrimSpace(string(p)))
+	return len(p), nil
+}
+
+// sfNew makes a Client, closed on cleanup; bootstrap declares the nodes
+// brand new (the rigs are fresh deployments).
+func sfNew(t testing.TB, cfg redlock.Config, nodes []redis.UniversalClient, bootstrap bool) *redlock.Client {
+	t.Helper()
+	if cfg.Logger == nil {
+		cfg.Logger = sfLogger(t)
+	}
+	c, err := redlock.New(context.Background(), cfg, nodes...)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = c.Close() })
+	if bootstrap {
+		require.NoError(t, c.Bootstrap(context.Background()))
+	}
+	return c
+}
+
+func sfKey(t testing.TB) string { return "safety:" + t.Name() }
+
+func sfQuorumError(t testing.TB, err error) *redlock.QuorumError {
+	t.Helper()
+	var qe *redlock.QuorumError
+	require.ErrorAs(t, err, &qe, "%v", err)
+	return qe
+}
+
+// sfVote is node's vote in a failed attempt.
+func sfVote(qe *redlock.QuorumError, node string) redlock.Vote {
+	for _, n := range qe.Nodes {
+		if n.Node == node {
+			return n.Vote
+		}
+	}
+	return redlock.VoteError
+}
+
+// sfIssue acquires and releases key n times; every token must exceed the
+// previous one, starting above last. It returns the last token.
+func sfIssue(t testing.TB, c *redlock.Client, key string, ttl time.Duration, n int, last uint64) uint64 {
+	t.Helper()
+	for range n {
+		l, err := c.TryAcquire(context.Background(), key, ttl)
+		require.NoError(t, err)
+		require.Greater(t, l.Token(), last, "fencing token went backwards")
+		last = l.Token()
+		_, err = l.Release(context.Background())
+		require.NoError(t, err)
+	}
+	return last
+}
+
+// sfRefused makes an attempt that must fail and returns its QuorumError;
+// while node's vote is an error (a timeout on a loaded machine), it tries
+// again, a few times, so that the caller sees node's actual vote.
+func sfRefused(t testing.TB, c *redlock.Client, key string, ttl time.Duration, node string) *redlock.QuorumError {
+	t.Helper()
+	var qe *redlock.QuorumError
+	for range 5 {
+		l, err := c.TryAcquire(context.Background(), key, ttl)
+		require.Nil(t, l, "acquired: %s's vote was not needed or it voted yes", node)
+		require.ErrorIs(t, err, redlock.ErrNotAcquired)
+		qe = sfQuorumError(t, err)
+		if sfVote(qe, node) != redlock.VoteError {
+			break
+		}
+		time.Sleep(sfTick)
+	}
+	return qe
+}
+
+// sfContest makes one attempt every sfTick until one wins or within has
+// passed; it returns the lock (nil if none won), when it was won, and the
+// errors of the failed attempts.
+func sfContest(t testing.TB, c *redlock.Client, key string, ttl, within time.Duration) (*redlock.Lock, time.Time, []error) {
+	t.Helper()
+	var fails []error
+	deadline := time.Now().Add(within)
+	for time.Now().Before(deadline) {
+		l, err := c.TryAcquire(context.Background(), key, ttl)
+		now := time.Now()
+		if err == nil {
+			return l, now, fails
+		}
+		require.ErrorIs(t, err, redlock.ErrNotAcquired)
+		fails = append(fails, err)
+		time.Sleep(sfTick)
+	}
+	return nil, time.Time{}, fails
+}
+
+// ---------------------------------------------------------------------------
+// Forgetful nodes: an older RDB snapshot, FLUSHALL.
+
+// sfForgetCfg: quarantines short enough for a test, long enough for -race.
+var sfForgetCfg = redlock.Config{NodeTimeout: 200 * time.Millisecond, MaxTTL: 2 * time.Second, RetryDelay: 20 * time.Millisecond}
+
+const sfForgetTTL = time.Second
+
+// sfForgetfulNode0 runs the part of the forgetful-node tests that follows
+// the loss: node 0 has gone back (or to nothing) while the highest token,
+// last, lives on nodes 0 and 1 only. Node 1 is now held by another client
+// and node 2 is free, so every majority must include node 0: its vote
+// decides, and its counter is below last. lostAt is when node 0 lost its
+// state (no client touched it since).
+//
+// It checks that node 0 is reported quarantined (QuorumError and Inspect),
+// votes no for MaxTTL, and that every token after its return exceeds last.
+func sfForgetfulNode0(t *testing.T, rig *sfRig, c *redlock.Client, key string, last uint64, lostAt time.Time) {
+	ctx := context.Background()
+	maxTTL := c.Config().MaxTTL
+	rig.setForeign(t, key, 1)
+	rig.free(t, key, 2)
+
+	qe := sfRefused(t, c, key, sfForgetTTL, rig.addr(0))
+	q := qe.Quarantined()
+	require.Len(t, q, 1, "%v", qe)
+	assert.Equal(t, rig.addr(0), q[0].Node)
+	assert.Greater(t, q[0].Quarantine, time.Duration(0))
+	assert.LessOrEqual(t, q[0].Quarantine, maxTTL)
+
+	in, err := c.Inspect(ctx, key)
+	require.ErrorIs(t, err, redlock.ErrNoHolder)
+	require.Len(t, in.Nodes, 3)
+	assert.Greater(t, in.Nodes[0].Quarantine, time.Duration(0), "Inspect shows node 0 quarantined")
+	assert.Zero(t, in.Nodes[1].Quarantine)
+	assert.Zero(t, in.Nodes[2].Quarantine)
+
+	// Node 0 votes again after MaxTTL, not before, and the majority {0, 2}
+	// (counters: node 0's old or absent one, node 2's older one) still
+	// hands out a token above last: node 0's floor was raised from the
+	// healthy nodes 1 and 2 while it was quarantined.
+	l, wonAt, fails := sfContest(t, c, key, sfForgetTTL, maxTTL+5*time.Second)
+	require.NotNil(t, l, "node 0 never voted again")
+	for _, f := range fails {
+		qe := sfQuorumError(t, f)
+		require.NotEqual(t, redlock.VoteYes, sfVote(qe, rig.addr(0)), "a failed attempt had node 0's vote: %v", f)
+	}
+	assert.GreaterOrEqual(t, wonAt.Sub(lostAt), maxTTL-sfSlack, "node 0 voted before MaxTTL had passed")
+	require.Greater(t, l.Token(), last, "fencing token went backwards after node 0 forgot")
+	assert.Equal(t, strconv.FormatUint(l.Token(), 10), rig.counter(t, key, 0))
+	_, err = l.Release(ctx)
+	require.NoError(t, err)
+	last = sfIssue(t, c, key, sfForgetTTL, 3, l.Token())
+
+	// All nodes free again: tokens keep increasing.
+	rig.free(t, key, 1)
+	sfIssue(t, c, key, sfForgetTTL, 3, last)
+}
+
+// TestSafetyRestartFromOlderRDBSnapshot: a node that restarts from an RDB
+// snapshot older than its last writes (kill -9 after SAVE and more writes)
+// has a new run_id and the snapshot's marker: it is quarantined (S6) and
+// tokens do not go back to the snapshot's counter (S5).
+func TestSafetyRestartFromOlderRDBSnapshot(t *testing.T) {
+	ctx := context.Background()
+	rig := sfStart(t, 3, redistest.Options{Persistence: redistest.PersistRDB})
+	c := sfNew(t, sfForgetCfg, rig.nodes(t), true)
+	key := sfKey(t)
+
+	snap := sfIssue(t, c, key, sfForgetTTL, 2, 0)
+	// The snapshot's counter: the token of the last acquisition whose
+	// majority included node 0 (a call returns at quorum: not necessarily 2).
+	snapCounter := rig.counter(t, key, 0)
+	require.NoError(t, rig.direct[0].Save(ctx).Err())
+	rig.setForeign(t, key, 2) // later tokens live on nodes 0 and 1 only
+	last := sfIssue(t, c, key, sfForgetTTL, 3, snap)
+	require.Equal(t, strconv.FormatUint(last, 10), rig.counter(t, key, 0))
+	require.LessOrEqual(t, sfAtoi(t, rig.counter(t, key, 2)), snap, "node 2 knows none of the later tokens")
+
+	oldRunID := sfRunID(t, rig.direct[0])
+	s := rig.g.Server(0)
+	require.NoError(t, s.Kill()) // no shutdown save: dump.rdb is the SAVE above
+	require.NoError(t, s.Restart(false))
+	lostAt := time.Now()
+	require.NotEqual(t, oldRunID, sfRunID(t, rig.direct[0]), "a restarted server has a new run_id")
+	require.Equal(t, snapCounter, rig.counter(t, key, 0), "node 0 went back to its snapshot")
+	marker, err := rig.direct[0].HGet(ctx, sfMarker, "r").Result()
+	require.NoError(t, err)
+	require.Equal(t, oldRunID, marker, "the snapshot holds the old incarnation's marker")
+
+	sfForgetfulNode0(t, rig, c, key, last, lostAt)
+}
+
+// TestSafetyFlushAllQuarantines: FLUSHALL removes the marker with the locks
+// and counters; the node is quarantined, votes again after MaxTTL, and tokens
+// keep increasing.
+func TestSafetyFlushAllQuarantines(t *testing.T) {
+	ctx := context.Background()
+	rig := sfStart(t, 3, redistest.Options{})
+	c := sfNew(t, sfForgetCfg, rig.nodes(t), true)
+	key := sfKey(t)
+
+	last := sfIssue(t, c, key, sfForgetTTL, 2, 0)
+	rig.setForeign(t, key, 2)
+	last = sfIssue(t, c, key, sfForgetTTL, 3, last)
+
+	require.NoError(t, rig.direct[0].FlushAll(ctx).Err())
+	lostAt := time.Now()
+	n, err := rig.direct[0].Exists(ctx, sfMarker, key+":fence").Result()
+	require.NoError(t, err)
+	require.Zero(t, n, "FLUSHALL took the marker and the counter")
+
+	sfForgetfulNode0(t, rig, c, key, last, lostAt)
+}
+
+// ---------------------------------------------------------------------------
+// One server, one vote; evicting memory policies.
+
+// TestSafetyNewRefusesSameServerTwice: the same server under two addresses
+// (direct and through a TCP proxy) is found by run_id; under one address,
+// by address (S7). The error names both.
+func TestSafetyNewRefusesSameServerTwice(t *testing.T) {
+	rig := sfStart(t, 2, redistest.Options{})
+	p, err := faultproxy.New(rig.addr(0))
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = p.Close() })
+	cfg := redlock.Config{MaxTTL: 2 * time.Second, Logger: sfLogger(t)}
+
+	nodes := []redis.UniversalClient{sfRedis(t, sfOptions(rig.addr(0))), sfRedis(t, sfOptions(p.Addr())), sfRedis(t, sfOptions(rig.addr(1)))}
+	c, err := redlock.New(context.Background(), cfg, nodes...)
+	require.ErrorIs(t, err, redlock.ErrInvalidConfig)
+	require.Nil(t, c)
+	assert.Contains(t, err.Error(), rig.addr(0))
+	assert.Contains(t, err.Error(), p.Addr())
+	assert.Contains(t, err.Error(), sfRunID(t, rig.direct[0]))
+
+	nodes = []redis.UniversalClient{sfRedis(t, sfOptions(rig.addr(1))), sfRedis(t, sfOptions(rig.addr(0))), sfRedis(t, sfOptions(rig.addr(0)))}
+	_, err = redlock.New(context.Background(), cfg, nodes...)
+	require.ErrorIs(t, err, redlock.ErrInvalidConfig)
+	assert.Contains(t, err.Error(), rig.addr(0))
+}
+
+// TestSafetyNewRefusesEvictingPolicy: a node that may evict a lock key
+// (allkeys-lru) is refused with an error naming it and the policy, unless
+// AllowEviction.
+func TestSafetyNewRefusesEvictingPolicy(t *testing.T) {
+	ctx := context.Background()
+	rig := sfStart(t, 2, redistest.Options{})
+	ev := sfStart(t, 1, redistest.Options{Extra: []string{"maxmemory 64mb", "maxmemory-policy allkeys-lru"}})
+	nodes := append(rig.nodes(t), ev.nodes(t)...)
+	cfg := redlock.Config{MaxTTL: 2 * time.Second, Logger: sfLogger(t)}
+
+	c, err := redlock.New(ctx, cfg, nodes...)
+	require.ErrorIs(t, err, redlock.ErrInvalidConfig)
+	require.Nil(t, c)
+	assert.Contains(t, err.Error(), ev.addr(0))
+	assert.Contains(t, err.Error(), "allkeys-lru")
+	assert.NotContains(t, err.Error(), rig.addr(0))
+
+	cfg.AllowEviction = true
+	c = sfNew(t, cfg, nodes, true)
+	l, err := c.TryAcquire(ctx, sfKey(t), time.Second)
+	require.NoError(t, err)
+	_, err = l.Release(ctx)
+	require.NoError(t, err)
+}
+
+// ---------------------------------------------------------------------------
+// kill -9 a node that holds part of a lock, restart it empty at once.
+
+// sfKilled: three servers; A holds key on nodes 0 and 1 (node 2 was held by
+// another client, which then let go), for MaxTTL; node 0 is killed -9 and
+// restarted empty at once. B is a second client over its own go-redis
+// clients, made after the restart without Bootstrap.
+type sfKilled struct {
+	rig *sfRig
+	a   *redlock.Lock
+	b   *redlock.Client
+	key string
+}
+
+var sfKilledCfg = redlock.Config{NodeTimeout: 200 * time.Millisecond, MaxTTL: 2 * time.Second, RetryDelay: 20 * time.Millisecond}
+
+func sfKilledSetup(t *testing.T, disableQuarantine bool) *sfKilled {
+	ctx := context.Background()
+	cfg := sfKilledCfg
+	cfg.DisableQuarantine = disableQuarantine
+	rig := sfStart(t, 3, redistest.Options{})
+	a := sfNew(t, cfg, rig.nodes(t), true)
+	k := &sfKilled{rig: rig, key: sfKey(t)}
+
+	rig.setForeign(t, k.key, 2)
+	var err error
+	k.a, err = a.TryAcquire(ctx, k.key, cfg.MaxTTL)
+	require.NoError(t, err)
+	rig.free(t, k.key, 2)
+	s := rig.g.Server(0)
+	require.NoError(t, s.Kill())
+	require.NoError(t, s.Restart(true))
+	n, err := rig.direct[0].Exists(ctx, k.key).Result()
+	require.NoError(t, err)
+	require.Zero(t, n, "node 0 forgot A's lock")
+	k.b = sfNew(t, cfg, rig.nodes(t), false)
+	require.True(t, k.a.Held(), "the set-up took longer than A's validity: the test proves nothing")
+	return k
+}
+
+// TestSafetyKilledNodeRestartedEmpty: B cannot win the lock A holds while
+// node 0, which forgot A's copy, is quarantined (S1, S6); B wins once A's
+// lock is over (its TTL is MaxTTL), with a higher token (S5).
+func TestSafetyKilledNodeRestartedEmpty(t *testing.T) {
+	k := sfKilledSetup(t, false)
+	maxTTL := sfKilledCfg.MaxTTL
+	l, wonAt, fails := sfContest(t, k.b, k.key, time.Second, maxTTL+5*time.Second)
+	require.NotNil(t, l, "B never won")
+	quarantined := 0
+	for _, f := range fails {
+		switch v := sfVote(sfQuorumError(t, f), k.rig.addr(0)); v {
+		case redlock.VoteQuarantined:
+			quarantined++
+		case redlock.VoteYes, redlock.VoteNo:
+			require.Failf(t, "node 0 voted while quarantined", "vote %v: %v", v, f)
+		}
+	}
+	assert.Positive(t, quarantined, "no attempt reported node 0 quarantined")
+	assert.True(t, wonAt.After(k.a.ValidUntil()), "B won at %v, before A's lock ended (%v): double grant",
+		wonAt.Format(time.StampMicro), k.a.ValidUntil().Format(time.StampMicro))
+	assert.GreaterOrEqual(t, wonAt.Sub(k.a.AcquiredAt()), maxTTL-sfSlack, "B won before MaxTTL")
+	assert.Greater(t, l.Token(), k.a.Token(), "fencing token went backwards")
+}
+
+// TestSafetyKilledNodeRestartedEmptyWithoutQuarantine is the negative
+// control of TestSafetyKilledNodeRestartedEmpty: with quarantine off, the
+// same scenario grants the lock twice (and the token repeats).
+func TestSafetyKilledNodeRestartedEmptyWithoutQuarantine(t *testing.T) {
+	k := sfKilledSetup(t, true)
+	l, err := k.b.TryAcquire(context.Background(), k.key, time.Second)
+	require.NoError(t, err, "without quarantine the forgetful node votes at once")
+	require.True(t, k.a.Held() && l.Held(), "double grant expected: A and B both hold the lock")
+	assert.LessOrEqual(t, l.Token(), k.a.Token(), "and the token does not exceed A's")
+}
+
+// ---------------------------------------------------------------------------
+// Promotion of a lagging replica.
+
+// sfSwitchDialer dials whichever server the node currently is: one redlock
+// node whose server is replaced by its replica, as a failover manager (or a
+// DNS name, or a virtual IP) would do. switchTo closes the connections to
+// the old server.
+type sfSwitchDialer struct {
+	mu     sync.Mutex
+	target string
+	conns  []net.Conn
+}
+
+func (d *sfSwitchDialer) dial(ctx context.Context, network, _ string) (net.Conn, error) {
+	d.mu.Lock()
+	target := d.target
+	d.mu.Unlock()
+	var nd net.Dialer
+	c, err := nd.DialContext(ctx, network, target)
+	if err != nil {
+		return nil, err
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.target != target {
+		_ = c.Close()
+		return nil, fmt.Errorf("sfSwitchDialer: %s was replaced by %s", target, d.target)
+	}
+	d.conns = append(d.conns, c)
+	return c, nil
+}
+
+func (d *sfSwitchDialer) switchTo(addr string) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.target = addr
+	for _, c := range d.conns {
+		_ = c.Close()
+	}
+	d.conns = nil
+}
+
+// client is a go-redis client through the dialer, named after the first
+// server (the node's address in redlock's errors and Inspect).
+func (d *sfSwitchDialer) client(t testing.TB, name string) *redis.Client {
+	o := sfOptions(name)
+	o.Dialer = d.dial
+	return sfRedis(t, o)
+}
+
+// sfFailover: servers A (0), B (1), C (2), D (3). B replicates A through a
+// TCP proxy. Node 0 of the redlock clients is "A, failing over to B"; nodes
+// 1 and 2 are C and D. Client 1 takes the lock on A and C (D is held by
+// another client) while the replication link is partitioned, so B never gets
+// it; then A dies, B is promoted (REPLICAOF NO ONE) with A's marker but not
+// the lock, node 0 now reaches B, and D's holder lets go.
+type sfFailover struct {
+	rig        *sfRig
+	c2         *redlock.Client
+	l1         *redlock.Lock
+	key        string
+	node0      string
+	switchedAt time.Time
+}
+
+var sfFailoverCfg = redlock.Config{NodeTimeout: 200 * time.Millisecond, MaxTTL: 2 * time.Second, RetryDelay: 20 * time.Millisecond}
+
+func sfFailoverSetup(t *testing.T, disableQuarantine bool) *sfFailover {
+	ctx := context.Background()
+	cfg := sfFailoverCfg
+	cfg.DisableQuarantine = disableQuarantine
+	rig := sfStart(t, 4, redistest.Options{})
+	a, b := rig.direct[0], rig.direct[1]
+	link, err := faultproxy.New(rig.addr(0))
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = link.Close() })
+	host, port, err := net.SplitHostPort(link.Addr())
+	require.NoError(t, err)
+	require.NoError(t, b.Do(ctx, "REPLICAOF", host, port).Err())
+	require.Eventually(t, func() bool {
+		info, err := b.Info(ctx, "replication").Result()
+		return err == nil && strings.Contains(info, "master_link_status:up")
+	}, 10*time.Second, sfTick, "B never synced with A")
+
+	d := &sfSwitchDialer{target: rig.addr(0)}
+	f := &sfFailover{rig: rig, key: sfKey(t), node0: rig.addr(0)}
+	var pair []*redis.Client // node 0 of each Client
+	nodes := func() []redis.UniversalClient {
+		pair = append(pair, d.client(t, f.node0))
+		return []redis.UniversalClient{pair[len(pair)-1], sfRedis(t, sfOptions(rig.addr(2))), sfRedis(t, sfOptions(rig.addr(3)))}
+	}
+	c1 := sfNew(t, cfg, nodes(), true)
+	f.c2 = sfNew(t, cfg, nodes(), false)
+	if !disableQuarantine {
+		// B has A's marker: it is a faithful copy up to here.
+		n, err := a.Wait(ctx, 1, 5000).Result()
+		require.NoError(t, err)
+		require.Equal(t, int64(1), n, "B did not acknowledge A's writes")
+		r, err := b.HGet(ctx, sfMarker, "r").Result()
+		require.NoError(t, err)
+		require.Equal(t, sfRunID(t, a), r, "B holds A's marker, with A's run_id")
+		require.NotEqual(t, sfRunID(t, a), sfRunID(t, b))
+	}
+
+	// The replication link breaks; A goes on taking writes B never sees.
+	link.Partition()
+	rig.setForeign(t, f.key, 3)
+	f.l1, err = c1.TryAcquire(ctx, f.key, cfg.MaxTTL)
+	require.NoError(t, err)
+	v, err := a.Get(ctx, f.key).Result()
+	require.NoError(t, err)
+	require.Equal(t, f.l1.Value(), v)
+	require.ErrorIs(t, b.Get(ctx, f.key).Err(), redis.Nil, "B lags: it does not have the lock")
+
+	// A dies; B is promoted and takes A's place as node 0.
+	require.NoError(t, rig.g.Server(0).Kill())
+	require.NoError(t, b.Do(ctx, "REPLICAOF", "NO", "ONE").Err())
+	d.switchTo(rig.addr(1))
+	f.switchedAt = time.Now()
+	for _, c := range pair { // drop the connections to A from the pools
+		require.Eventually(t, func() bool { return c.Ping(ctx).Err() == nil }, 5*time.Second, sfTick)
+	}
+	require.ErrorIs(t, b.Get(ctx, f.key).Err(), redis.Nil, "B was promoted without the lock")
+	rig.free(t, f.key, 3)
+	require.True(t, f.l1.Held(), "the set-up took longer than the lock's validity: the test proves nothing")
+	return f
+}
+
+// TestSafetyLaggingReplicaPromoted: a replica promoted without the newest
+// lock key carries its master's marker but has another run_id, so it is
+// quarantined (S6): while client 1 holds the lock, client 2 cannot win it
+// with B's vote, and B votes no for MaxTTL; then tokens continue above
+// client 1's (S5).
+func TestSafetyLaggingReplicaPromoted(t *testing.T) {
+	ctx := context.Background()
+	f := sfFailoverSetup(t, false)
+	maxTTL := sfFailoverCfg.MaxTTL
+
+	// While client 1 holds: B and D would be a majority without quarantine.
+	held, inspected := 0, false
+	for i := 0; i < 20 && f.l1.Held(); i++ {
+		l, err := f.c2.TryAcquire(ctx, f.key, time.Second)
+		stillHeld := f.l1.Held()
+		require.Nil(t, l, "double grant: client 2 won the lock client 1 holds")
+		require.ErrorIs(t, err, redlock.ErrNotAcquired)
+		if !stillHeld {
+			break
+		}
+		switch v := sfVote(sfQuorumError(t, err), f.node0); v {
+		case redlock.VoteQuarantined:
+			held++
+		case redlock.VoteYes, redlock.VoteNo:
+			require.Failf(t, "B voted while quarantined", "vote %v: %v", v, err)
+		}
+		if held > 0 && !inspected {
+			inspected = true
+			in, err := f.c2.Inspect(ctx, f.key)
+			require.ErrorIs(t, err, redlock.ErrNoHolder, "client 1's value is on C only")
+			assert.Greater(t, in.Nodes[0].Quarantine, time.Duration(0), "Inspect shows B quarantined")
+			assert.Empty(t, in.Nodes[0].Value, "B was promoted without the lock")
+		}
+		time.Sleep(sfTick)
+	}
+	require.Positive(t, held, "no attempt saw B quarantined while client 1 held the lock: the test proves nothing")
+
+	// Client 1 lets go and C is taken by another client: every majority
+	// now needs B, which votes once MaxTTL has passed since it was first
+	// seen, with a floor above client 1's token.
+	_, err := f.l1.Release(ctx)
+	require.NoError(t, err)
+	f.rig.setForeign(t, f.key, 2)
+	l, wonAt, fails := sfContest(t, f.c2, f.key, time.Second, maxTTL+5*time.Second)
+	require.NotNil(t, l, "B never voted again")
+	for _, a := range fails {
+		require.NotEqual(t, redlock.VoteYes, sfVote(sfQuorumError(t, a), f.node0), "%v", a)
+	}
+	assert.GreaterOrEqual(t, wonAt.Sub(f.switchedAt), maxTTL-sfSlack, "B voted before MaxTTL")
+	assert.Greater(t, l.Token(), f.l1.Token(), "fencing token went backwards after the failover")
+	_, err = l.Release(ctx)
+	require.NoError(t, err)
+}
+
+// TestSafetyLaggingReplicaPromotedWithoutQuarantine is the negative control
+// of TestSafetyLaggingReplicaPromoted: with quarantine off, the promoted
+// replica votes at once and the lock is granted twice.
+func TestSafetyLaggingReplicaPromotedWithoutQuarantine(t *testing.T) {
+	f := sfFailoverSetup(t, true)
+	l, err := f.c2.TryAcquire(context.Background(), f.key, time.Second)
+	require.NoError(t, err, "without quarantine, B votes at once")
+	require.True(t, f.l1.Held() && l.Held(), "double grant expected: both clients hold the lock")
+}
+
+// ---------------------------------------------------------------------------
+// The fencing floor of a forgetful node needs a healthy majority.
+
+// TestSafetyFloorNeedsHealthyMajority: of five nodes only node 0 loses its
+// state (kill -9, empty restart): a minority, so tokens must stay strictly
+// increasing (S5, Lock.Token's doc). Nodes 1 and 2, which know the highest
+// token, are paused, not forgetful. When node 0's quarantine ends, its floor
+// must come from a healthy majority (DESIGN 3.4), so the right outcomes are
+// "no lock until nodes 1 and 2 answer" or "a token above the highest".
+func TestSafetyFloorNeedsHealthyMajority(t *testing.T) {
+	ctx := context.Background()
+	rig := sfStart(t, 5, redistest.Options{})
+	cfg := redlock.Config{NodeTimeout: 100 * time.Millisecond, MaxTTL: time.Second, RetryDelay: 20 * time.Millisecond}
+	c := sfNew(t, cfg, rig.nodes(t), true)
+	key := sfKey(t)
+	const ttl = 500 * time.Millisecond
+
+	rig.setForeign(t, key, 3, 4)
+	last := sfIssue(t, c, key, ttl, 3, 0) // on nodes 0, 1, 2 only
+	rig.free(t, key, 3, 4)
+	s := rig.g.Server(0)
+	require.NoError(t, s.Kill())
+	require.NoError(t, s.Restart(true))
+	for _, i := range []int{1, 2} {
+		require.NoError(t, rig.g.Server(i).Pause())
+		t.Cleanup(func() { _ = rig.g.Server(i).Resume() }) // before c.Close
+	}
+
+	qe := sfRefused(t, c, key, ttl, rig.addr(0))
+	assert.Equal(t, redlock.VoteQuarantined, sfVote(qe, rig.addr(0)), "%v", qe)
+
+	l, _, _ := sfContest(t, c, key, ttl, cfg.MaxTTL+time.Second)
+	if l != nil {
+		assert.Greater(t, l.Token(), last,
+			"token %d handed out after token %d, with only node 0 (1 of 5) forgetful: its floor was raised from nodes 3 and 4 alone while nodes 1 and 2 were paused", l.Token(), last)
+		_, _ = l.Release(ctx)
+	}
+
+	// Once nodes 1 and 2 answer again, tokens are above every earlier one.
+	for _, i := range []int{1, 2} {
+		require.NoError(t, rig.g.Server(i).Resume())
+	}
+	actx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	l, err := c.Acquire(actx, key, ttl)
+	require.NoError(t, err)
+	assert.Greater(t, l.Token(), last)
+	_, _ = l.Release(ctx)
+}
+
+// ---------------------------------------------------------------------------
+// Contention under a random nemesis: checkers and their negative control.
+
+// sfRecord is one successful acquisition of the workload.
+type sfRecord struct {
+	client int
+	value  string
+	token  uint64
+	start  time.Time // start of the successful attempt (Lock.AcquiredAt)
+	done   time.Time // Acquire returned: the holder knows it holds
+	end    time.Time // min(ValidUntil, release started): the tenure's end
+}
+
+// sfStore is the resource the lock protects: a counter behind a fence. It
+// keeps the highest token it has accepted and refuses a write whose token
+// is strictly lower (stale: an older holder). An equal token is the same
+// acquisition writing again, accepted from that holder only: a different
+// holder with the same token is a repeated token, refused and reported.
+type sfStore struct {
+	mu       sync.Mutex
+	highest  uint64
+	holder   string // the value of the lock that wrote with highest
+	value    int    // the counter: each accepted write is read + 1
+	accepted int
+	fenced   int // refused writes of holders whose lock had already ended
+	bad      []string
+}
+
+func (s *sfStore) read() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.value
+}
+
+// write sets the counter to v under token; held tells whether the writer
+// still believes it holds the lock (checked after the store's verdict: a
+// refused writer that still holds was a legitimate holder fenced off).
+func (s *sfStore) write(token uint64, holder string, v int, held func() bool) {
+	s.mu.Lock()
+	var why string
+	switch {
+	case token < s.highest:
+		why = fmt.Sprintf("stale token %d < highest %d", token, s.highest)
+	case token == s.highest && holder != s.holder:
+		why = fmt.Sprintf("token %d repeated by another holder", token)
+	default:
+		s.highest, s.holder, s.value = token, holder, v
+		s.accepted++
+		s.mu.Unlock()
+		return
+	}
+	s.mu.Unlock()
+	stillHeld := held()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if stillHeld || strings.Contains(why, "repeated") {
+		s.bad = append(s.bad, "store: refused a write from a holder that still held the lock: "+why)
+	} else {
+		s.fenced++
+	}
+}
+
+// sfCheck returns every violation of the history: S5 (an acquisition that
+// started after another completed has a higher token), S1 (tenures
+// [done, end] never overlap), the store's refusals of legitimate holders,
+// and lost updates (the counter equals the number of accepted writes).
+func sfCheck(recs []sfRecord, st *sfStore) []string {
+	var out []string
+	// S5: sort by completion; prefix maxima; for each record the maximum
+	// token of those that completed before it started.
+	byDone := slices.Clone(recs)
+	slices.SortFunc(byDone, func(a, b sfRecord) int { return a.done.Compare(b.done) })
+	prefix := make([]int, len(byDone)) // index of the max token in byDone[:i+1]
+	for i := range byDone {
+		prefix[i] = i
+		if i > 0 && byDone[prefix[i-1]].token >= byDone[i].token {
+			prefix[i] = prefix[i-1]
+		}
+	}
+	for _, b := range recs {
+		k, _ := slices.BinarySearchFunc(byDone, b.start, func(r sfRecord, t time.Time) int {
+			if r.done.Before(t) {
+				return -1
+			}
+			return 1
+		})
+		if k == 0 {
+			continue
+		}
+		if a := byDone[prefix[k-1]]; a.token >= b.token {
+			out = append(out, fmt.Sprintf("S5: client %d got token %d after client %d's token %d had completed (%s earlier)",
+				b.client, b.token, a.client, a.token, b.start.Sub(a.done)))
+		}
+	}
+	// S1: in order of tenure start (done), each must begin after every
+	// earlier one ended.
+	var last *sfRecord
+	for i := range byDone {
+		r := &byDone[i]
+		if last != nil && r.done.Before(last.end) {
+			out = append(out, fmt.Sprintf("S1: client %d (token %d) held from %s before client %d's tenure (token %d) ended",
+				r.client, r.token, r.done.Format(time.StampMicro), last.client, last.token))
+		}
+		if last == nil || r.end.After(last.end) {
+			last = r
+		}
+	}
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	out = append(out, st.bad...)
+	if st.value != st.accepted {
+		out = append(out, fmt.Sprintf("lost update: counter %d after %d accepted writes", st.value, st.accepted))
+	}
+	return out
+}
+
+// sfNemesis injects faults into the servers from one goroutine: a forgetting
+// fault (kill -9 and empty restart, or graceful restart, which is empty too
+// without persistence) or a pause (SIGSTOP, SIGCONT 50-250ms later), one at
+// a time, every 100-350ms; timing and kinds come from a seeded math/rand.
+//
+// It stays within the fault model redlock promises safety under: at most
+// one node forgets within any MaxTTL (+ margin), so no majority ever loses
+// its state together, and at most one node is paused at a time. The
+// forgetting fault always hits the node up longest, which holds the highest
+// counts: the worst case for a fencing scheme that takes a maximum over
+// nodes (and what makes the negative control fail reliably, see
+// TestSafetyNemesisNaiveTokens). Paused nodes are random.
+type sfNemesis struct {
+	rig     *sfRig
+	rng     *rand.Rand
+	quiet   time.Duration // after a forgetting fault, none other for this long
+	born    []time.Time   // when each server's current incarnation started
+	forgets atomic.Int64
+	pauses  atomic.Int64
+	kinds   []string
+}
+
+func sfSeed(t *testing.T) uint64 {
+	seed := uint64(time.Now().UnixNano())
+	if v := os.Getenv("REDLEASE_SAFETY_SEED"); v != "" {
+		s, err := strconv.ParseUint(v, 10, 64)
+		require.NoError(t, err, "REDLEASE_SAFETY_SEED")
+		seed = s
+	}
+	t.Logf("nemesis seed %d (REDLEASE_SAFETY_SEED=%d replays the fault sequence)", seed, seed)
+	return seed
+}
+
+// run injects faults until ctx ends or maxFaults were injected, after start
+// reports true (a warm-up, so that counters are non-zero before the first
+// loss). It always resumes what it paused.
+func (n *sfNemesis) run(ctx context.Context, t *testing.T, start func() bool, maxFaults int) {
+	for !start() {
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(sfTick):
+		}
+	}
+	var lastForget time.Time
+	for range maxFaults {
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(time.Duration(100+n.rng.IntN(251)) * time.Millisecond):
+		}
+		if time.Since(lastForget) > n.quiet && n.rng.IntN(5) < 2 {
+			victim := 0
+			for i := range n.born {
+				if n.born[i].Before(n.born[victim]) {
+					victim = i
+				}
+			}
+			s := n.rig.g.Server(victim)
+			if n.rng.IntN(2) == 0 {
+				n.kinds = append(n.kinds, fmt.Sprintf("kill-9+restart(%d)", victim))
+				assert.NoError(t, s.Kill())
+			} else {
+				n.kinds = append(n.kinds, fmt.Sprintf("restart(%d)", victim))
+			}
+			assert.NoError(t, s.Restart(true))
+			lastForget = time.Now()
+			n.born[victim] = lastForget
+			n.forgets.Add(1)
+			continue
+		}
+		victim := n.rng.IntN(len(n.born))
+		s := n.rig.g.Server(victim)
+		assert.NoError(t, s.Pause())
+		time.Sleep(time.Duration(50+n.rng.IntN(201)) * time.Millisecond)
+		assert.NoError(t, s.Resume())
+		n.pauses.Add(1)
+	}
+}
+
+// sfCountWriter counts the log lines that mention a phrase.
+type sfCountWriter struct {
+	phrase string
+	n      atomic.Int64
+}
+
+func (w *sfCountWriter) Write(p []byte) (int, error) {
+	if strings.Contains(string(p), w.phrase) {
+		w.n.Add(1)
+	}
+	return len(p), nil
+}
+
+// sfWorkload is the contention run: clients separate redlock.Clients (each
+// with its own go-redis clients) on one key, each holder doing a
+// read-modify-write on the fenced store, until target acquisitions and
+// minForgets forgetting faults.
+type sfWorkload struct {
+	clients    int
+	target     int
+	minForgets int
+	// naiveTokens takes the token from INCR on every node (the max of a
+	// majority of replies) instead of Lock.Token: the negative control.
+	naiveTokens bool
+}
+
+type sfResult struct {
+	recs       []sfRecord
+	violations []string
+}
+
+// Workload timing: small TTLs, a quarantine of MaxTTL, a node timeout a few
+// round trips under -race on two cores.
+var sfWorkloadCfg = redlock.Config{
+	NodeTimeout: 75 * time.Millisecond,
+	MaxTTL:      1500 * time.Millisecond,
+	RetryDelay:  15 * time.Millisecond,
+}
+
+const sfWorkloadTTL = 800 * time.Millisecond
+
+// sfNaiveToken is the scheme fencing tokens replace: INCR a counter on every
+// node and take the largest reply, given a majority of replies.
+func sfNaiveToken(nodes []redis.UniversalClient, key string) (uint64, bool) {
+	var (
+		wg      sync.WaitGroup
+		mu      sync.Mutex
+		best    int64
+		replies int
+	)
+	for _, n := range nodes {
+		wg.Go(func() {
+			v, err := n.Incr(context.Background(), key+":naive").Result()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			replies++
+			best = max(best, v)
+		})
+	}
+	wg.Wait() // bounded by the clients' 200ms socket timeouts
+	return uint64(best), replies >= len(nodes)/2+1
+}
+
+func sfRunWorkload(t *testing.T, w sfWorkload) sfResult {
+	rig := sfStart(t, 5, redistest.Options{})
+	key := sfKey(t)
+	degraded := &sfCountWriter{phrase: "no healthy majority"}
+	cfg := sfWorkloadCfg
+	cfg.Logger = hclog.New(&hclog.LoggerOptions{Name: t.Name(), Level: hclog.Warn, Output: degraded})
+	nodes := make([][]redis.UniversalClient, w.clients)
+	clients := make([]*redlock.Client, w.clients)
+	for i := range clients {
+		nodes[i] = rig.nodes(t)
+		clients[i] = sfNew(t, cfg, nodes[i], i == 0)
+	}
+	// Resume paused servers before the Clients close (cleanups run last
+	// registered first), so that Close does not wait on them.
+	t.Cleanup(func() {
+		for _, s := range rig.g.Servers() {
+			if s.Running() {
+				_ = s.Resume()
+			}
+		}
+	})
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	st := &sfStore{}
+	var total, notAcquired, noToken, expiredBeforeUse atomic.Int64
+	recs := make([][]sfRecord, w.clients)
+	var wg sync.WaitGroup
+	for i, c := range clients {
+		wg.Go(func() {
+			for ctx.Err() == nil {
+				l, err := c.Acquire(ctx, key, sfWorkloadTTL)
+				if err != nil {
+					notAcquired.Add(1)
+					continue
+				}
+				done := time.Now()
+				token := l.Token()
+				ok := true
+				if w.naiveTokens {
+					token, ok = sfNaiveToken(nodes[i], key)
+				}
+				switch {
+				case !ok:
+					noToken.Add(1)
+				case !l.Held():
+					expiredBeforeUse.Add(1)
+				default:
+					st.write(token, l.Value(), st.read()+1, l.Held)
+				}
+				released := time.Now()
+				_, _ = l.Release(context.Background())
+				if ok {
+					recs[i] = append(recs[i], sfRecord{client: i, value: l.Value(), token: token,
+						start: l.AcquiredAt(), done: done, end: sfMinTime(l.ValidUntil(), released)})
+					total.Add(1)
+				}
+			}
+		})
+	}
+
+	nem := &sfNemesis{
+		rig:   rig,
+		rng:   rand.New(rand.NewPCG(sfSeed(t), 0x5afe)),
+		quiet: cfg.MaxTTL + 300*time.Millisecond,
+		born:  make([]time.Time, 5),
+	}
+	began := time.Now()
+	for i := range nem.born {
+		nem.born[i] = began
+	}
+	var nwg sync.WaitGroup
+	nwg.Go(func() { nem.run(ctx, t, func() bool { return total.Load() >= 20 }, 1000) })
+
+	// Run until the targets are met; the bound only keeps a broken run
+	// from hanging (it is several times what a run under -race needs).
+	limit := time.After(150 * time.Second)
+	for total.Load() < int64(w.target) || nem.forgets.Load() < int64(w.minForgets) {
+		select {
+		case <-limit:
+			cancel()
+			wg.Wait()
+			nwg.Wait()
+			t.Fatalf("workload did not finish: %d acquisitions, %d forgetting faults", total.Load(), nem.forgets.Load())
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+	cancel()
+	wg.Wait()
+	nwg.Wait()
+
+	var all []sfRecord
+	for _, r := range recs {
+		all = append(all, r...)
+	}
+	var maxToken uint64
+	perClient := make([]int, w.clients)
+	for _, r := range all {
+		maxToken = max(maxToken, r.token)
+		perClient[r.client]++
+	}
+	slices.SortFunc(all, func(a, b sfRecord) int { return a.done.Compare(b.done) })
+	handovers := 0
+	for i := 1; i < len(all); i++ {
+		if all[i].client != all[i-1].client {
+			handovers++
+		}
+	}
+	st.mu.Lock()
+	t.Logf("%d acquisitions in %s by %d clients %v, %d handovers (max token %d, %d writes accepted, %d fenced off after expiry, %d expired before use, %d without a naive token, %d Acquire errors); faults: %d forgetting %v, %d pauses; %d floor raises without a healthy majority",
+		len(all), time.Since(began).Round(time.Millisecond), w.clients, perClient, handovers, maxToken, st.accepted, st.fenced, expiredBeforeUse.Load(),
+		noToken.Load(), notAcquired.Load(), nem.forgets.Load(), nem.kinds, nem.pauses.Load(), degraded.n.Load())
+	st.mu.Unlock()
+	return sfResult{recs: all, violations: sfCheck(all, st)}
+}
+
+func sfMinTime(a, b time.Time) time.Time {
+	if a.Before(b) {
+		return a
+	}
+	return b
+}
+
+// TestSafetyNemesis: 8 contending clients, one key, five servers killed,
+// restarted empty and paused at random: tenures never overlap (S1), tokens
+// increase (S5), the fenced store never refuses a holder that still held,
+// and no update is lost.
+func TestSafetyNemesis(t *testing.T) {
+	res := sfRunWorkload(t, sfWorkload{clients: 8, target: 2000, minForgets: 6})
+	require.GreaterOrEqual(t, len(res.recs), 2000)
+	if len(res.violations) > 0 {
+		t.Errorf("%d violations; the first ones:\n%s", len(res.violations), strings.Join(res.violations[:min(20, len(res.violations))], "\n"))
+	}
+}
+
+// TestSafetyNemesisNaiveTokens is the negative control of TestSafetyNemesis:
+// the same workload, nemesis and checker, with tokens from the naive scheme
+// (INCR a counter on every node, take the max) instead of Lock.Token. The
+// lock itself is the same (quarantine on), so only the token source differs.
+//
+// It fails reliably because the nemesis' forgetting faults go round the
+// nodes by age (0, 1, 2, 3, 4, 0, ...): the fifth restarts, empty, node 4,
+// the only node never restarted, whose counter was the maximum (every
+// acquisition so far); from then on the largest counter is node 0's, which
+// only counts the acquisitions since the first fault, below tokens already
+// handed out, so the next holders get stale tokens and the store refuses
+// their writes while each of them holds the lock. No majority ever forgot
+// together: one node at a time, at most once per MaxTTL (+ margin), the
+// same faults TestSafetyNemesis survives. The run ends at the sixth
+// forgetting fault, so acquisitions after the fifth are part of it.
+func TestSafetyNemesisNaiveTokens(t *testing.T) {
+	res := sfRunWorkload(t, sfWorkload{clients: 8, target: 300, minForgets: 6, naiveTokens: true})
+	require.NotEmpty(t, res.violations, "the checker found no violation with naive tokens: it cannot tell")
+	kinds := map[string]int{}
+	for _, v := range res.violations {
+		kind, _, _ := strings.Cut(v, ":")
+		kinds[kind]++
+	}
+	t.Logf("%d violations detected, as expected (by kind: %v); the first ones:\n%s", len(res.violations), kinds,
+		strings.Join(res.violations[:min(5, len(res.violations))], "\n"))
+}
