@@ -57,7 +57,8 @@ func newNonce() string {
 // retry strategy gives up, an error is final (a bad argument, or a majority
 // of nodes refusing for good: WRONGTYPE, NOPERM, a TTL above the node's
 // MaxTTL), or ctx ends; then the error joins the last attempt's
-// *[QuorumError] and ctx.Err(). Errors match [ErrNotAcquired].
+// *[QuorumError] and ctx.Err(). Errors match [ErrNotAcquired], except those
+// of bad arguments, which match [ErrInvalidArgument].
 //
 // The TTL must be a whole number of milliseconds, at most MaxTTL, and
 // longer than NodeTimeout*2 + drift. The returned Lock is valid until

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -60,7 +61,7 @@ func New(ctx context.Context, cfg Config, nodes ...redis.UniversalClient) (*Clie
 	c := &Client{cfg: cfg, log: cfg.Logger, quorum: len(nodes)/2 + 1, closing: make(chan struct{})}
 	seen := make(map[string]int, len(nodes))
 	for i, nc := range nodes {
-		if nc == nil {
+		if isNil(nc) {
 			return nil, fmt.Errorf("%w: node %d is nil", ErrInvalidConfig, i)
 		}
 		n := &node{client: nc, addr: nodeAddr(nc)}
@@ -110,13 +111,41 @@ func (c *Client) checkNodes(ctx context.Context, bootstrap bool) error {
 		return err
 	}
 	defer c.mu.RUnlock()
+	// Probes get longer than NodeTimeout (connections are new), and are
+	// cut by a timer: go-redis may not honour ctx on a stalled socket.
+	type probed struct {
+		i    int
+		info probeInfo
+		err  error
+	}
+	wait := max(time.Second, c.cfg.NodeTimeout)
+	ch := make(chan probed, len(c.nodes))
+	for i, n := range c.nodes {
+		c.wg.Go(func() {
+			pctx, cancel := context.WithTimeout(ctx, wait)
+			defer cancel()
+			info, err := c.probe(pctx, n, bootstrap)
+			ch <- probed{i, info, err}
+		})
+	}
 	infos := make([]probeInfo, len(c.nodes))
 	errs := make([]error, len(c.nodes))
-	var wg sync.WaitGroup
-	for i, n := range c.nodes {
-		wg.Go(func() { infos[i], errs[i] = c.probe(ctx, n, bootstrap) })
+	for i := range errs {
+		errs[i] = fmt.Errorf("no answer within %s", wait)
 	}
-	wg.Wait()
+	timer := time.NewTimer(wait)
+	defer timer.Stop()
+collect:
+	for range c.nodes {
+		select {
+		case p := <-ch:
+			infos[p.i], errs[p.i] = p.info, p.err
+		case <-timer.C:
+			break collect
+		case <-ctx.Done():
+			break collect
+		}
+	}
 
 	var unreachable []string
 	byRunID := make(map[string]int)
@@ -129,7 +158,7 @@ func (c *Client) checkNodes(ctx context.Context, bootstrap bool) error {
 			c.log.Warn("node did not answer at start-up", "node", n.addr, "error", errs[i])
 			continue
 		}
-		if id := infos[i].runID; id != "" {
+		if id := infos[i].runID; id != "" && n.cluster == nil {
 			if j, dup := byRunID[id]; dup {
 				return fmt.Errorf("%w: nodes %s and %s are the same server (run_id %s): one server, one vote",
 					ErrInvalidConfig, c.nodes[j].addr, n.addr, id)
@@ -150,8 +179,6 @@ func (c *Client) checkNodes(ctx context.Context, bootstrap bool) error {
 
 // probe runs probe.lua on one node and checks its configuration.
 func (c *Client) probe(ctx context.Context, n *node, bootstrap bool) (probeInfo, error) {
-	ctx, cancel := context.WithTimeout(ctx, max(time.Second, c.cfg.NodeTimeout))
-	defer cancel()
 	res, err := scriptProbe.Run(ctx, n.client, []string{n.marker()},
 		c.cfg.MaxTTL.Milliseconds(), flag(!c.cfg.DisableQuarantine), flag(bootstrap)).Result()
 	if err != nil {
@@ -199,6 +226,10 @@ func (c *Client) checkConfig(ctx context.Context, n *node) error {
 		return fmt.Errorf("%w: node %s has maxmemory-policy %s, which can evict a lock key and grant it twice; use noeviction or set Config.AllowEviction",
 			ErrInvalidConfig, n.addr, p)
 	}
+	if n.cluster != nil && conf["cluster-require-full-coverage"] == "yes" {
+		c.log.Warn("cluster-require-full-coverage is yes: while one failed master is being replaced, every master answers CLUSTERDOWN and no lock can be taken; set it to no so that one failure costs one vote",
+			"node", n.addr)
+	}
 	if c.cfg.DisableQuarantine && (conf["appendonly"] != "yes" || conf["appendfsync"] != "always") {
 		c.log.Warn("quarantine is off but the node does not fsync every write: a restart can grant a lock twice",
 			"node", n.addr, "appendonly", conf["appendonly"], "appendfsync", conf["appendfsync"])
@@ -242,6 +273,15 @@ func (c *Client) Nodes() []string {
 
 // Config returns the client's configuration with defaults filled in.
 func (c *Client) Config() Config { return c.cfg }
+
+// isNil reports a nil interface or a typed nil pointer inside one.
+func isNil(c redis.UniversalClient) bool {
+	if c == nil {
+		return true
+	}
+	v := reflect.ValueOf(c)
+	return v.Kind() == reflect.Pointer && v.IsNil()
+}
 
 func flag(b bool) string {
 	if b {

@@ -33,8 +33,13 @@ const DefaultReplicas = 3
 // the cluster client to reload its slot map (go-redis only does so by itself
 // every 60s). A promoted replica is quarantined like a restarted server: its
 // run_id differs from the marker it inherited.
+//
+// Run the cluster with cluster-require-full-coverage no: with the default
+// (yes), while a failed master is being replaced every master answers
+// CLUSTERDOWN, so one failure stops every lock instead of costing one vote
+// (redlock logs a warning when it sees the setting).
 func NewCluster(ctx context.Context, cfg Config, cluster *redis.ClusterClient, n int) (*Client, error) {
-	if cluster == nil {
+	if cluster == nil || isNil(cluster) {
 		return nil, fmt.Errorf("%w: nil cluster client", ErrInvalidConfig)
 	}
 	if n == 0 {

@@ -1,0 +1,638 @@
+package redlock_test
+
+// Integration tests of redlock on a real Redis Cluster (internal/redistest
+// StartCluster): NewCluster's n copies of a lock in n slots, the placement
+// check, failover of a copy's master (quarantine of the promoted replica),
+// a cluster that is down, and a cluster as one node among independent ones.
+//
+// Every wait is on a condition with a deadline; the time bounds asserted
+// are bounds on redlock's own NodeTimeout logic, kept well above what a run
+// under -race on two cores needs. Helpers are prefixed rc (Redis Cluster).
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/redlease/redlease/internal/redistest"
+	"github.com/redlease/redlease/redlock"
+)
+
+const (
+	// rcNodeTimeout is the NodeTimeout of the cluster tests: well above a
+	// round trip under -race on a loaded machine (Release, which waits for
+	// every node, fails if one takes longer).
+	rcNodeTimeout = 500 * time.Millisecond
+	// rcMaxTTL is their MaxTTL: the quarantine of a promoted replica.
+	rcMaxTTL = 8 * time.Second
+	// rcTTL is the TTL of their locks.
+	rcTTL = 3 * time.Second
+	// rcWait bounds every wait on the cluster (a failover takes 2-3s with
+	// cluster-node-timeout 1000).
+	rcWait = 30 * time.Second
+	// rcTick is the polling interval of those waits.
+	rcTick = 20 * time.Millisecond
+)
+
+var rcCfg = redlock.Config{NodeTimeout: rcNodeTimeout, MaxTTL: rcMaxTTL, RetryDelay: 50 * time.Millisecond}
+
+// rcPoolSize is the pool size of the tests' go-redis clients. Once PoolSize
+// dials in a row have failed (a killed server), a go-redis pool starts a
+// re-dialer goroutine that sleeps 1s between attempts and so outlives Close
+// by up to 1s, which goleak would report; a large pool never starts it.
+const rcPoolSize = 10_000
+
+// rcClusterClient is a go-redis cluster client with short socket timeouts,
+// so that requests still in flight when a redlock call returns end quickly
+// (Client.Close waits for them). NodeTimeout bounds the calls themselves.
+func rcClusterClient(t *testing.T, addrs []string, edit ...func(*redis.ClusterOptions)) *redis.ClusterClient {
+	o := &redis.ClusterOptions{
+		Addrs:         addrs,
+		DialTimeout:   250 * time.Millisecond,
+		ReadTimeout:   500 * time.Millisecond,
+		WriteTimeout:  500 * time.Millisecond,
+		PoolTimeout:   time.Second,
+		PoolSize:      rcPoolSize,
+		DialerRetries: 1,
+	}
+	for _, f := range edit {
+		f(o)
+	}
+	cc := redis.NewClusterClient(o)
+	t.Cleanup(func() { _ = cc.Close() })
+	return cc
+}
+
+// rcRedis is a plain client to one server with short timeouts.
+func rcRedis(t *testing.T, addr string) *redis.Client {
+	c := redis.NewClient(&redis.Options{Addr: addr, DialTimeout: 250 * time.Millisecond,
+		ReadTimeout: time.Second, WriteTimeout: time.Second, MaxRetries: -1, DialerRetries: 1, PoolSize: rcPoolSize})
+	t.Cleanup(func() { _ = c.Close() })
+	return c
+}
+
+// rcLogBuffer collects a client's logs (and copies them to t.Log).
+type rcLogBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+	t   *testing.T
+}
+
+func (b *rcLogBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.t.Log(strings.TrimSpace(string(p)))
+	return b.buf.Write(p)
+}
+
+func (b *rcLogBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+func rcLogger(t *testing.T, w io.Writer) hclog.Logger {
+	return hclog.New(&hclog.LoggerOptions{Name: t.Name(), Level: hclog.Debug, Output: w})
+}
+
+// rcNewCluster makes a NewCluster Client of n copies, closed on cleanup;
+// bootstrap declares the cluster brand new.
+func rcNewCluster(t *testing.T, cfg redlock.Config, cc *redis.ClusterClient, n int, bootstrap bool) *redlock.Client {
+	t.Helper()
+	if cfg.Logger == nil {
+		cfg.Logger = rcLogger(t, &rcLogBuffer{t: t})
+	}
+	c, err := redlock.NewCluster(context.Background(), cfg, cc, n)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = c.Close() })
+	if bootstrap {
+		require.NoError(t, c.Bootstrap(context.Background()))
+	}
+	return c
+}
+
+// rcQuorumError extracts the *QuorumError of a failed call.
+func rcQuorumError(t *testing.T, err error) *redlock.QuorumError {
+	t.Helper()
+	require.ErrorIs(t, err, redlock.ErrNotAcquired)
+	var qe *redlock.QuorumError
+	require.ErrorAs(t, err, &qe)
+	return qe
+}
+
+// rcCopyKey is the key of copy i of n of a lock on key.
+func rcCopyKey(i, n int, key string) string {
+	return "{" + redlock.ClusterTag(i, n) + "}:" + key
+}
+
+// rcWaitFor polls cond until it returns nil, failing with its last error
+// after rcWait.
+func rcWaitFor(t *testing.T, what string, cond func() error) {
+	t.Helper()
+	deadline := time.Now().Add(rcWait)
+	for {
+		err := cond()
+		if err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: not within %v: %v", what, rcWait, err)
+		}
+		time.Sleep(rcTick)
+	}
+}
+
+// rcTryAcquire takes a lock and checks that it took at most two fan-outs
+// (acquire and fencing), each bounded by NodeTimeout.
+func rcTryAcquire(t *testing.T, c *redlock.Client, key string) *redlock.Lock {
+	t.Helper()
+	t0 := time.Now()
+	l, err := c.TryAcquire(context.Background(), key, rcTTL)
+	require.NoError(t, err)
+	require.Less(t, time.Since(t0), 2*rcNodeTimeout+50*time.Millisecond, "acquire of %q", key)
+	require.True(t, l.Held())
+	return l
+}
+
+func TestClusterLocks(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	c := redistest.StartCluster(t, 3, 1)
+	rl := rcNewCluster(t, rcCfg, rcClusterClient(t, c.Addrs()), 3, true)
+	other := rcNewCluster(t, rcCfg, rcClusterClient(t, c.Addrs()), 3, false)
+	require.Equal(t, 2, rl.Quorum())
+
+	// Copy i is in the middle of slot range i, hence on master i.
+	reps, shared := rl.Placement(ctx)
+	require.False(t, shared)
+	require.Len(t, reps, 3)
+	seen := map[string]bool{}
+	for i, r := range reps {
+		require.NoError(t, r.Err)
+		assert.Equal(t, redlock.Slot(redlock.ClusterTag(i, 3)), r.Slot)
+		assert.Equal(t, c.Masters()[i].Addr(), r.Master, "copy %d", i)
+		assert.Equal(t, c.MasterOf(r.Slot), c.Masters()[i], "the cluster agrees on copy %d", i)
+		seen[r.Master] = true
+	}
+	assert.Len(t, seen, 3, "three copies on three masters")
+
+	var last uint64
+	for _, key := range []string{"job", "{user42}:job"} {
+		t.Run(key, func(t *testing.T) {
+			l := rcTryAcquire(t, rl, key)
+			assert.Greater(t, l.Token(), last, "tokens strictly increase")
+			last = l.Token()
+			// Each copy is on its own master, in its own slot. TryAcquire
+			// returns at a majority: the third copy may land a moment
+			// later, and its fencing counter is only written where the
+			// acquire's yes came in time.
+			fenced := 0
+			for i, m := range c.Masters() {
+				ck := rcCopyKey(i, 3, key)
+				assert.Equal(t, redlock.Slot(redlock.ClusterTag(i, 3)), redlock.Slot(ck))
+				direct := rcRedis(t, m.Addr())
+				rcWaitFor(t, fmt.Sprintf("copy %d on master %d", i, i), func() error {
+					if v := direct.Get(ctx, ck).Val(); v != l.Value() {
+						return fmt.Errorf("%s = %q", ck, v)
+					}
+					return nil
+				})
+				if direct.Get(ctx, ck+":fence").Val() == fmt.Sprint(l.Token()) {
+					fenced++
+				}
+			}
+			assert.GreaterOrEqual(t, fenced, 2, "fencing counters at the token")
+			in, err := other.Inspect(ctx, key)
+			require.NoError(t, err)
+			assert.Equal(t, l.Value(), in.Value)
+			assert.Equal(t, l.Token(), in.Token)
+			for i, st := range in.Nodes {
+				assert.NoError(t, st.Err, "copy %d", i)
+				assert.Equal(t, l.Value(), st.Value, "copy %d", i)
+				assert.Zero(t, st.Quarantine, "copy %d", i)
+				assert.True(t, st.Ready, "copy %d", i)
+			}
+
+			_, err = other.TryAcquire(ctx, key, rcTTL)
+			qe := rcQuorumError(t, err)
+			assert.Zero(t, qe.Yes)
+			no := 0
+			for _, n := range qe.Nodes {
+				if n.Vote == redlock.VoteNo {
+					no++
+				} else {
+					assert.ErrorContains(t, n.Err, "not awaited") // decided by two no
+				}
+			}
+			assert.GreaterOrEqual(t, no, 2, "%v", qe)
+
+			require.NoError(t, l.Extend(ctx, rcTTL+time.Second))
+			for i, m := range c.Masters() {
+				pttl := rcRedis(t, m.Addr()).PTTL(ctx, rcCopyKey(i, 3, key)).Val()
+				assert.Greater(t, pttl, rcTTL, "copy %d extended", i)
+			}
+			n, err := l.Release(ctx)
+			require.NoError(t, err)
+			assert.Equal(t, 3, n)
+
+			for range 3 {
+				l := rcTryAcquire(t, other, key)
+				assert.Equal(t, last+1, l.Token(), "tokens strictly increase")
+				last = l.Token()
+				_, err := l.Release(ctx)
+				require.NoError(t, err)
+			}
+		})
+		last = 0 // each key has its own counter
+	}
+
+	// TRYAGAIN: copies 0 and 1 in slots being migrated. The scripts touch
+	// three keys of which the target has none: go-redis follows the ASK to
+	// the target, which answers TRYAGAIN. A failed vote, within NodeTimeout,
+	// and worth a retry. (One redirect, so that go-redis returns the
+	// TRYAGAIN at once instead of retrying it with backoffs.)
+	t.Run("TRYAGAIN", func(t *testing.T) {
+		oneHop := rcNewCluster(t, rcCfg, rcClusterClient(t, c.Addrs(), func(o *redis.ClusterOptions) {
+			o.MaxRedirects = 1
+		}), 3, false)
+		ms := c.Masters()
+		ids := make([]string, len(ms))
+		for i, m := range ms {
+			ids[i] = rcRedis(t, m.Addr()).ClusterMyID(ctx).Val()
+		}
+		for i := range 2 {
+			slot := redlock.Slot(redlock.ClusterTag(i, 3))
+			src, dst := rcRedis(t, ms[i].Addr()), rcRedis(t, ms[2].Addr())
+			require.NoError(t, dst.Do(ctx, "CLUSTER", "SETSLOT", slot, "IMPORTING", ids[i]).Err())
+			require.NoError(t, src.Do(ctx, "CLUSTER", "SETSLOT", slot, "MIGRATING", ids[2]).Err())
+			t.Cleanup(func() {
+				_ = src.Do(ctx, "CLUSTER", "SETSLOT", slot, "STABLE").Err()
+				_ = dst.Do(ctx, "CLUSTER", "SETSLOT", slot, "STABLE").Err()
+			})
+		}
+		t0 := time.Now()
+		_, err := oneHop.TryAcquire(ctx, "migrating", rcTTL)
+		assert.Less(t, time.Since(t0), 2*rcNodeTimeout, "TryAcquire returned late")
+		qe := rcQuorumError(t, err)
+		// Copy 2's yes may not be awaited; the outcome needs both errors.
+		assert.LessOrEqual(t, qe.Yes, 1, "%v", qe)
+		for _, n := range qe.Nodes[:2] {
+			assert.Equal(t, redlock.VoteError, n.Vote, "%s", n)
+			assert.ErrorContains(t, n.Err, "TRYAGAIN")
+		}
+
+		ctx2, cancel := context.WithTimeout(ctx, 3*rcNodeTimeout)
+		defer cancel()
+		_, err = rl.Acquire(ctx2, "migrating", rcTTL)
+		require.ErrorIs(t, err, context.DeadlineExceeded, "TRYAGAIN is not final: Acquire retries until ctx ends")
+		require.ErrorIs(t, err, redlock.ErrNotAcquired)
+	})
+}
+
+// A cluster of one master: the three copies share it. NewCluster must
+// accept it with a warning (fault tolerance drops; documented, not
+// refused), and locks work: one server, three votes.
+func TestClusterSharedMasterWarning(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	c := redistest.StartCluster(t, 1, 0)
+	logs := &rcLogBuffer{t: t}
+	cfg := rcCfg
+	cfg.Logger = rcLogger(t, logs)
+	rl := rcNewCluster(t, cfg, rcClusterClient(t, c.Addrs()), 3, true)
+
+	reps, shared := rl.Placement(ctx)
+	assert.True(t, shared)
+	require.Len(t, reps, 3)
+	for _, r := range reps {
+		require.NoError(t, r.Err)
+		assert.Equal(t, c.Masters()[0].Addr(), r.Master)
+	}
+	assert.Contains(t, logs.String(), "[WARN]")
+	assert.Contains(t, logs.String(), "two copies of every lock share a master")
+
+	l := rcTryAcquire(t, rl, "job")
+	assert.Equal(t, uint64(1), l.Token())
+	in, err := rl.Inspect(ctx, "job")
+	require.NoError(t, err)
+	assert.Equal(t, l.Value(), in.Value)
+	for _, st := range in.Nodes {
+		assert.Equal(t, l.Value(), st.Value)
+	}
+	_, err = l.Release(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, uint64(2), rcTryAcquire(t, rl, "job").Token())
+}
+
+// Kill -9 the master of copy 1: locks keep working on copies 0 and 2; the
+// replica that is promoted inherited copy 1's marker, written by the old
+// master, so it is quarantined (its run_id differs); a lock held by A
+// before the kill is never granted to B while A holds it.
+//
+// The cluster runs with cluster-require-full-coverage no: with Redis'
+// default (yes) every master refuses every command while a slot has no
+// master (see TestClusterFullCoverageWindow).
+func TestClusterFailoverQuarantine(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	c := redistest.StartCluster(t, 3, 1, redistest.Options{Extra: []string{"cluster-require-full-coverage no"}})
+	a := rcNewCluster(t, rcCfg, rcClusterClient(t, c.Addrs()), 3, true)
+	b := rcNewCluster(t, rcCfg, rcClusterClient(t, c.Addrs()), 3, false)
+	slot := redlock.Slot(redlock.ClusterTag(1, 3))
+	victim := c.MasterOf(slot)
+	heir := c.ReplicaOf(victim)
+	require.NotNil(t, victim)
+	require.NotNil(t, heir)
+	copy1 := b.Nodes()[1]
+
+	lockA := rcTryAcquire(t, a, "job")
+	// The replica has the marker and A's copy before the kill.
+	acked, err := rcRedis(t, victim.Addr()).Do(ctx, "WAIT", 1, 5000).Int()
+	require.NoError(t, err)
+	require.Equal(t, 1, acked)
+	require.NoError(t, victim.Kill())
+
+	// Until the replica is promoted (about 2-3s): fresh locks are taken by
+	// copies 0 and 2 within NodeTimeout, B never gets A's lock, and A keeps
+	// extending it.
+	step := func(i int) {
+		t.Helper()
+		l := rcTryAcquire(t, b, fmt.Sprintf("free-%d", i))
+		_, _ = l.Release(ctx) // copy 1 may fail: ErrNotReleased
+		_, err := b.TryAcquire(ctx, "job", rcTTL)
+		require.ErrorIs(t, err, redlock.ErrNotAcquired)
+		require.True(t, lockA.Held(), "B was refused while A holds the lock")
+		require.NoError(t, lockA.Extend(ctx, 0))
+	}
+	i := 0
+	rcWaitFor(t, "promotion of "+heir.Addr(), func() error {
+		step(i)
+		i++
+		if m := c.MasterOf(slot); m != heir {
+			return fmt.Errorf("slot %d is served by %v", slot, m)
+		}
+		return nil
+	})
+	t.Logf("%d acquisitions while copy 1 had no master", i)
+	promoted := time.Now()
+
+	// The redlock clients find the promoted replica (the slot map is
+	// reloaded after node errors, not after go-redis' 60s), and it is
+	// quarantined: B is refused by copies 0 and 2 (A's) and copy 1.
+	var qe *redlock.QuorumError
+	rcWaitFor(t, "copy 1 quarantined on the promoted replica", func() error {
+		step(i)
+		i++
+		_, err := b.TryAcquire(ctx, "job", rcTTL)
+		qe = rcQuorumError(t, err)
+		if q := qe.Quarantined(); len(q) != 1 || q[0].Node != copy1 {
+			return fmt.Errorf("B's attempt: %v", qe)
+		}
+		return nil
+	})
+	t.Logf("copy 1 quarantined on the promoted replica %v after the promotion", time.Since(promoted).Round(time.Millisecond))
+	require.True(t, lockA.Held())
+	assert.Zero(t, qe.Yes)
+	for _, k := range []int{0, 2} { // A's copies; one no and copy 1 decide
+		if n := qe.Nodes[k]; n.Vote != redlock.VoteNo {
+			assert.ErrorContains(t, n.Err, "not awaited", "copy %d", k)
+		}
+	}
+	q := qe.Quarantined()[0]
+	assert.Greater(t, q.Quarantine, time.Duration(0))
+	assert.LessOrEqual(t, q.Quarantine, rcMaxTTL)
+	reps, shared := b.Placement(ctx)
+	assert.False(t, shared)
+	assert.Equal(t, heir.Addr(), reps[1].Master, "copy 1 is served by the promoted replica")
+
+	in, err := b.Inspect(ctx, "job")
+	require.NoError(t, err)
+	assert.Equal(t, lockA.Value(), in.Value, "A still holds the lock on a majority")
+	assert.Greater(t, in.Nodes[1].Quarantine, time.Duration(0), "copy 1 is quarantined")
+	assert.NoError(t, in.Nodes[1].Err)
+	for _, k := range []int{0, 2} {
+		assert.Zero(t, in.Nodes[k].Quarantine)
+	}
+
+	// A stops extending: B gets the lock only after A's deadline.
+	ctxB, cancel := context.WithTimeout(ctx, rcWait)
+	defer cancel()
+	lockB, err := b.Acquire(ctxB, "job", rcTTL)
+	require.NoError(t, err)
+	require.False(t, lockA.Held(), "B acquired while A held the lock")
+	require.True(t, time.Now().After(lockA.ValidUntil()))
+	assert.Greater(t, lockB.Token(), lockA.Token(), "tokens strictly increase across the failover")
+	_, _ = lockB.Release(ctx)
+
+	// Once its quarantine is over, copy 1 votes again, with its fencing
+	// floor raised: a lock is on all three copies and tokens still rise.
+	last := lockB.Token()
+	rcWaitFor(t, "copy 1 votes again", func() error {
+		l := rcTryAcquire(t, b, "job")
+		defer func() { _, _ = l.Release(ctx) }()
+		require.Greater(t, l.Token(), last)
+		last = l.Token()
+		in, err := b.Inspect(ctx, "job")
+		require.NoError(t, err)
+		if in.Nodes[1].Value != l.Value() {
+			return fmt.Errorf("copy 1: %+v", in.Nodes[1])
+		}
+		return nil
+	})
+}
+
+// With Redis' default cluster-require-full-coverage yes, the loss of one
+// master takes every copy down: from the moment the masters flag it as
+// failed until its replica is promoted (at least the 500ms election delay)
+// they all answer CLUSTERDOWN, so no lock can be taken or extended, and a
+// copy's master without a replica stops the whole cluster for good. Once
+// the replica is promoted, locks work again, with copy 1 quarantined.
+func TestClusterFullCoverageWindow(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	c := redistest.StartCluster(t, 3, 1)
+	rl := rcNewCluster(t, rcCfg, rcClusterClient(t, c.Addrs()), 3, true)
+	slot := redlock.Slot(redlock.ClusterTag(1, 3))
+	victim := c.MasterOf(slot)
+	heir := c.ReplicaOf(victim)
+	require.NotNil(t, victim)
+	require.NotNil(t, heir)
+	_, err := rcTryAcquire(t, rl, "warmup").Release(ctx)
+	require.NoError(t, err)
+	acked, err := rcRedis(t, victim.Addr()).Do(ctx, "WAIT", 1, 5000).Int()
+	require.NoError(t, err)
+	require.Equal(t, 1, acked)
+	require.NoError(t, victim.Kill())
+
+	down, i := 0, 0
+	rcWaitFor(t, "promotion of "+heir.Addr(), func() error {
+		i++
+		t0 := time.Now()
+		l, err := rl.TryAcquire(ctx, fmt.Sprintf("free-%d", i), rcTTL)
+		require.Less(t, time.Since(t0), 2*rcNodeTimeout+50*time.Millisecond)
+		if err == nil {
+			_, _ = l.Release(ctx)
+		} else if strings.Contains(err.Error(), "CLUSTERDOWN") {
+			down++
+		}
+		if m := c.MasterOf(slot); m != heir {
+			return fmt.Errorf("slot %d is served by %v", slot, m)
+		}
+		return nil
+	})
+	t.Logf("%d of %d attempts met CLUSTERDOWN before the promotion", down, i)
+	assert.Positive(t, down, "no attempt met the cluster down")
+
+	rcWaitFor(t, "locks again, copy 1 quarantined", func() error {
+		i++
+		l, err := rl.TryAcquire(ctx, fmt.Sprintf("free-%d", i), rcTTL)
+		if err != nil {
+			return err
+		}
+		defer func() { _, _ = l.Release(ctx) }()
+		in, err := rl.Inspect(ctx, l.Key())
+		require.NoError(t, err)
+		if in.Nodes[1].Quarantine == 0 {
+			return fmt.Errorf("copy 1: %+v", in.Nodes[1])
+		}
+		return nil
+	})
+}
+
+// Two masters of three killed: the survivor answers CLUSTERDOWN. That is a
+// failed vote, counted within NodeTimeout whatever go-redis' own retries
+// would take, and not final (Acquire retries until its context ends).
+func TestClusterDown(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	c := redistest.StartCluster(t, 3, 0)
+	// No redirects or retries: the survivor's CLUSTERDOWN is the vote's error.
+	plain := rcNewCluster(t, rcCfg, rcClusterClient(t, c.Addrs(), func(o *redis.ClusterOptions) {
+		o.MaxRedirects = -1
+	}), 3, true)
+	// go-redis' default 3 retries, 1s apart: at least 3s if redlock waited.
+	slow := rcNewCluster(t, rcCfg, rcClusterClient(t, c.Addrs(), func(o *redis.ClusterOptions) {
+		o.MinRetryBackoff, o.MaxRetryBackoff = time.Second, time.Second
+	}), 3, false)
+	for _, rl := range []*redlock.Client{plain, slow} {
+		_, err := rcTryAcquire(t, rl, "warmup").Release(ctx)
+		require.NoError(t, err)
+	}
+
+	ms := c.Masters()
+	require.NoError(t, ms[0].Kill())
+	require.NoError(t, ms[1].Kill())
+	survivor := rcRedis(t, ms[2].Addr())
+	rcWaitFor(t, "cluster down", func() error {
+		info, err := survivor.ClusterInfo(ctx).Result()
+		if err != nil || !strings.Contains(info, "cluster_state:fail") {
+			return fmt.Errorf("CLUSTER INFO: %q, %v", info, err)
+		}
+		return nil
+	})
+	err := survivor.Get(ctx, rcCopyKey(2, 3, "job")).Err()
+	require.ErrorContains(t, err, "CLUSTERDOWN")
+
+	t0 := time.Now()
+	_, err = plain.TryAcquire(ctx, "job", rcTTL)
+	assert.Less(t, time.Since(t0), 2*rcNodeTimeout)
+	qe := rcQuorumError(t, err)
+	assert.Zero(t, qe.Yes)
+	for _, n := range qe.Nodes {
+		assert.Equal(t, redlock.VoteError, n.Vote, "%s", n)
+	}
+	// Inspect waits for every node (TryAcquire stops at two errors).
+	t0 = time.Now()
+	in, err := plain.Inspect(ctx, "job")
+	assert.Less(t, time.Since(t0), 2*rcNodeTimeout)
+	require.ErrorIs(t, err, redlock.ErrNoHolder)
+	assert.ErrorContains(t, in.Nodes[2].Err, "CLUSTERDOWN")
+
+	t0 = time.Now()
+	_, err = slow.TryAcquire(ctx, "job", rcTTL)
+	assert.Less(t, time.Since(t0), 2*rcNodeTimeout, "TryAcquire waited for go-redis' retries")
+	qe = rcQuorumError(t, err)
+	assert.Zero(t, qe.Yes)
+
+	for _, rl := range []*redlock.Client{plain, slow} {
+		ctx2, cancel := context.WithTimeout(ctx, 2*rcNodeTimeout)
+		t0 = time.Now()
+		_, err = rl.Acquire(ctx2, "job", rcTTL)
+		cancel()
+		require.ErrorIs(t, err, redlock.ErrNotAcquired)
+		require.ErrorIs(t, err, context.DeadlineExceeded, "CLUSTERDOWN is not final")
+		assert.Less(t, time.Since(t0), 2*rcNodeTimeout+2*rcNodeTimeout)
+	}
+}
+
+// The other topology: independent nodes, one of which is a whole cluster
+// (one vote, in the slot of {redlease}). Killing the cluster leaves the
+// two standalone servers, a majority.
+func TestClusterAsOneNode(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	g := redistest.Start(t, 2)
+	c := redistest.StartCluster(t, 3, 0)
+	nodes := func() []redis.UniversalClient {
+		return []redis.UniversalClient{rcRedis(t, g.Server(0).Addr()), rcRedis(t, g.Server(1).Addr()), rcClusterClient(t, c.Addrs())}
+	}
+	cfg := rcCfg
+	cfg.Logger = rcLogger(t, &rcLogBuffer{t: t})
+	a, err := redlock.New(ctx, cfg, nodes()...)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = a.Close() })
+	require.NoError(t, a.Bootstrap(ctx))
+	b, err := redlock.New(ctx, cfg, nodes()...)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = b.Close() })
+	_, shared := a.Placement(ctx)
+	assert.False(t, shared, "Placement is for NewCluster clients")
+
+	l := rcTryAcquire(t, a, "job")
+	assert.Equal(t, uint64(1), l.Token())
+	for i := range 2 {
+		assert.Equal(t, l.Value(), rcRedis(t, g.Server(i).Addr()).Get(ctx, "job").Val(), "the key as named on standalone node %d", i)
+	}
+	m := c.MasterOf(redlock.Slot("{redlease}:job"))
+	require.NotNil(t, m)
+	assert.Equal(t, l.Value(), rcRedis(t, m.Addr()).Get(ctx, "{redlease}:job").Val(), "the cluster's copy")
+	in, err := b.Inspect(ctx, "job")
+	require.NoError(t, err)
+	for i, st := range in.Nodes {
+		assert.Equal(t, l.Value(), st.Value, "node %d", i)
+	}
+	_, err = l.Release(ctx)
+	require.NoError(t, err)
+
+	for _, s := range c.Servers() {
+		require.NoError(t, s.Kill())
+	}
+	last := l.Token()
+	for range 3 {
+		l := rcTryAcquire(t, b, "job")
+		assert.Greater(t, l.Token(), last)
+		last = l.Token()
+		_, err := a.TryAcquire(ctx, "job", rcTTL)
+		qe := rcQuorumError(t, err)
+		assert.Equal(t, []redlock.Vote{redlock.VoteNo, redlock.VoteNo, redlock.VoteError},
+			[]redlock.Vote{qe.Nodes[0].Vote, qe.Nodes[1].Vote, qe.Nodes[2].Vote}, "%v", qe)
+		in, err := a.Inspect(ctx, "job")
+		require.NoError(t, err)
+		assert.Equal(t, l.Value(), in.Value)
+		assert.Error(t, in.Nodes[2].Err)
+		_, err = l.Release(ctx)
+		require.ErrorIs(t, err, redlock.ErrNotReleased, "the cluster cannot be reached")
+		require.False(t, errors.Is(err, redlock.ErrNotHeld))
+	}
+}

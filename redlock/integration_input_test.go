@@ -1,0 +1,321 @@
+package redlock_test
+
+// Integration tests of bad configurations, bad arguments, node error
+// replies (WRONGTYPE, READONLY, NOSCRIPT) and Inspect.
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/redlease/redlease/internal/faultproxy"
+	"github.com/redlease/redlease/redlock"
+)
+
+// itNewErr calls redlock.New, closes the Client if one is made, and returns
+// the error (or fails the test if New panics).
+func itNewErr(t *testing.T, cfg redlock.Config, nodes ...redis.UniversalClient) error {
+	t.Helper()
+	var err error
+	require.NotPanics(t, func() {
+		var c *redlock.Client
+		if c, err = redlock.New(context.Background(), cfg, nodes...); err == nil {
+			_ = c.Close()
+		}
+	})
+	return err
+}
+
+// TestIntegrationNewRefuses: New refuses node lists and servers that would
+// break "one server, one vote" (S7) or could evict a lock key.
+func TestIntegrationNewRefuses(t *testing.T) {
+	ctx := context.Background()
+	cl := itStart(t, itConfig{n: 3})
+	cfg := redlock.Config{NodeTimeout: itNodeTimeout, Logger: itLogger(t)}
+	addr := cl.g.Server(1).Addr()
+
+	t.Run("no nodes", func(t *testing.T) {
+		err := itNewErr(t, cfg)
+		require.ErrorIs(t, err, redlock.ErrInvalidConfig)
+		assert.Contains(t, err.Error(), "no nodes")
+	})
+	t.Run("nil node", func(t *testing.T) {
+		err := itNewErr(t, cfg, cl.nodes[0], nil, cl.nodes[2])
+		require.ErrorIs(t, err, redlock.ErrInvalidConfig)
+		assert.Contains(t, err.Error(), "node 1 is nil")
+	})
+	t.Run("typed nil node", func(t *testing.T) {
+		var nc *redis.Client // a nil *redis.Client is a non-nil UniversalClient
+		err := itNewErr(t, cfg, cl.nodes[0], nc, cl.nodes[2])
+		require.ErrorIs(t, err, redlock.ErrInvalidConfig)
+		assert.Contains(t, err.Error(), "node 1")
+	})
+	t.Run("invalid config", func(t *testing.T) {
+		err := itNewErr(t, redlock.Config{NodeTimeout: time.Second, MaxTTL: 2 * time.Second}, cl.nodes...)
+		require.ErrorIs(t, err, redlock.ErrInvalidConfig)
+		assert.Contains(t, err.Error(), "MaxTTL (2s)")
+	})
+	t.Run("same address twice", func(t *testing.T) {
+		twin := itRedis(t, itFastOptions(1, addr))
+		err := itNewErr(t, cfg, cl.nodes[0], cl.nodes[1], twin)
+		require.ErrorIs(t, err, redlock.ErrInvalidConfig)
+		assert.Contains(t, err.Error(), addr)
+		assert.Contains(t, err.Error(), "one vote")
+	})
+	t.Run("same server under two addresses", func(t *testing.T) {
+		p, err := faultproxy.New(addr)
+		require.NoError(t, err)
+		t.Cleanup(func() { _ = p.Close() })
+		twin := itRedis(t, itFastOptions(1, p.Addr()))
+		err = itNewErr(t, cfg, cl.nodes[0], cl.nodes[1], twin)
+		require.ErrorIs(t, err, redlock.ErrInvalidConfig)
+		assert.Contains(t, err.Error(), addr)
+		assert.Contains(t, err.Error(), p.Addr())
+		assert.Contains(t, err.Error(), "run_id")
+	})
+	t.Run("evicting maxmemory-policy", func(t *testing.T) {
+		s := cl.direct[1]
+		require.NoError(t, s.ConfigSet(ctx, "maxmemory-policy", "allkeys-lru").Err())
+		t.Cleanup(func() { _ = s.ConfigSet(ctx, "maxmemory-policy", "noeviction").Err() })
+		err := itNewErr(t, cfg, cl.nodes...)
+		require.ErrorIs(t, err, redlock.ErrInvalidConfig)
+		assert.Contains(t, err.Error(), addr)
+		assert.Contains(t, err.Error(), "allkeys-lru")
+
+		allow := cfg
+		allow.AllowEviction = true
+		require.NoError(t, itNewErr(t, allow, cl.nodes...), "AllowEviction accepts it")
+	})
+}
+
+// TestIntegrationBadArguments: bad keys and TTLs fail at once with an error
+// naming the bad value, and Acquire does not retry them.
+func TestIntegrationBadArguments(t *testing.T) {
+	ctx := context.Background()
+	cl := itStart(t, itConfig{n: 5})
+	c := cl.locker(t, redlock.Config{NodeTimeout: 100 * time.Millisecond})
+	key := itKey(t)
+
+	cases := []struct {
+		name string
+		key  string
+		ttl  time.Duration
+		msg  []string
+	}{
+		{"empty key", "", time.Second, []string{"key must not be empty"}},
+		{"zero TTL", key, 0, []string{"TTL (0s)", "positive"}},
+		{"negative TTL", key, -time.Second, []string{"TTL (-1s)", "positive"}},
+		{"TTL not above two NodeTimeouts and drift", key, 200 * time.Millisecond, []string{"TTL (200ms)", "NodeTimeout*2 + drift (204ms)"}},
+		{"TTL above MaxTTL", key, 31 * time.Second, []string{"TTL (31s)", "MaxTTL (30s)"}},
+		{"TTL not whole milliseconds", key, time.Second + time.Microsecond, []string{"TTL (1.000001s)", "milliseconds"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			check := func(op string, err error) {
+				t.Helper()
+				require.ErrorIs(t, err, redlock.ErrInvalidArgument, op)
+				for _, m := range tc.msg {
+					assert.Contains(t, err.Error(), m, op)
+				}
+			}
+			_, err := c.TryAcquire(ctx, tc.key, tc.ttl)
+			check("TryAcquire", err)
+
+			actx, cancel := context.WithTimeout(ctx, itWaitFor)
+			defer cancel()
+			t0 := time.Now()
+			_, err = c.Acquire(actx, tc.key, tc.ttl)
+			check("Acquire", err)
+			assert.Less(t, time.Since(t0), time.Second, "a bad argument is final: no retries")
+			assert.NotErrorIs(t, err, context.DeadlineExceeded)
+		})
+	}
+
+	t.Run("Extend TTL", func(t *testing.T) {
+		l, err := c.TryAcquire(ctx, key, time.Second)
+		require.NoError(t, err)
+		err = l.Extend(ctx, 31*time.Second)
+		require.ErrorIs(t, err, redlock.ErrInvalidArgument)
+		assert.Contains(t, err.Error(), "TTL (31s)")
+		assert.True(t, l.Held())
+		_, err = l.Release(ctx)
+		require.NoError(t, err)
+	})
+	t.Run("Inspect empty key", func(t *testing.T) {
+		_, err := c.Inspect(ctx, "")
+		require.ErrorIs(t, err, redlock.ErrInvalidArgument)
+	})
+}
+
+// TestIntegrationWrongType: a key of another type on every node is a final
+// error: Acquire returns it at once instead of retrying until its deadline.
+func TestIntegrationWrongType(t *testing.T) {
+	ctx := context.Background()
+	cl := itStart(t, itConfig{n: 5})
+	c := cl.locker(t, redlock.Config{NodeTimeout: itNodeTimeout})
+	key := itKey(t)
+	for _, d := range cl.direct {
+		require.NoError(t, d.RPush(ctx, key, "item").Err())
+	}
+
+	actx, cancel := context.WithTimeout(ctx, itWaitFor)
+	defer cancel()
+	t0 := time.Now()
+	_, err := c.Acquire(actx, key, time.Second)
+	require.ErrorIs(t, err, redlock.ErrNotAcquired)
+	assert.Less(t, time.Since(t0), time.Second, "WRONGTYPE is final")
+	assert.NotErrorIs(t, err, context.DeadlineExceeded)
+	assert.Contains(t, err.Error(), "WRONGTYPE")
+	for i, nr := range itQuorumError(t, err).Nodes {
+		assert.Equal(t, redlock.VoteError, nr.Vote, "node %d", i)
+	}
+	for i, d := range cl.direct {
+		n, err := d.LLen(ctx, key).Result()
+		require.NoError(t, err)
+		assert.Equal(t, int64(1), n, "node %d: the list was touched", i)
+	}
+}
+
+// TestIntegrationReadOnlyNode: a replica answers READONLY. One such node
+// out of five does not prevent a lock; when it matters, the error shows it,
+// and it is not final (a failover may be under way).
+func TestIntegrationReadOnlyNode(t *testing.T) {
+	ctx := context.Background()
+	cl := itStart(t, itConfig{n: 5})
+	c := cl.locker(t, redlock.Config{NodeTimeout: itNodeTimeout})
+	key := itKey(t)
+
+	master := itStart(t, itConfig{n: 1}).g.Server(0)
+	replica := cl.direct[4]
+	host, port, _ := strings.Cut(master.Addr(), ":")
+	require.NoError(t, replica.ReplicaOf(ctx, host, port).Err())
+	require.Eventually(t, func() bool {
+		info, err := replica.Info(ctx, "replication").Result()
+		return err == nil && strings.Contains(info, "master_link_status:up")
+	}, itWaitFor, itTick)
+
+	l, err := c.TryAcquire(ctx, key, 2*time.Second)
+	require.NoError(t, err, "four writable nodes of five are a majority")
+	assert.Equal(t, []string{l.Value(), l.Value(), l.Value(), l.Value(), ""}, cl.values(key))
+	n, err := l.Release(ctx)
+	require.NoError(t, err, "the read-only node never held it: nothing to release there")
+	assert.Equal(t, 4, n)
+
+	cl.setForeign(t, key, 0, 1)
+	_, err = c.TryAcquire(ctx, key, 2*time.Second)
+	require.ErrorIs(t, err, redlock.ErrNotAcquired)
+	nr := itQuorumError(t, err).Nodes[4]
+	assert.Equal(t, redlock.VoteError, nr.Vote)
+	require.Error(t, nr.Err)
+	assert.Contains(t, nr.Err.Error(), "READONLY")
+	assert.Contains(t, err.Error(), "READONLY")
+
+	// Not final: Acquire keeps trying until its context ends.
+	actx, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
+	defer cancel()
+	_, err = c.Acquire(actx, key, 2*time.Second)
+	require.ErrorIs(t, err, redlock.ErrNotAcquired)
+	require.ErrorIs(t, err, context.DeadlineExceeded)
+}
+
+// TestIntegrationNoScript: after SCRIPT FLUSH on every node, every call still
+// works (go-redis falls back from EVALSHA to EVAL).
+func TestIntegrationNoScript(t *testing.T) {
+	ctx := context.Background()
+	cl := itStart(t, itConfig{n: 5})
+	c := cl.locker(t, redlock.Config{NodeTimeout: itNodeTimeout})
+	key := itKey(t)
+	flush := func() {
+		for _, d := range cl.direct {
+			require.NoError(t, d.ScriptFlush(ctx).Err())
+		}
+	}
+
+	flush()
+	l, err := c.TryAcquire(ctx, key, 2*time.Second)
+	require.NoError(t, err)
+	assert.Equal(t, uint64(1), l.Token())
+	flush()
+	require.NoError(t, l.Extend(ctx, 3*time.Second))
+	flush()
+	in, err := c.Inspect(ctx, key)
+	require.NoError(t, err)
+	assert.Equal(t, l.Value(), in.Value)
+	flush()
+	n, err := l.Release(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, 5, n)
+}
+
+// TestIntegrationInspect: a majority read reports the holder, its token and
+// its remaining validity; without a majority, ErrNoHolder with every node's
+// view.
+func TestIntegrationInspect(t *testing.T) {
+	ctx := context.Background()
+	cl := itStart(t, itConfig{n: 5})
+	c := cl.locker(t, redlock.Config{NodeTimeout: itNodeTimeout})
+	key := itKey(t)
+	const ttl = 5 * time.Second
+
+	_, err := c.Inspect(ctx, key)
+	require.ErrorIs(t, err, redlock.ErrNoHolder, "free key")
+
+	l1, err := c.TryAcquire(ctx, key, ttl)
+	require.NoError(t, err)
+	_, err = l1.Release(ctx)
+	require.NoError(t, err)
+	l, err := c.TryAcquire(ctx, key, ttl)
+	require.NoError(t, err)
+	require.Equal(t, uint64(2), l.Token())
+
+	in, err := c.Inspect(ctx, key)
+	require.NoError(t, err)
+	assert.Equal(t, key, in.Key)
+	assert.Equal(t, l.Value(), in.Value)
+	assert.Equal(t, l.Token(), in.Token)
+	assert.Greater(t, in.Remaining, time.Duration(0))
+	assert.LessOrEqual(t, in.Remaining, ttl-itDrift(ttl))
+	assert.InDelta(t, float64(l.Remaining()), float64(in.Remaining), float64(100*time.Millisecond),
+		"the nodes' view of the validity matches the holder's")
+	require.Len(t, in.Nodes, 5)
+	fenced := 0 // the token is written back on the yes-majority, not on every node
+	for i, st := range in.Nodes {
+		assert.Equal(t, cl.g.Server(i).Addr(), st.Node)
+		assert.Equal(t, l.Value(), st.Value, "node %d", i)
+		assert.Greater(t, st.TTL, time.Duration(0), "node %d", i)
+		assert.LessOrEqual(t, st.Counter, l.Token(), "node %d", i)
+		if st.Counter == l.Token() {
+			fenced++
+		}
+		assert.True(t, st.Ready, "node %d", i)
+		assert.Zero(t, st.Quarantine, "node %d", i)
+		assert.NoError(t, st.Err, "node %d", i)
+	}
+	assert.GreaterOrEqual(t, fenced, 3)
+
+	// The holder's key on only 2 of 5 nodes: no holder.
+	for i := range 3 {
+		require.NoError(t, cl.direct[i].Del(ctx, key).Err())
+	}
+	in, err = c.Inspect(ctx, key)
+	require.ErrorIs(t, err, redlock.ErrNoHolder)
+	require.NotNil(t, in)
+	assert.Empty(t, in.Value)
+	assert.Zero(t, in.Remaining)
+	require.Len(t, in.Nodes, 5)
+	for i, st := range in.Nodes {
+		if i < 3 {
+			assert.Empty(t, st.Value, "node %d", i)
+			assert.Zero(t, st.TTL, "node %d", i)
+		} else {
+			assert.Equal(t, l.Value(), st.Value, "node %d", i)
+			assert.Greater(t, st.TTL, time.Duration(0), "node %d", i)
+		}
+		assert.NoError(t, st.Err, "node %d", i)
+	}
+}
