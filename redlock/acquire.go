@@ -82,7 +82,7 @@ func (c *Client) Acquire(ctx context.Context, key string, ttl time.Duration, opt
 		if ctx.Err() != nil {
 			return nil, errors.Join(err, ctx.Err())
 		}
-		if isFinal(err) {
+		if IsFinal(err) {
 			return nil, err
 		}
 		d, ok := retry.NextDelay()
@@ -155,20 +155,25 @@ func (c *Client) attempt(ctx context.Context, key string, ttl time.Duration, o a
 	var failed atomic.Bool // set before the clean-up release is sent
 	undoLate := func(n *node, a answer) {
 		if a.vote == VoteYes && failed.Load() {
-			c.releaseOn(n, key, value, "", "")
+			c.releaseOn(n, key, value)
 		}
 	}
 	fail := func(qe *QuorumError) (*Lock, error) {
 		failed.Store(true)
-		c.wg.Go(func() { c.releaseAll(key, value) })
+		c.wg.Go(func() { c.releaseAll(key, value, "", "") })
 		return nil, qe
 	}
 
 	t0 := time.Now()
 	validUntil := t0.Add(ttl - c.cfg.drift(ttl))
 	args := []any{value, ttl.Milliseconds(), c.cfg.MaxTTL.Milliseconds(), flag(!c.cfg.DisableQuarantine)}
+	plain := []string{key, key + ":fence", markerKey}
 	answers := c.fanout(ctx, c.nodes, func(ctx context.Context, n *node) answer {
-		res, err := n.run(ctx, scriptAcquire, []string{n.lockKey(key), n.fenceKey(key), n.marker()}, args...)
+		keys := plain
+		if n.tag != "" {
+			keys = []string{n.lockKey(key), n.fenceKey(key), n.marker()}
+		}
+		res, err := n.run(ctx, scriptAcquire, keys, args...)
 		a := parseAcquire(res, err)
 		if n.cluster != nil {
 			a.runID = "" // copies on one master are a placement warning, not a refusal
@@ -198,7 +203,9 @@ func (c *Client) attempt(ctx context.Context, key string, ttl time.Duration, o a
 			fmt.Sprintf("validity %s after %s is below MinValidity %s", left.Round(time.Microsecond),
 				time.Since(t0).Round(time.Microsecond), c.cfg.MinValidity)))
 	}
-	c.log.Trace("acquired", "key", key, "token", token, "validity", time.Until(validUntil), "elapsed", time.Since(t0))
+	if c.log.IsTrace() {
+		c.log.Trace("acquired", "key", key, "token", token, "validity", time.Until(validUntil), "elapsed", time.Since(t0))
+	}
 	return &Lock{c: c, key: key, value: value, token: token, ttl: ttl,
 		notice: o.notice, msg: o.msg, acquiredAt: t0, validUntil: validUntil}, nil
 }
@@ -278,8 +285,13 @@ func (c *Client) fence(ctx context.Context, key, value string, answers []answer)
 	}
 	token := max + 1
 	args := []any{value, strconv.FormatInt(token, 10), flag(!c.cfg.DisableQuarantine)}
+	plain := []string{key, key + ":fence", markerKey}
 	res := c.fanout(ctx, yesNodes, func(ctx context.Context, n *node) answer {
-		v, err := intReply(n.run(ctx, scriptFence, []string{n.lockKey(key), n.fenceKey(key), n.marker()}, args...))
+		keys := plain
+		if n.tag != "" {
+			keys = []string{n.lockKey(key), n.fenceKey(key), n.marker()}
+		}
+		v, err := intReply(n.run(ctx, scriptFence, keys, args...))
 		switch {
 		case err != nil:
 			return answer{vote: VoteError, err: err}
@@ -449,9 +461,12 @@ func nodeResult(n *node, a answer) NodeResult {
 	return r
 }
 
-// isFinal reports whether retrying cannot help: a bad argument, or a
-// majority of nodes refusing with an error that a retry will meet again.
-func isFinal(err error) bool {
+// IsFinal reports whether retrying an acquisition that failed with err
+// cannot help: a bad argument, a closed client, or a majority of nodes
+// refusing with an error that a retry will meet again (WRONGTYPE, NOPERM, a
+// TTL above the node's MaxTTL). [Client.Acquire] stops on such errors;
+// loops of one's own around [Client.TryAcquire] should too.
+func IsFinal(err error) bool {
 	if errors.Is(err, ErrInvalidArgument) || errors.Is(err, ErrClosed) {
 		return true
 	}

@@ -9,13 +9,18 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// Requests to one node are batched: while one pipeline to the node is in
-// flight, the requests that arrive queue up, and the next pipeline carries
-// all of them. A process that holds many leases therefore refreshes them in
-// a few round trips per node rather than one each, and a lone request goes
-// out at once, unbatched. There is no goroutine behind this: the caller
-// whose request finds no pipeline in flight sends one (it leads), and when
-// it is done it hands the lead to the oldest waiting request.
+// Requests to one node are batched: while maxInFlight requests or pipelines
+// to the node are in flight, the requests that arrive queue up, and the next
+// pipeline carries all of them. A process that holds many leases therefore
+// refreshes them in a few round trips per node rather than one each, while
+// a request that finds the node not busy goes out at once, unbatched (a slow
+// straggler of an earlier call does not hold it up). There is no goroutine
+// behind this: a caller that finds room sends (it leads), and when it is
+// done it hands the lead to the oldest waiting request.
+
+// maxInFlight is how many requests or pipelines one node may have in
+// flight before requests queue.
+const maxInFlight = 4
 
 // maxBatch bounds one pipeline.
 const maxBatch = 512
@@ -35,9 +40,9 @@ type batchReq struct {
 }
 
 type batcher struct {
-	mu     sync.Mutex
-	queue  []*batchReq
-	active bool // a batch is being sent
+	mu       sync.Mutex
+	queue    []*batchReq
+	inFlight int // requests or pipelines being sent
 }
 
 // run sends one script call to the node, batched with concurrent ones.
@@ -46,8 +51,8 @@ type batcher struct {
 func (n *node) run(ctx context.Context, s *redis.Script, keys []string, args ...any) (any, error) {
 	b := &n.batch
 	b.mu.Lock()
-	if !b.active {
-		b.active = true
+	if b.inFlight < maxInFlight {
+		b.inFlight++
 		b.mu.Unlock()
 		// Alone: no pipeline. Then pass the lead on.
 		res, err := s.Run(ctx, n.client, keys, args...).Result()
@@ -114,7 +119,7 @@ func (n *node) send(ctx context.Context) {
 // stop waiting at their own NodeTimeout whatever happens.
 const pipelineTimeout = 5 * time.Second
 
-// handOff passes the lead to the oldest waiting request, or ends the batch.
+// handOff passes the lead to the oldest waiting request, or frees a place.
 func (n *node) handOff(context.Context) {
 	b := &n.batch
 	b.mu.Lock()
@@ -122,13 +127,17 @@ func (n *node) handOff(context.Context) {
 	for len(b.queue) > 0 && b.queue[0].abandoned {
 		b.queue = b.queue[1:]
 	}
-	if len(b.queue) == 0 {
-		b.active = false
-		return
+	// The oldest request that is not already about to lead; a leader takes
+	// the whole queue, so a request may be sent by another leader than its
+	// own lead, which then finds less (or nothing) to send.
+	for _, r := range b.queue {
+		if !r.abandoned && !r.leading {
+			r.leading = true
+			close(r.lead)
+			return
+		}
 	}
-	next := b.queue[0]
-	next.leading = true
-	close(next.lead)
+	b.inFlight--
 }
 
 // pipeline runs a batch with EVALSHA, and again with EVAL for the requests

@@ -103,6 +103,6 @@ func TestBatchAbandonedRequests(t *testing.T) {
 	require.Eventually(t, func() bool {
 		n.batch.mu.Lock()
 		defer n.batch.mu.Unlock()
-		return !n.batch.active && len(n.batch.queue) == 0
+		return n.batch.inFlight == 0 && len(n.batch.queue) == 0
 	}, 5*time.Second, 5*time.Millisecond, "the batch queue must drain")
 }

@@ -12,7 +12,6 @@ package redlock_test
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -244,7 +243,7 @@ func TestClusterLocks(t *testing.T) {
 			}
 			n, err := l.Release(ctx)
 			require.NoError(t, err)
-			assert.Equal(t, 3, n)
+			assert.GreaterOrEqual(t, n, 2)
 
 			for range 3 {
 				l := rcTryAcquire(t, other, key)
@@ -631,8 +630,8 @@ func TestClusterAsOneNode(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, l.Value(), in.Value)
 		assert.Error(t, in.Nodes[2].Err)
-		_, err = l.Release(ctx)
-		require.ErrorIs(t, err, redlock.ErrNotReleased, "the cluster cannot be reached")
-		require.False(t, errors.Is(err, redlock.ErrNotHeld))
+		n, err := l.Release(ctx)
+		require.NoError(t, err, "the two standalone nodes are a majority: the dead cluster does not hold Release up")
+		assert.Equal(t, 2, n)
 	}
 }

@@ -54,11 +54,11 @@ func Example() {
 	fmt.Println("second acquire refused:", errors.Is(err, redlock.ErrNotAcquired))
 
 	n, _ := lock.Release(ctx)
-	fmt.Println("released on", n, "nodes; held:", lock.Held())
+	fmt.Println("released on a majority:", n >= c.Quorum(), "held:", lock.Held())
 	// Output:
 	// held: true token: 1
 	// second acquire refused: true
-	// released on 5 nodes; held: false
+	// released on a majority: true held: false
 }
 
 // fencedStore is a resource protected by fencing tokens: it remembers the

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -12,42 +13,49 @@ type call func(ctx context.Context, n *node) answer
 
 // fanout sends call to the given nodes at once and collects the answers.
 //
-// Each request is bounded by NodeTimeout, enforced here with a timer rather
-// than trusted to the go-redis client (which does not cut socket reads on a
-// context deadline unless built with ContextTimeoutEnabled). done is
-// consulted after every answer; fanout returns as soon as it says true, when
-// every node answered, when NodeTimeout passed, or when ctx ends. Nodes that
-// had not answered by then are reported as VoteError with a timeout.
+// Every request of one fanout shares one context bounded by NodeTimeout, and
+// the wait is cut at that deadline here rather than trusted to the go-redis
+// client (which does not cut socket reads on a context deadline unless
+// built with ContextTimeoutEnabled). done is consulted after every answer;
+// fanout returns as soon as it says true, when every node answered, when
+// NodeTimeout passed, or when ctx ends. Nodes that had not answered by then
+// are reported as VoteError saying why.
 //
-// Requests still running when fanout returns finish in goroutines tracked by
-// the client (Close waits for them); their answers go to late, if not nil,
-// which runs in that goroutine. answers[i] belongs to nodes[i].
+// Requests still running when fanout returns go on, within the same
+// deadline, in goroutines tracked by the client (Close waits for them);
+// their answers go to late, if not nil, which runs in that goroutine.
+// answers[i] belongs to nodes[i].
 func (c *Client) fanout(ctx context.Context, nodes []*node, do call, done func(answers []answer, got []bool) bool, late func(n *node, a answer)) (answers []answer) {
 	type indexed struct {
 		i int
 		a answer
 	}
 	var (
-		mu     sync.Mutex
-		closed bool
-		ch     = make(chan indexed, len(nodes))
+		mu      sync.Mutex
+		closed  bool
+		ch      = make(chan indexed, len(nodes))
+		running atomic.Int32
 	)
+	// The last request to finish releases the context; until then it
+	// lives to its deadline, so stragglers are not cut short by our return.
+	nctx, cancel := deadline(ctx, c.cfg.NodeTimeout)
+	running.Store(int32(len(nodes)))
 	for i, n := range nodes {
 		c.wg.Go(func() {
-			nctx, cancel := context.WithTimeout(ctx, c.cfg.NodeTimeout)
 			a := do(nctx, n)
-			cancel()
 			if a.vote == VoteError {
 				c.nodeFailed(n, a.err)
 			}
 			mu.Lock()
-			if !closed {
+			sent := !closed
+			if sent {
 				ch <- indexed{i, a} // buffered: never blocks
-				mu.Unlock()
-				return
 			}
 			mu.Unlock()
-			if late != nil {
+			if running.Add(-1) == 0 {
+				cancel()
+			}
+			if !sent && late != nil {
 				late(n, a)
 			}
 		})
@@ -55,24 +63,37 @@ func (c *Client) fanout(ctx context.Context, nodes []*node, do call, done func(a
 
 	answers = make([]answer, len(nodes))
 	got := make([]bool, len(nodes))
-	timer := time.NewTimer(c.cfg.NodeTimeout)
-	defer timer.Stop()
+	pending := len(nodes)
+	take := func(r indexed) bool {
+		answers[r.i], got[r.i] = r.a, true
+		pending--
+		return done != nil && done(answers, got)
+	}
 	var cut error // why the nodes still pending get no answer
 collect:
-	for pending := len(nodes); pending > 0; {
+	for pending > 0 {
 		select {
 		case r := <-ch:
-			answers[r.i], got[r.i] = r.a, true
-			pending--
-			if done != nil && done(answers, got) {
+			if take(r) {
 				cut = errNotAwaited
 				break collect
 			}
-		case <-timer.C:
-			cut = errNodeTimeout{c.cfg.NodeTimeout}
-			break collect
-		case <-ctx.Done():
-			cut = ctx.Err()
+		case <-nctx.Done():
+			// Answers may have arrived together with the deadline.
+			for drained := false; !drained && pending > 0; {
+				select {
+				case r := <-ch:
+					if take(r) {
+						cut = errNotAwaited
+						break collect
+					}
+				default:
+					drained = true
+				}
+			}
+			if cut = ctx.Err(); cut == nil {
+				cut = errNodeTimeout{c.cfg.NodeTimeout}
+			}
 			break collect
 		}
 	}
@@ -97,6 +118,12 @@ collect:
 		}
 	}
 	return answers
+}
+
+// deadline is context.WithTimeout for a context whose cancel is called by
+// the last of several goroutines rather than by its creator.
+func deadline(ctx context.Context, d time.Duration) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(ctx, d)
 }
 
 // errNotAwaited: the request was still running when the outcome was

@@ -62,8 +62,8 @@ func (c *Client) Inspect(ctx context.Context, key string) (*Inspection, error) {
 			return answer{vote: VoteError, err: err}
 		}
 		ns, err := asInts(a, 1, 2, 3, 4)
-		if err != nil {
-			return answer{vote: VoteError, err: err}
+		if _, isStr := a[0].(string); err != nil || !isStr {
+			return answer{vote: VoteError, err: badReply(res)}
 		}
 		v := VoteYes
 		if ns[2] > 0 || ns[3] != 1 {

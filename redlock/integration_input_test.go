@@ -5,6 +5,7 @@ package redlock_test
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -204,7 +205,7 @@ func TestIntegrationReadOnlyNode(t *testing.T) {
 	assert.Equal(t, []string{l.Value(), l.Value(), l.Value(), l.Value(), ""}, cl.values(key))
 	n, err := l.Release(ctx)
 	require.NoError(t, err, "the read-only node never held it: nothing to release there")
-	assert.Equal(t, 4, n)
+	assert.GreaterOrEqual(t, n, 3)
 
 	cl.setForeign(t, key, 0, 1)
 	_, err = c.TryAcquire(ctx, key, 2*time.Second)
@@ -249,7 +250,7 @@ func TestIntegrationNoScript(t *testing.T) {
 	flush()
 	n, err := l.Release(ctx)
 	require.NoError(t, err)
-	assert.Equal(t, 5, n)
+	assert.GreaterOrEqual(t, n, 3)
 }
 
 // TestIntegrationInspect: a majority read reports the holder, its token and
@@ -269,9 +270,16 @@ func TestIntegrationInspect(t *testing.T) {
 	require.NoError(t, err)
 	_, err = l1.Release(ctx)
 	require.NoError(t, err)
+	require.Eventually(t, func() bool { // Release returns at a majority; the rest follows
+		return slices.Equal(cl.values(key), []string{"", "", "", "", ""})
+	}, itWaitFor, itTick)
 	l, err := c.TryAcquire(ctx, key, ttl)
 	require.NoError(t, err)
 	require.Equal(t, uint64(2), l.Token())
+	require.Eventually(t, func() bool { // the acquisition returned at a majority too
+		v := l.Value()
+		return slices.Equal(cl.values(key), []string{v, v, v, v, v})
+	}, itWaitFor, itTick)
 
 	in, err := c.Inspect(ctx, key)
 	require.NoError(t, err)

@@ -13,6 +13,7 @@ package redlock_test
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -287,12 +288,20 @@ func TestIntegrationQuorumNodesKilled(t *testing.T) {
 			require.NoError(t, err, "%d nodes down", down)
 			assert.True(t, l.Held())
 			n, err := l.Release(ctx)
-			assert.Equal(t, 5-down, n, "released on every live node")
-			if down == 0 {
-				require.NoError(t, err)
-			} else {
-				require.ErrorIs(t, err, redlock.ErrNotReleased, "dead nodes are reported")
+			require.NoError(t, err, "a majority deleted it: dead nodes do not hold Release up")
+			assert.GreaterOrEqual(t, n, 3, "Release returns once a majority deleted")
+			live := []int{}
+			for i := down; i < 5; i++ {
+				live = append(live, i)
 			}
+			require.Eventually(t, func() bool {
+				for _, v := range cl.values(key, live...) {
+					if v != "" {
+						return false
+					}
+				}
+				return true
+			}, itWaitFor, itTick, "the slower live nodes are released in the background")
 			continue
 		}
 		require.ErrorIs(t, err, redlock.ErrNotAcquired)
@@ -375,7 +384,10 @@ func TestIntegrationSlowNodeDoesNotSlowAcquire(t *testing.T) {
 	p.Release()
 	n, err := l.Release(ctx)
 	require.NoError(t, err)
-	assert.Equal(t, 5, n, "the slow node granted too, and is released too")
+	assert.GreaterOrEqual(t, n, 3)
+	require.Eventually(t, func() bool {
+		return slices.Equal(cl.values(itKey(t)), []string{"", "", "", "", ""})
+	}, itWaitFor, itTick, "the slow node granted too, and is released too")
 }
 
 // TestIntegrationValidity: latency on a majority shortens the validity by

@@ -102,8 +102,13 @@ func (l *Lock) Extend(ctx context.Context, ttl time.Duration) error {
 
 	t0 := time.Now()
 	args := []any{l.value, ttl.Milliseconds(), c.cfg.MaxTTL.Milliseconds(), flag(!c.cfg.DisableQuarantine)}
+	plain := []string{l.key, markerKey}
 	answers := c.fanout(ctx, c.nodes, func(ctx context.Context, n *node) answer {
-		res, err := n.run(ctx, scriptExtend, []string{n.lockKey(l.key), n.marker()}, args...)
+		keys := plain
+		if n.tag != "" {
+			keys = []string{n.lockKey(l.key), n.marker()}
+		}
+		res, err := n.run(ctx, scriptExtend, keys, args...)
 		if err != nil {
 			return answer{vote: VoteError, err: err}
 		}
@@ -140,7 +145,7 @@ func (l *Lock) Extend(ctx context.Context, ttl time.Duration) error {
 		// The old deadline passed while we waited: the lock was lost, and
 		// a late yes must not bring it back (S4).
 		l.released = true
-		c.wg.Go(func() { c.releaseAll(l.key, l.value) })
+		c.wg.Go(func() { c.releaseAll(l.key, l.value, l.notice, l.msg) }) // wakes waiters
 		return fmt.Errorf("%w: %q: the local deadline passed during extend", ErrNotHeld, l.key)
 	case yes < c.quorum:
 		return c.quorumError("extend", l.key, answers, ErrNotExtended, "")
@@ -151,12 +156,17 @@ func (l *Lock) Extend(ctx context.Context, ttl time.Duration) error {
 	return nil
 }
 
-// Release deletes the lock on every node that still holds our value and
-// returns how many did. The lock stops being held before any request is
-// sent. Release fails with ErrNotHeld when no node held it any more (it had
-// expired or been taken) and every node answered; with a *QuorumError when
-// some nodes could not be reached (their copies expire with the TTL).
-// Releasing twice returns ErrNotHeld the second time and sends nothing.
+// Release deletes the lock on every node that still holds our value. It
+// returns as soon as a majority has deleted it (others can take the lock
+// from then on), with how many nodes had by then; slower nodes finish in
+// the background (Client.Close waits for them), so a dead or slow node does
+// not slow Release down. The lock stops being held before any request is
+// sent. Short of a majority, Release waits for every node (bounded by
+// NodeTimeout) and fails with ErrNotHeld when no node held it any more (it
+// had expired or been taken), or with a *QuorumError matching
+// ErrNotReleased when some nodes could not be reached (their copies expire
+// with the TTL). Releasing twice returns ErrNotHeld the second time and
+// sends nothing.
 func (l *Lock) Release(ctx context.Context) (int, error) {
 	l.mu.Lock()
 	if l.released {
@@ -173,42 +183,67 @@ func (l *Lock) Release(ctx context.Context) (int, error) {
 	defer c.mu.RUnlock()
 	// The caller's ctx may already be cancelled: cleaning up must not
 	// depend on it (S8). NodeTimeout bounds every request.
-	ctx = context.WithoutCancel(ctx)
-	answers := c.release(ctx, l.key, l.value, l.notice, l.msg)
+	answers := c.release(context.WithoutCancel(ctx), l.key, l.value, l.notice, l.msg, c.deletedOnMajority)
 	deleted, errs := 0, 0
 	for _, a := range answers {
-		switch a.vote {
-		case VoteYes:
+		switch {
+		case a.vote == VoteYes:
 			deleted++
-		case VoteError:
+		case a.vote == VoteError && a.err != errNotAwaited:
 			errs++
 		}
 	}
 	switch {
+	case deleted >= c.quorum:
+		return deleted, nil
 	case errs > 0:
-		qe := c.quorumError("release", l.key, answers, ErrNotReleased, "")
-		qe.Need = len(answers)
-		return deleted, qe
+		return deleted, c.quorumError("release", l.key, answers, ErrNotReleased, "")
 	case deleted == 0:
 		return 0, fmt.Errorf("%w: %q: no node held it any more", ErrNotHeld, l.key)
 	}
 	return deleted, nil
 }
 
-// release runs release.lua on every node and waits for all (bounded by
-// NodeTimeout).
-func (c *Client) release(ctx context.Context, key, value, notice, msg string) []answer {
-	return c.fanout(ctx, c.nodes, func(ctx context.Context, n *node) answer {
-		return releaseNode(ctx, n, key, value, notice, msg)
-	}, nil, nil)
+// deletedOnMajority is a fanout done func: a majority said yes.
+func (c *Client) deletedOnMajority(as []answer, got []bool) bool {
+	yes := 0
+	for i, a := range as {
+		if got[i] && a.vote == VoteYes {
+			yes++
+		}
+	}
+	return yes >= c.quorum
 }
 
-func releaseNode(ctx context.Context, n *node, key, value, notice, msg string) answer {
-	sharded := "0"
-	if notice != "" && n.tag != "" {
-		notice, sharded = n.lockKey(notice), "1" // SPUBLISH in the copy's slot
-	}
-	v, err := intReply(n.run(ctx, scriptRelease, []string{n.lockKey(key)}, value, notice, msg, sharded))
+// release runs release.lua on every node; done decides when to stop
+// waiting (nil: for every node, bounded by NodeTimeout).
+func (c *Client) release(ctx context.Context, key, value, notice, msg string, done func([]answer, []bool) bool) []answer {
+	plain := releaseArgs(key, value, notice, msg, "0")
+	return c.fanout(ctx, c.nodes, func(ctx context.Context, n *node) answer {
+		keys, args := plain.keys, plain.args
+		if n.tag != "" {
+			ch, sharded := notice, "0"
+			if notice != "" {
+				ch, sharded = n.lockKey(notice), "1" // SPUBLISH in the copy's slot
+			}
+			a := releaseArgs(n.lockKey(key), value, ch, msg, sharded)
+			keys, args = a.keys, a.args
+		}
+		return releaseReply(n.run(ctx, scriptRelease, keys, args...))
+	}, done, nil)
+}
+
+type scriptArgs struct {
+	keys []string
+	args []any
+}
+
+func releaseArgs(key, value, notice, msg, sharded string) scriptArgs {
+	return scriptArgs{[]string{key}, []any{value, notice, msg, sharded}}
+}
+
+func releaseReply(res any, err error) answer {
+	v, err := intReply(res, err)
 	switch {
 	case err != nil:
 		return answer{vote: VoteError, err: err}
@@ -223,13 +258,14 @@ func releaseNode(ctx context.Context, n *node, key, value, notice, msg string) a
 
 // releaseAll undoes a failed or lost acquisition on every node, with its
 // own bounded context (S8); used in the background.
-func (c *Client) releaseAll(key, value string) {
-	c.release(context.Background(), key, value, "", "")
+func (c *Client) releaseAll(key, value, notice, msg string) {
+	c.release(context.Background(), key, value, notice, msg, nil)
 }
 
 // releaseOn undoes one node's late yes.
-func (c *Client) releaseOn(n *node, key, value, notice, msg string) {
+func (c *Client) releaseOn(n *node, key, value string) {
 	ctx, cancel := context.WithTimeout(context.Background(), c.cfg.NodeTimeout)
 	defer cancel()
-	releaseNode(ctx, n, key, value, notice, msg)
+	a := releaseArgs(n.lockKey(key), value, "", "", "0")
+	n.run(ctx, scriptRelease, a.keys, a.args...)
 }

@@ -38,7 +38,15 @@ func TestAcquireExtendRelease(t *testing.T) {
 
 	n, err := l.Release(ctx)
 	require.NoError(t, err)
-	assert.Equal(t, 5, n)
+	assert.GreaterOrEqual(t, n, 3, "Release returns once a majority deleted")
+	require.Eventually(t, func() bool {
+		for _, m := range ms {
+			if m.Exists("job") {
+				return false
+			}
+		}
+		return true
+	}, 5*time.Second, time.Millisecond, "every node is released")
 	assert.False(t, l.Held())
 	_, err = l.Release(ctx)
 	require.ErrorIs(t, err, ErrNotHeld)

@@ -19,10 +19,11 @@ end
 -- run_id of this server, or '' where INFO server is not available (miniredis).
 local function redlease_run_id()
   local info = redis.pcall('INFO', 'server')
-  if type(info) == 'string' then
-    return string.match(info, 'run_id:(%x+)') or ''
-  end
-  return ''
+  if type(info) ~= 'string' then return '' end
+  -- A plain find: a pattern match over INFO costs several microseconds.
+  local i = string.find(info, 'run_id:', 1, true)
+  if not i then return '' end
+  return string.sub(info, i + 7, i + 46) -- run_id is 40 hex digits
 end
 
 -- Reads (and, when create is true, starts) the quarantine of this node.

@@ -1,0 +1,226 @@
+package lease
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"math/rand/v2"
+	"strings"
+	"time"
+
+	"github.com/redlease/redlease/redlock"
+)
+
+// Change notices. A lease PUBLISHes on [NoticeChannel] of its key, on every
+// node, when it is acquired (from a goroutine of the lease, right after
+// acquisition) and when its keys are deleted (by redlock's release script,
+// on each node where it deleted them). Payloads:
+//
+//	NoticeAcquired + " " + value   the new holder's value (see DecodeValue)
+//	NoticeReleased                 the key was released on that node
+//
+// Notices are hints: they can be lost, late, duplicated or forged by
+// anyone who can PUBLISH, so a receiver confirms with a majority read
+// ([Inspect]) or an attempt of its own. An expired lease sends none.
+const (
+	NoticeAcquired = "acquired"
+	NoticeReleased = "released"
+)
+
+// NoticeChannel returns the Pub/Sub channel of key's change notices. It is
+// the one place that names it.
+func NoticeChannel(key string) string { return key + ":notice" }
+
+// Acquire waits until it holds the lease on key, or ctx ends.
+//
+// It makes an attempt at once; while the key is held elsewhere it listens
+// to the key's [NoticeChannel] and tries again as soon as a release notice
+// arrives, or after a jittered delay (Config.RetryDelay) otherwise. When ctx
+// ends first, the error joins the last attempt's error (matching
+// [ErrNotAcquired], with every node's answer) and ctx.Err() (and its cause,
+// when there is one). Errors that a retry cannot cure end the wait at once:
+// an invalid Config (ErrInvalidConfig), an empty key or nil client
+// (redlock.ErrInvalidArgument), a closed client (redlock.ErrClosed).
+//
+// The lease is bound to ctx: when ctx is cancelled after acquisition, the
+// lease ends (its Err is context.Cause(ctx)) and its keys are released.
+// To bound only the wait, give Acquire a context that is cancelled only
+// when the wait runs too long: e.g. ctx, cancel := context.WithCancel(parent);
+// t := time.AfterFunc(maxWait, cancel); l, err := Acquire(ctx, ...); and if
+// t.Stop() reports the timer stopped, the lease lives until cancel is called.
+//
+// Acquire is safe for concurrent use; each call gets its own lease. The
+// caller must end every lease it gets: Release it, or cancel ctx.
+func Acquire(ctx context.Context, client *redlock.Client, key string, cfg Config) (*Lease, error) {
+	a, err := prepare(client, key, cfg)
+	if err != nil {
+		return nil, err
+	}
+	l, err := a.try(ctx)
+	if err == nil {
+		return l, nil
+	}
+	if stop := a.stop(ctx, err); stop != nil {
+		return nil, stop
+	}
+	sub, serr := client.Subscribe(ctx, a.channel)
+	if serr != nil {
+		return nil, errors.Join(err, serr)
+	}
+	defer sub.Close()
+	for {
+		// The first pass tries again at once: a release between the first
+		// attempt and the subscription sent its notice to nobody.
+		if l, err = a.try(ctx); err == nil {
+			return l, nil
+		}
+		if stop := a.stop(ctx, err); stop != nil {
+			return nil, stop
+		}
+		if werr := a.wait(ctx, sub); werr != nil {
+			return nil, errors.Join(err, werr)
+		}
+	}
+}
+
+// TryAcquire makes one attempt to acquire the lease on key; see [Acquire],
+// whose rules it follows (the lease is bound to ctx). It fails with an
+// error matching [ErrNotAcquired] when the key is held elsewhere or a
+// majority of nodes could not be reached. It is safe for concurrent use.
+func TryAcquire(ctx context.Context, client *redlock.Client, key string, cfg Config) (*Lease, error) {
+	a, err := prepare(client, key, cfg)
+	if err != nil {
+		return nil, err
+	}
+	l, err := a.try(ctx)
+	if err != nil && ctx.Err() != nil && !errors.Is(err, ctx.Err()) {
+		err = errors.Join(err, ctxErr(ctx))
+	}
+	return l, err
+}
+
+// acquirer holds what the attempts of one Acquire share.
+type acquirer struct {
+	client  *redlock.Client
+	key     string
+	cfg     Config // validated, defaults filled in
+	fields  string // encoded ID and Metadata
+	channel string
+}
+
+func prepare(client *redlock.Client, key string, cfg Config) (*acquirer, error) {
+	switch {
+	case client == nil:
+		return nil, fmt.Errorf("%w: nil *redlock.Client", redlock.ErrInvalidArgument)
+	case key == "":
+		return nil, fmt.Errorf("%w: key must not be empty", redlock.ErrInvalidArgument)
+	}
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	cfg = cfg.withDefaults()
+	cfg.Metadata = maps.Clone(cfg.Metadata)
+	if err := cfg.checkClient(client.Config()); err != nil {
+		return nil, err
+	}
+	return &acquirer{client: client, key: key, cfg: cfg,
+		fields: encodeHolder(cfg.ID, cfg.Metadata), channel: NoticeChannel(key)}, nil
+}
+
+// try is one attempt. A lock whose validity does not outlast the safety
+// margin (a very slow acquisition) is released and counts as not acquired.
+func (a *acquirer) try(ctx context.Context) (*Lease, error) {
+	lock, err := a.client.TryAcquire(ctx, a.key, a.cfg.TTL,
+		redlock.WithValue(func(nonce string) string { return encodeValue(nonce, a.fields) }),
+		redlock.WithReleaseNotice(a.channel, NoticeReleased))
+	if err != nil {
+		return nil, err
+	}
+	if left := time.Until(lock.ValidUntil()); left <= a.cfg.SafetyMargin {
+		_, _ = lock.Release(context.WithoutCancel(ctx))
+		return nil, fmt.Errorf("%w: %q: validity left after acquiring (%s) is not above SafetyMargin (%s)",
+			ErrNotAcquired, a.key, left, a.cfg.SafetyMargin)
+	}
+	return newLease(ctx, a, lock), nil
+}
+
+// stop returns the error Acquire ends with after a failed attempt, or nil
+// to go on waiting.
+func (a *acquirer) stop(ctx context.Context, err error) error {
+	switch {
+	case ctx.Err() != nil:
+		if errors.Is(err, ctx.Err()) {
+			return err
+		}
+		return errors.Join(err, ctxErr(ctx))
+	case redlock.IsFinal(err):
+		return err
+	}
+	return nil
+}
+
+// wait sleeps a jittered RetryDelay, or until a notice other than an
+// acquisition arrives, or until ctx ends (then it returns the context's
+// error).
+func (a *acquirer) wait(ctx context.Context, sub *redlock.Subscription) error {
+	t := time.NewTimer(jitter(a.cfg.RetryDelay))
+	defer t.Stop()
+	for {
+		select {
+		case <-t.C:
+			return nil
+		case n := <-sub.C():
+			if !strings.HasPrefix(n.Payload, NoticeAcquired) {
+				return nil
+			}
+		case <-ctx.Done():
+			return ctxErr(ctx)
+		}
+	}
+}
+
+// ctxErr is ctx.Err(), joined with its cause when that says more.
+func ctxErr(ctx context.Context) error {
+	err, cause := ctx.Err(), context.Cause(ctx)
+	if cause == nil || cause == err {
+		return err
+	}
+	return errors.Join(err, cause)
+}
+
+// jitter returns a random duration in [d/2, d*3/2].
+func jitter(d time.Duration) time.Duration {
+	if d <= 0 {
+		return 0
+	}
+	return d/2 + rand.N(d+1)
+}
+
+// newLease starts the lease on a freshly acquired lock: its context, its
+// acquire notice and its refresh goroutine.
+func newLease(ctx context.Context, a *acquirer, lock *redlock.Lock) *Lease {
+	lctx, cancel := context.WithCancelCause(ctx)
+	l := &Lease{
+		client:     a.client,
+		lock:       lock,
+		key:        a.key,
+		holder:     DecodeValue(lock.Value()),
+		cfg:        a.cfg,
+		log:        a.cfg.Logger,
+		ctx:        lctx,
+		cancel:     cancel,
+		validUntil: lock.ValidUntil(),
+		exited:     make(chan struct{}),
+	}
+	l.log.Debug("lease acquired", "key", l.key, "token", lock.Token(), "holder", l.holder.ID,
+		"validity", time.Until(l.validUntil), "elapsed", time.Since(lock.AcquiredAt()))
+	msg := NoticeAcquired + " " + lock.Value()
+	l.wg.Go(func() {
+		if _, err := a.client.Publish(context.WithoutCancel(ctx), a.channel, msg); err != nil {
+			l.log.Debug("acquire notice not sent", "key", l.key, "error", err)
+		}
+	})
+	go l.run()
+	return l
+}

@@ -1,0 +1,173 @@
+package lease
+
+import (
+	"fmt"
+	"os"
+	"strconv"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/redlease/redlease/redlock"
+)
+
+// Defaults of [Config]; see each field for what it means.
+const (
+	DefaultTTL        = 10 * time.Second
+	DefaultRetryDelay = 100 * time.Millisecond
+
+	// MaxHolderSize is the largest encoding of ID and Metadata together
+	// (see [DecodeValue] for the format), in bytes. It keeps the lock value
+	// small: it is sent on every acquire, compare-and-extend and release.
+	MaxHolderSize = 4096
+)
+
+// Config tunes a lease. The zero value of every field means its default;
+// [DefaultConfig] returns a Config with the defaults filled in. [Acquire]
+// copies the Config (and encodes ID and Metadata) before it starts:
+// changing it, or its Metadata map, afterwards has no effect. A Config may
+// be shared by goroutines as long as none modifies it.
+type Config struct {
+	// TTL is the time-to-live of the lease's keys on the nodes, set again on
+	// every refresh. A holder that stops refreshing (it crashed, or lost its
+	// network) leaves the keys to expire after at most TTL. It must be a
+	// whole number of milliseconds, at most the client's MaxTTL, and longer
+	// than the client's NodeTimeout*2 + drift. Default: 10s.
+	TTL time.Duration
+
+	// RenewInterval is how long after the start of the last successful
+	// acquire or refresh the next refresh starts. Shorter means more
+	// traffic and more retries before the deadline. Default: TTL/3.
+	RenewInterval time.Duration
+
+	// RetryInterval is how long after a failed refresh returned the next
+	// one starts; refreshes are retried until one succeeds or the lease
+	// ends. It must not exceed RenewInterval. Default: RenewInterval/4
+	// (with the other defaults, about seven retries fit before the lease
+	// ends).
+	RetryInterval time.Duration
+
+	// SafetyMargin is how long before its validity ends ([Lease.ValidUntil],
+	// already net of redlock's drift allowance) the lease gives up: at
+	// ValidUntil - SafetyMargin, by a local timer, [Lease.Done] closes and
+	// [Lease.Held] turns false. It is the holder's time to notice and stop
+	// acting (a goroutine that checks Done between steps, a write already in
+	// flight, a GC pause) while the keys are still ours on the nodes, so
+	// that nobody else can hold the lease until the holder has stopped.
+	// RenewInterval + SafetyMargin must be below TTL - drift. Default:
+	// TTL/20 (500ms for the default TTL: several scheduling and GC pauses,
+	// and still 5% of the TTL only).
+	SafetyMargin time.Duration
+
+	// RetryDelay is the mean wait between attempts of [Acquire]: a random
+	// time in [RetryDelay/2, RetryDelay*3/2], so that contenders
+	// desynchronise. A release notice from the holder wakes waiters at once.
+	// Default: 100ms.
+	RetryDelay time.Duration
+
+	// ID names the holder; [Inspect] and the observers of the key report it.
+	// Any string (any bytes) is allowed. Default: "<hostname>-<pid>".
+	ID string
+
+	// Metadata is published with the ID, e.g. the holder's address. ID and
+	// Metadata together must encode to at most MaxHolderSize (4 KiB) bytes
+	// in the value format of [DecodeValue]; Validate reports the size when
+	// they do not. Default: none.
+	Metadata map[string]string
+
+	// Logger receives the lease's logs with stable keys (key, token,
+	// validity, elapsed, error). Default: a null logger.
+	Logger hclog.Logger
+}
+
+// DefaultConfig returns a Config with every default filled in.
+func DefaultConfig() Config {
+	return Config{}.withDefaults()
+}
+
+func (c Config) withDefaults() Config {
+	if c.TTL == 0 {
+		c.TTL = DefaultTTL
+	}
+	if c.RenewInterval == 0 {
+		c.RenewInterval = c.TTL / 3
+	}
+	if c.RetryInterval == 0 {
+		c.RetryInterval = c.RenewInterval / 4
+	}
+	if c.SafetyMargin == 0 {
+		c.SafetyMargin = c.TTL / 20
+	}
+	if c.RetryDelay == 0 {
+		c.RetryDelay = DefaultRetryDelay
+	}
+	if c.ID == "" {
+		c.ID = defaultID()
+	}
+	if c.Logger == nil {
+		c.Logger = hclog.NewNullLogger()
+	}
+	return c
+}
+
+// defaultID is "<hostname>-<pid>".
+func defaultID() string {
+	host, err := os.Hostname()
+	if err != nil || host == "" {
+		host = "unknown"
+	}
+	return host + "-" + strconv.Itoa(os.Getpid())
+}
+
+// Validate reports the first invalid setting, with its value, as an error
+// wrapping [ErrInvalidConfig]. Zero values are valid (they mean defaults);
+// the rules apply to the values with defaults filled in. Validate checks the
+// Config alone; [Acquire] also checks it against the client's settings.
+func (c Config) Validate() error {
+	c = c.withDefaults()
+	switch {
+	case c.TTL < 0:
+		return fmt.Errorf("%w: TTL (%s) must not be negative", ErrInvalidConfig, c.TTL)
+	case c.TTL%time.Millisecond != 0:
+		return fmt.Errorf("%w: TTL (%s) must be a whole number of milliseconds", ErrInvalidConfig, c.TTL)
+	case c.RenewInterval < 0:
+		return fmt.Errorf("%w: RenewInterval (%s) must not be negative", ErrInvalidConfig, c.RenewInterval)
+	case c.RetryInterval < 0:
+		return fmt.Errorf("%w: RetryInterval (%s) must not be negative", ErrInvalidConfig, c.RetryInterval)
+	case c.SafetyMargin < 0:
+		return fmt.Errorf("%w: SafetyMargin (%s) must not be negative", ErrInvalidConfig, c.SafetyMargin)
+	case c.RetryDelay < 0:
+		return fmt.Errorf("%w: RetryDelay (%s) must not be negative", ErrInvalidConfig, c.RetryDelay)
+	case c.RenewInterval >= c.TTL:
+		return fmt.Errorf("%w: RenewInterval (%s) must be below TTL (%s)", ErrInvalidConfig, c.RenewInterval, c.TTL)
+	case c.RetryInterval == 0:
+		return fmt.Errorf("%w: RetryInterval (%s) must be positive (RenewInterval %s is too short for the default)",
+			ErrInvalidConfig, c.RetryInterval, c.RenewInterval)
+	case c.RetryInterval > c.RenewInterval:
+		return fmt.Errorf("%w: RetryInterval (%s) must not exceed RenewInterval (%s)", ErrInvalidConfig, c.RetryInterval, c.RenewInterval)
+	case c.SafetyMargin >= c.TTL-c.RenewInterval:
+		return fmt.Errorf("%w: SafetyMargin (%s) must be below TTL - RenewInterval (%s - %s = %s): the lease would end before its first refresh",
+			ErrInvalidConfig, c.SafetyMargin, c.TTL, c.RenewInterval, c.TTL-c.RenewInterval)
+	}
+	if n := len(encodeHolder(c.ID, c.Metadata)); n > MaxHolderSize {
+		return fmt.Errorf("%w: ID and Metadata encode to %d bytes, above MaxHolderSize (%d)", ErrInvalidConfig, n, MaxHolderSize)
+	}
+	return nil
+}
+
+// checkClient checks a valid Config, with defaults filled in, against the
+// settings of the client it is used with.
+func (c Config) checkClient(rc redlock.Config) error {
+	drift := time.Duration(float64(c.TTL)*rc.DriftFactor) + redlock.MinDrift
+	switch {
+	case c.TTL > rc.MaxTTL:
+		return fmt.Errorf("%w: TTL (%s) is above the client's MaxTTL (%s)", ErrInvalidConfig, c.TTL, rc.MaxTTL)
+	case c.TTL <= rc.NodeTimeout*2+drift:
+		return fmt.Errorf("%w: TTL (%s) must exceed the client's NodeTimeout*2 + drift (%s)",
+			ErrInvalidConfig, c.TTL, rc.NodeTimeout*2+drift)
+	case c.RenewInterval+c.SafetyMargin >= c.TTL-drift:
+		return fmt.Errorf("%w: RenewInterval + SafetyMargin (%s + %s) must be below TTL - drift (%s - %s): the lease would end before its first refresh",
+			ErrInvalidConfig, c.RenewInterval, c.SafetyMargin, c.TTL, drift)
+	}
+	return nil
+}

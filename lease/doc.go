@@ -1,0 +1,49 @@
+// Package lease keeps a Redlock lock on a key for as long as its holder
+// wants it, refreshing it in the background, and tells the holder before the
+// lock's validity ends when it could not keep it.
+//
+// # Lifecycle
+//
+// Acquire. [Acquire] waits until it holds the key on a majority of the
+// redlock.Client's nodes (retrying with jittered delays, woken at once by
+// the release notice of the previous holder); [TryAcquire] makes one
+// attempt. The value stored in the key carries the holder's identity
+// (Config.ID, Config.Metadata) next to a random nonce, so that [Inspect]
+// and observers can tell who holds it (see [DecodeValue] for the format).
+// An acquisition publishes a change notice on [NoticeChannel].
+//
+// Refresh. Each [Lease] owns one goroutine that extends the keys on the
+// nodes every RenewInterval, and after a failure every RetryInterval. Each
+// success moves [Lease.ValidUntil] forward: start of the refresh + TTL -
+// drift, on the local monotonic clock.
+//
+// Loss. The lease ends at [Lease.Deadline] = ValidUntil - SafetyMargin by a
+// local timer, unless a refresh succeeded before: it never waits for a
+// reply to decide that time is up, and a refresh that succeeds later does
+// not bring it back. It also ends as soon as a majority of nodes reports the
+// keys are no longer ours. Then [Lease.Done] closes, [Lease.Context] is
+// cancelled, [Lease.Err] and context.Cause(Context()) are an error
+// matching [ErrLeaseLost] that says why, and the keys are deleted in the
+// background. [Lease.Held] checks the deadline itself on every call, so it
+// turns false on time even if the refresh goroutine is late.
+//
+// Release. [Lease.Release] ends the lease with [ErrReleased], stops the
+// refresh goroutine, then deletes the keys on every node (publishing a
+// release notice that wakes waiters at once). It is idempotent and safe
+// from any goroutine. Cancelling the context given to Acquire does the same,
+// with the context's cause as the reason.
+//
+// # Guarantees
+//
+// While Held is true (and while Done is open, up to the moment the timer
+// fires), no other client of the same nodes holds the key, under redlock's
+// assumptions (clocks advancing at nearly the same rate, a process pause
+// shorter than the drift allowance plus SafetyMargin; see package redlock).
+// A holder that may act after its lease ended (a long GC or VM pause
+// between a check of Held and the action) is stopped only by fencing: pass
+// [Lease.Token] to the protected resource and have it refuse lower tokens.
+//
+// All of a lease's goroutines have returned once Release returns; a lease
+// that was lost or whose context ended stops its goroutines by itself after
+// deleting its keys (bounded by the client's NodeTimeout).
+package lease

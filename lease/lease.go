@@ -1,0 +1,180 @@
+package lease
+
+import (
+	"context"
+	"errors"
+	"maps"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/redlease/redlease/redlock"
+)
+
+// Lease is a lock on a key held on a majority of Redis nodes, refreshed by
+// its own goroutine, that tells its holder when it ends: [Lease.Done] closes
+// and [Lease.Context] is cancelled, with the reason in [Lease.Err], no later
+// than [Lease.Deadline] by the local monotonic clock.
+//
+// A Lease is obtained from [Acquire] or [TryAcquire] and ends once, for
+// good: it is lost (ErrLeaseLost), released ([Lease.Release], ErrReleased),
+// or its context ended (the context given to Acquire was cancelled). An
+// ended lease is never brought back by a late refresh; acquire a new one.
+//
+// A Lease is safe for concurrent use by multiple goroutines.
+type Lease struct {
+	client *redlock.Client
+	lock   *redlock.Lock
+	key    string
+	holder Holder
+	cfg    Config
+	log    hclog.Logger
+
+	// ctx is the lease's context; it is cancelled, with the reason as its
+	// cause, exactly when the lease ends, and its Done channel is the
+	// lease's Done channel.
+	ctx    context.Context
+	cancel context.CancelCauseFunc
+
+	mu         sync.Mutex
+	validUntil time.Time // the lock's local deadline, after the last refresh
+	err        error     // why the lease ended; set once, then constant
+
+	exited      chan struct{}  // closed when the refresh goroutine has returned
+	wg          sync.WaitGroup // extends in flight and the acquire notice
+	releaseOnce sync.Once      // deleting the keys happens once
+	releaseErr  error          // result of deleting the keys, set in releaseOnce
+}
+
+// Key returns the key the lease is held on.
+func (l *Lease) Key() string { return l.key }
+
+// Holder returns the identity stored in the lease's keys: ID, Metadata and
+// the random nonce of this acquisition. Every call returns a fresh copy.
+func (l *Lease) Holder() Holder {
+	h := l.holder
+	h.Metadata = maps.Clone(h.Metadata)
+	return h
+}
+
+// Token returns the fencing token of the acquisition (see
+// redlock.Lock.Token): strictly greater than the token of every earlier
+// acquisition of the key. Pass it to the resource the lease protects, and
+// have that resource refuse writes with a lower token than it has seen:
+// that is what protects it from a holder that acts after its lease ended
+// (a long pause, a clock running slow). 0 when the client has fencing off.
+func (l *Lease) Token() uint64 { return l.lock.Token() }
+
+// Done returns a channel that is closed when the lease ends (lost,
+// released, or its context ended). It is the Done channel of
+// [Lease.Context].
+func (l *Lease) Done() <-chan struct{} { return l.ctx.Done() }
+
+// Context returns a context that is cancelled when the lease ends, with the
+// same error as [Lease.Err] as its cause (context.Cause). Work done on
+// behalf of the lease should run under it.
+func (l *Lease) Context() context.Context { return l.ctx }
+
+// Err returns nil while the lease lasts, then why it ended: an error
+// matching ErrLeaseLost (wrapping the reason, such as the last refresh
+// error), ErrReleased, or the cause of the context given to [Acquire]
+// (context.Canceled, context.DeadlineExceeded, or a custom cause).
+// Once non-nil it does not change, and it equals context.Cause of
+// [Lease.Context].
+func (l *Lease) Err() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.err != nil {
+		return l.err
+	}
+	// The parent context ended and the refresh goroutine has not recorded
+	// it yet: the cause is what it will record.
+	return context.Cause(l.ctx)
+}
+
+// ValidUntil returns the local deadline of the lock under the lease, on the
+// monotonic clock: the start of the last successful acquire or refresh +
+// TTL - drift. It moves forward with every refresh. The lease itself ends
+// SafetyMargin earlier, at [Lease.Deadline].
+func (l *Lease) ValidUntil() time.Time {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.validUntil
+}
+
+// Deadline returns when the lease ends unless it is refreshed before:
+// ValidUntil - SafetyMargin. It moves forward with every refresh.
+func (l *Lease) Deadline() time.Time {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.deadlineLocked()
+}
+
+func (l *Lease) deadlineLocked() time.Time { return l.validUntil.Add(-l.cfg.SafetyMargin) }
+
+// Held reports whether the lease is still held. It checks the deadline on
+// every call, by the local clock: it is false from [Lease.Deadline] on, even
+// if the refresh goroutine has not run yet, and false for good once the
+// lease has ended. Check it (or Done) before every action the lease guards.
+func (l *Lease) Held() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.ctx.Err() == nil && time.Now().Before(l.deadlineLocked())
+}
+
+// Release ends the lease, if it has not ended yet, with ErrReleased: it
+// stops the refresh goroutine, then deletes the keys on every node that
+// still holds them (which also publishes the release notice that wakes
+// waiters). The deletion does not depend on ctx's cancellation (ctx only
+// carries values): redlock bounds each request by the client's NodeTimeout.
+// Release returns once redlock has its verdict on the deletion and every
+// goroutine of the lease has returned; requests to nodes slower than the
+// verdict may finish in the background (the client's Close waits for them).
+//
+// Release may be called any number of times, from any goroutine, also after
+// the lease was lost (which deleted its keys in the background: Release then
+// waits for that). Every call returns the result of the one deletion: nil
+// when the keys are gone (deleted, or already expired), or an error
+// matching redlock.ErrNotReleased naming the nodes that could not be
+// reached (their copies expire with the TTL). Either way the lease is over.
+func (l *Lease) Release(ctx context.Context) error {
+	l.end(ErrReleased)
+	<-l.exited
+	l.releaseKeys(ctx)
+	l.wg.Wait()
+	return l.releaseErr
+}
+
+// end ends the lease with cause, unless it has ended already. The first
+// cancellation wins (ours or the parent context's), and Err records the
+// cause that won, so Err always equals context.Cause(l.ctx).
+func (l *Lease) end(cause error) {
+	l.cancel(cause)
+	l.mu.Lock()
+	if l.err == nil {
+		l.err = context.Cause(l.ctx)
+	}
+	l.mu.Unlock()
+}
+
+// releaseKeys deletes the lease's keys on every node, once; later calls
+// wait for the first and do nothing.
+func (l *Lease) releaseKeys(ctx context.Context) {
+	l.releaseOnce.Do(func() {
+		t0 := time.Now()
+		n, err := l.lock.Release(context.WithoutCancel(ctx))
+		switch {
+		case errors.Is(err, redlock.ErrNotHeld):
+			// Expired, taken, or released by redlock already: nothing left.
+			l.log.Debug("lease keys already gone", "key", l.key, "token", l.Token(), "error", err)
+			err = nil
+		case err != nil:
+			l.log.Warn("lease released, but not on every node; their copies expire with the TTL",
+				"key", l.key, "token", l.Token(), "deleted", n, "error", err, "elapsed", time.Since(t0))
+		default:
+			l.log.Debug("lease keys deleted", "key", l.key, "token", l.Token(), "deleted", n, "elapsed", time.Since(t0))
+		}
+		l.releaseErr = err
+	})
+}

@@ -1,0 +1,93 @@
+package lease
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/redlease/redlease/internal/redistest"
+	"github.com/redlease/redlease/redlock"
+)
+
+// Integration tests against real redis-server processes. Waits are on
+// events with generous deadlines, never fixed sleeps.
+
+// TestIntegrationPausedMajorityEndsLeaseBeforeValidity: with a majority of
+// real servers frozen (SIGSTOP), refreshes time out, and Done closes at
+// ValidUntil - SafetyMargin, before ValidUntil on the monotonic clock,
+// whatever the frozen servers do. Once they continue, another holder takes
+// over.
+func TestIntegrationPausedMajorityEndsLeaseBeforeValidity(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts real redis-server processes")
+	}
+	ctx := context.Background()
+	g := redistest.Start(t, 5)
+	var nodes []redis.UniversalClient
+	for _, s := range g.Servers() {
+		// Short socket timeouts and no retries: requests stuck on a frozen
+		// server end soon after redlock stopped waiting for them.
+		c := redis.NewClient(&redis.Options{Addr: s.Addr(), DialTimeout: 250 * time.Millisecond,
+			ReadTimeout: time.Second, WriteTimeout: time.Second, MaxRetries: -1})
+		t.Cleanup(func() { _ = c.Close() })
+		nodes = append(nodes, c)
+	}
+	c := newClient(t, redlock.Config{NodeTimeout: 200 * time.Millisecond}, nodes)
+	t.Cleanup(func() { // before the client closes: nothing waits on a frozen server
+		for _, s := range g.Servers() {
+			_ = s.Resume()
+		}
+	})
+
+	cfg := Config{TTL: 2 * time.Second, RenewInterval: 500 * time.Millisecond, RetryInterval: 100 * time.Millisecond,
+		SafetyMargin: 200 * time.Millisecond, ID: "first"}
+	l := mustAcquire(t, ctx, c, "paused", cfg)
+	first := l.ValidUntil()
+	require.Eventually(t, func() bool { return l.ValidUntil().After(first) }, 5*time.Second, 5*time.Millisecond,
+		"the lease refreshes")
+
+	for i := range 3 {
+		require.NoError(t, g.Server(i).Pause())
+	}
+	var ended time.Time
+	select {
+	case <-l.Done():
+		ended = time.Now()
+	case <-time.After(2 * cfg.TTL):
+		t.Fatalf("the lease did not end with a majority frozen (Held=%v, deadline in %s)", l.Held(), time.Until(l.Deadline()))
+	}
+	require.ErrorIs(t, l.Err(), ErrLeaseLost)
+	validUntil, deadline := l.ValidUntil(), l.Deadline()
+	assert.True(t, ended.Before(validUntil), "Done closed %s after ValidUntil", ended.Sub(validUntil))
+	assert.False(t, ended.Before(deadline), "Done closed %s before ValidUntil - SafetyMargin", deadline.Sub(ended))
+	assert.False(t, l.Held())
+	t.Logf("Done closed %s after the deadline, %s before ValidUntil: %v", ended.Sub(deadline), validUntil.Sub(ended), l.Err())
+
+	// The keys were deleted in the background where servers answer.
+	require.ErrorIs(t, l.Release(ctx), redlock.ErrNotReleased, "the frozen servers could not be reached")
+	require.Eventually(t, func() bool {
+		n, err := nodes[3].Exists(ctx, "paused").Result()
+		m, err2 := nodes[4].Exists(ctx, "paused").Result()
+		return err == nil && err2 == nil && n+m == 0
+	}, 5*time.Second, 5*time.Millisecond, "the live servers still hold the key")
+
+	// Once the servers continue, the key is free (expired on the servers'
+	// clocks while they were frozen) and another holder takes over.
+	for i := range 3 {
+		require.NoError(t, g.Server(i).Resume())
+	}
+	cfg.ID = "second"
+	wait, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	l2, err := Acquire(wait, c, "paused", cfg)
+	require.NoError(t, err)
+	defer l2.Release(ctx)
+	assert.Greater(t, l2.Token(), l.Token())
+	info, err := Inspect(ctx, c, "paused")
+	require.NoError(t, err)
+	assert.Equal(t, "second", info.Holder.ID)
+}

@@ -1,0 +1,169 @@
+package lease
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/alicebob/miniredis/v2"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/redlease/redlease/redlock"
+)
+
+func TestAcquireReleaseTwice(t *testing.T) {
+	ctx := context.Background()
+	ms, nodes := tcpNodes(t, 3)
+	c := newClient(t, redlock.Config{NodeTimeout: time.Second}, nodes)
+	cfg := Config{ID: "worker-7", Metadata: map[string]string{"addr": "10.0.0.7:8080"}}
+	l := mustAcquire(t, ctx, c, "twice", cfg)
+
+	assert.Equal(t, "twice", l.Key())
+	assert.True(t, l.Held())
+	assert.NoError(t, l.Err())
+	assert.Equal(t, uint64(1), l.Token())
+	h := l.Holder()
+	assert.Equal(t, "worker-7", h.ID)
+	assert.Equal(t, map[string]string{"addr": "10.0.0.7:8080"}, h.Metadata)
+	assert.False(t, h.Foreign)
+	assert.NotEmpty(t, h.Nonce)
+	h.Metadata["addr"] = "changed"
+	assert.Equal(t, "10.0.0.7:8080", l.Holder().Metadata["addr"], "Holder returns a copy")
+	// Every node gets the value (the slowest may land after Acquire returned).
+	waitKey(t, ms, "twice", h.Raw)
+
+	require.NoError(t, l.Release(ctx))
+	require.NoError(t, l.Release(ctx), "releasing twice is fine")
+	assert.ErrorIs(t, l.Err(), ErrReleased)
+	assert.ErrorIs(t, context.Cause(l.Context()), ErrReleased)
+	assert.False(t, l.Held())
+	assert.True(t, closed(l.Done()))
+	waitKey(t, ms, "twice", "")
+
+	cancelled, cancel := context.WithCancel(ctx)
+	cancel()
+	l2 := mustAcquire(t, ctx, c, "twice", cfg)
+	require.NoError(t, l2.Release(cancelled), "a cancelled ctx does not stop the release")
+	waitKey(t, ms, "twice", "")
+}
+
+// waitKey waits until every node holds value at key ("" = no key).
+func waitKey(t *testing.T, ms []*miniredis.Miniredis, key, value string) {
+	t.Helper()
+	require.Eventually(t, func() bool {
+		for _, m := range ms {
+			if v, _ := m.Get(key); v != value {
+				return false
+			}
+		}
+		return true
+	}, 5*time.Second, time.Millisecond, "waiting for %q = %q on every node", key, value)
+}
+
+// Release, from many goroutines at once, while the lease refreshes as
+// fast as it can; run with -race.
+func TestReleaseRacesRefresh(t *testing.T) {
+	ctx := context.Background()
+	ms, nodes := tcpNodes(t, 3)
+	// A NodeTimeout far above a round trip: the test is about races, and a
+	// loaded machine must not turn a stall into a failed release.
+	c := newClient(t, redlock.Config{NodeTimeout: time.Second}, nodes)
+	cfg := Config{TTL: 3 * time.Second, RenewInterval: time.Millisecond, RetryInterval: time.Millisecond, SafetyMargin: 100 * time.Millisecond}
+	for i := range 20 {
+		key := fmt.Sprintf("race-%d", i)
+		l := mustAcquire(t, ctx, c, key, cfg)
+		// Wait for a refresh to have landed: ValidUntil moves forward.
+		first := l.ValidUntil()
+		for l.ValidUntil().Equal(first) {
+			select {
+			case <-l.Done():
+				t.Fatalf("lease ended: %v", l.Err())
+			case <-time.After(time.Millisecond):
+			}
+		}
+		var wg sync.WaitGroup
+		errs := make([]error, 8)
+		for j := range errs {
+			wg.Go(func() { errs[j] = l.Release(ctx) })
+			wg.Go(func() { _, _, _, _ = l.Held(), l.Err(), l.ValidUntil(), l.Deadline() })
+		}
+		wg.Wait()
+		for _, err := range errs {
+			require.NoError(t, err)
+		}
+		require.ErrorIs(t, l.Err(), ErrReleased)
+		require.False(t, l.Held())
+		waitKey(t, ms, key, "") // a refresh in flight cannot bring it back: extends never create keys
+	}
+}
+
+func TestAcquireArguments(t *testing.T) {
+	ctx := context.Background()
+	_, nodes := tcpNodes(t, 1)
+	c := newClient(t, redlock.Config{NodeTimeout: 100 * time.Millisecond, MaxTTL: 20 * time.Second}, nodes)
+
+	_, err := Acquire(ctx, nil, "k", Config{})
+	require.ErrorIs(t, err, redlock.ErrInvalidArgument)
+	_, err = TryAcquire(ctx, c, "", Config{})
+	require.ErrorIs(t, err, redlock.ErrInvalidArgument)
+
+	for _, tc := range []struct {
+		name string
+		cfg  Config
+		want string
+	}{
+		{"TTL above MaxTTL", Config{TTL: 30 * time.Second}, "TTL (30s) is above the client's MaxTTL (20s)"},
+		{"TTL too short for NodeTimeout", Config{TTL: 200 * time.Millisecond}, "TTL (200ms) must exceed the client's NodeTimeout*2 + drift (204ms)"},
+		{"no room for drift", Config{TTL: 10 * time.Second, RenewInterval: 9 * time.Second, SafetyMargin: 950 * time.Millisecond},
+			"RenewInterval + SafetyMargin (9s + 950ms) must be below TTL - drift (10s - 102ms)"},
+		{"invalid config", Config{TTL: -time.Second}, "TTL (-1s) must not be negative"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Acquire(ctx, c, "k", tc.cfg)
+			require.ErrorIs(t, err, ErrInvalidConfig)
+			assert.Contains(t, err.Error(), tc.want)
+		})
+	}
+}
+
+func TestInspect(t *testing.T) {
+	ctx := context.Background()
+	_, nodes := tcpNodes(t, 3)
+	c := newClient(t, redlock.Config{NodeTimeout: time.Second}, nodes)
+
+	info, err := Inspect(ctx, c, "inspected")
+	require.ErrorIs(t, err, ErrNoHolder)
+	require.NotNil(t, info)
+	assert.Nil(t, info.Holder)
+	assert.Len(t, info.Nodes, 3)
+
+	l := mustAcquire(t, ctx, c, "inspected", Config{ID: "web 1: eu", Metadata: map[string]string{"zone": "eu-west-1"}})
+	info, err = Inspect(ctx, c, "inspected")
+	require.NoError(t, err)
+	require.NotNil(t, info.Holder)
+	assert.Equal(t, "web 1: eu", info.Holder.ID)
+	assert.Equal(t, map[string]string{"zone": "eu-west-1"}, info.Holder.Metadata)
+	assert.Equal(t, l.Holder().Nonce, info.Holder.Nonce)
+	assert.Equal(t, l.Token(), info.Token)
+	assert.Greater(t, info.Remaining, 9*time.Second)
+	assert.LessOrEqual(t, info.Remaining, DefaultTTL)
+	for _, n := range info.Nodes {
+		assert.Equal(t, "web 1: eu", DecodeValue(n.Value).ID)
+	}
+
+	// A lock of a plain Redlock client is a foreign holder.
+	plain, err := c.TryAcquire(ctx, "plain", 5*time.Second)
+	require.NoError(t, err)
+	defer plain.Release(ctx)
+	info, err = Inspect(ctx, c, "plain")
+	require.NoError(t, err)
+	require.NotNil(t, info.Holder)
+	assert.True(t, info.Holder.Foreign)
+	assert.Equal(t, plain.Value(), info.Holder.Raw)
+
+	_, err = Inspect(ctx, nil, "x")
+	require.ErrorIs(t, err, redlock.ErrInvalidArgument)
+}

@@ -1,0 +1,109 @@
+package lease
+
+import (
+	"maps"
+	"net/url"
+	"slices"
+	"strings"
+)
+
+// The value format, version 1. A lease stores in its keys
+//
+//	rl1:<nonce>:id=<ID>&m.<key>=<value>&m.<key>=<value>...
+//
+// where <nonce> is redlock's random nonce of the acquisition attempt
+// (base64url: no ':'), and ID, metadata keys and values are escaped with
+// url.QueryEscape, so that any bytes round-trip, separators ('&', '=', ':')
+// and invalid UTF-8 included, while plain IDs stay readable with redis-cli
+// GET. Metadata comes sorted by key. A decoder ignores fields it does not
+// know, so fields may be added within version 1; an incompatible change gets
+// a new prefix ("rl2:"), which older decoders report as foreign.
+const valuePrefix = "rl1:"
+
+// Holder is the identity of a lease's holder, decoded from the value stored
+// in its keys. A Holder is a plain value; its Metadata map is its own (a
+// fresh map per decode), so the Holder may be shared read-only.
+type Holder struct {
+	// ID is the holder's [Config.ID].
+	ID string
+	// Metadata is the holder's [Config.Metadata]; nil when it had none.
+	Metadata map[string]string
+	// Nonce is the random part of the value: unique per acquisition.
+	Nonce string
+	// Foreign is true when the value was not written by this package (a
+	// plain Redlock client, another tool, a newer format version) or does
+	// not parse; then only Raw is set.
+	Foreign bool
+	// Raw is the value as stored.
+	Raw string
+}
+
+// String returns the ID, or "foreign:<raw value>" for a foreign holder.
+func (h Holder) String() string {
+	if h.Foreign {
+		return "foreign:" + h.Raw
+	}
+	return h.ID
+}
+
+// DecodeValue decodes a lock value. It never fails and never panics: a
+// value in another format (that of another Redlock client, usually a random
+// string) or a malformed one decodes as Holder{Foreign: true, Raw: v}.
+// It is safe for concurrent use.
+func DecodeValue(v string) Holder {
+	foreign := Holder{Foreign: true, Raw: v}
+	rest, ok := strings.CutPrefix(v, valuePrefix)
+	if !ok {
+		return foreign
+	}
+	nonce, fields, ok := strings.Cut(rest, ":")
+	if !ok || nonce == "" {
+		return foreign
+	}
+	h := Holder{Nonce: nonce, Raw: v}
+	for f := range strings.SplitSeq(fields, "&") {
+		name, val, ok := strings.Cut(f, "=")
+		if !ok {
+			return foreign
+		}
+		val, err := url.QueryUnescape(val)
+		if err != nil {
+			return foreign
+		}
+		switch {
+		case name == "id":
+			h.ID = val
+		case strings.HasPrefix(name, "m."):
+			k, err := url.QueryUnescape(name[2:])
+			if err != nil {
+				return foreign
+			}
+			if h.Metadata == nil {
+				h.Metadata = map[string]string{}
+			}
+			h.Metadata[k] = val
+		}
+		// Other names: fields of a later minor revision, ignored.
+	}
+	return h
+}
+
+// encodeHolder returns the fields part of a value: ID and Metadata.
+func encodeHolder(id string, md map[string]string) string {
+	var b strings.Builder
+	b.WriteString("id=")
+	b.WriteString(url.QueryEscape(id))
+	for _, k := range slices.Sorted(maps.Keys(md)) {
+		b.WriteString("&m.")
+		b.WriteString(url.QueryEscape(k))
+		b.WriteByte('=')
+		b.WriteString(url.QueryEscape(md[k]))
+	}
+	return b.String()
+}
+
+// encodeValue makes the value of one acquisition attempt from its nonce and
+// the encoded holder fields.
+func encodeValue(nonce, fields string) string {
+	return valuePrefix + nonce + ":" + fields
+}
