@@ -4,9 +4,19 @@ GO_PKGS     := ./...
 
 .PHONY: test check redis-server unit fuzz bench
 
-## test: install redis-server if missing, then gofmt, vet, staticcheck and every test with -race.
+## test: install redis-server if missing, then gofmt, vet, staticcheck, every test
+## with -race, and a short run of every fuzzer (their seed corpora run as tests too).
 test: redis-server check
 	go test -race -count=1 -timeout 15m $(GO_PKGS)
+	$(MAKE) --no-print-directory fuzz FUZZTIME=5s
+
+## fuzz: every fuzzer for FUZZTIME each (default 5m).
+FUZZTIME ?= 5m
+fuzz:
+	go test -run '^$$' -fuzz '^FuzzParseReply$$' -fuzztime $(FUZZTIME) ./redlock/
+	go test -run '^$$' -fuzz '^FuzzClientReplies$$' -fuzztime $(FUZZTIME) ./redlock/
+	go test -run '^$$' -fuzz '^FuzzDecodeValue$$' -fuzztime $(FUZZTIME) ./lease/
+	go test -run '^$$' -fuzz '^FuzzValueRoundTrip$$' -fuzztime $(FUZZTIME) ./lease/
 
 ## check: formatting and static analysis only.
 check:
@@ -31,3 +41,10 @@ redis-server:
 	  fi; \
 	fi
 	@redis-server --version
+
+## bench: redlease against its peers (redsync, rueidislock, bsm/redislock) on 5 local
+## redis-servers; bench/ is its own Go module (`make test` never builds it). Writes
+## docs/bench/results.md and docs/bench/chart.svg; ~6 minutes on 2 cores.
+## BENCH_FLAGS passes options, e.g. BENCH_FLAGS='-rounds 3' or BENCH_FLAGS='-note "..."'.
+bench: redis-server
+	cd bench && go run ./cmd/benchrun -out ../docs/bench $(BENCH_FLAGS)

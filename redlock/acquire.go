@@ -483,7 +483,8 @@ func IsFinal(err error) bool {
 	return final > len(qe.Nodes)-qe.Need
 }
 
-// finalRedisError: Redis error replies that a retry meets again. Replies of
+// finalRedisError: Redis error replies that a retry meets again (and ACL
+// refusals, of a script or of a command inside one). Replies of
 // a server in transition (READONLY during a failover, LOADING, MASTERDOWN,
 // CLUSTERDOWN, TRYAGAIN, BUSY) and network errors are worth a retry.
 func finalRedisError(err error) bool {
@@ -492,8 +493,11 @@ func finalRedisError(err error) bool {
 		return false
 	}
 	msg := re.Error()
-	for _, p := range []string{"WRONGTYPE", "NOPERM", "ERR redlease:", "ERR unknown command", "NOSCRIPT"} {
-		if strings.HasPrefix(msg, p) || strings.Contains(msg, p) {
+	if permissionError(err) {
+		return true
+	}
+	for _, p := range []string{"WRONGTYPE", "ERR redlease:", "ERR unknown command", "NOSCRIPT"} {
+		if strings.Contains(msg, p) {
 			return true
 		}
 	}

@@ -2,6 +2,7 @@ package redlock
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"sync"
 	"time"
@@ -49,6 +50,11 @@ type batcher struct {
 // ctx bounds how long the caller waits; a request that is abandoned before
 // it was sent is never sent.
 func (n *node) run(ctx context.Context, s *redis.Script, keys []string, args ...any) (any, error) {
+	res, err := n.runBatched(ctx, s, keys, args)
+	return res, annotate(s, keys, err)
+}
+
+func (n *node) runBatched(ctx context.Context, s *redis.Script, keys []string, args []any) (any, error) {
 	b := &n.batch
 	b.mu.Lock()
 	if b.inFlight < maxInFlight {
@@ -65,6 +71,15 @@ func (n *node) run(ctx context.Context, s *redis.Script, keys []string, args ...
 
 	select {
 	case <-r.done:
+		// Sent by another leader, and perhaps chosen to lead at the same
+		// moment: then the lead must still be taken, or the node's place
+		// in flight is never given back.
+		b.mu.Lock()
+		leading := r.leading
+		b.mu.Unlock()
+		if leading {
+			n.send(ctx)
+		}
 		return r.res, r.err
 	case <-r.lead:
 		n.send(ctx)
@@ -138,6 +153,24 @@ func (n *node) handOff(context.Context) {
 		}
 	}
 	b.inFlight--
+}
+
+// annotate names the script and its keys in an error that a permission
+// refusal (ACL) caused, since Redis's own message may not say which key or
+// command was refused.
+func annotate(s *redis.Script, keys []string, err error) error {
+	if err == nil || !permissionError(err) {
+		return err
+	}
+	return fmt.Errorf("%s script on keys %s (commands %s): %w",
+		scriptNames[s], strings.Join(keys, ", "), scriptCommands[s], err)
+}
+
+// permissionError reports an ACL refusal, of a script or inside one.
+func permissionError(err error) bool {
+	msg := err.Error()
+	return strings.HasPrefix(msg, "NOPERM") || strings.Contains(msg, "can't run this command") ||
+		strings.Contains(msg, "no permissions")
 }
 
 // pipeline runs a batch with EVALSHA, and again with EVAL for the requests

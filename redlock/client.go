@@ -99,8 +99,9 @@ func (c *Client) Bootstrap(ctx context.Context) error {
 
 // probeInfo is what a node reports about itself at start-up.
 type probeInfo struct {
-	left  time.Duration
-	runID string
+	left    time.Duration
+	runID   string
+	infoErr string // INFO server's error inside scripts ('' when it answers)
 }
 
 // checkNodes probes every node (starting quarantine clocks, or with
@@ -165,6 +166,10 @@ collect:
 			}
 			byRunID[id] = i
 		}
+		if e := infos[i].infoErr; e != "" && permissionError(errors.New(e)) {
+			c.log.Warn("INFO server is refused to redlease's scripts on this node: two addresses of one server cannot be told apart, nor a restart from data or a promoted replica; grant +info (see Security in the README)",
+				"node", n.addr, "error", e)
+		}
 		if left := infos[i].left; left > 0 {
 			c.log.Warn("node is quarantined: it has no marker, or restarted, and may have forgotten locks; it votes after the quarantine",
 				"node", n.addr, "wait", left.Round(time.Millisecond),
@@ -186,9 +191,15 @@ func (c *Client) probe(ctx context.Context, n *node, bootstrap bool) (probeInfo,
 	}
 	// Load the other scripts now, so that the first acquisition does not
 	// pay a NOSCRIPT round trip.
+	// (ScriptLoad, not Script.Load: the latter takes the server's reply as
+	// the digest, and one odd node would change it for every client.)
 	for _, s := range []*redis.Script{scriptAcquire, scriptFence, scriptExtend, scriptRelease, scriptRaise, scriptInspect} {
-		if err := s.Load(ctx, n.client).Err(); err != nil {
-			return probeInfo{}, err
+		sha, err := n.client.ScriptLoad(ctx, scriptSource[s]).Result()
+		if err != nil {
+			return probeInfo{}, annotate(s, nil, err)
+		}
+		if sha != s.Hash() {
+			c.log.Warn("node returned an unexpected script digest; its scripts will run by EVAL", "node", n.addr, "script", scriptNames[s])
 		}
 	}
 	a, err := replyArray(res, 5)
@@ -200,6 +211,9 @@ func (c *Client) probe(ctx context.Context, n *node, bootstrap bool) (probeInfo,
 		return probeInfo{}, badReply(res)
 	}
 	info := probeInfo{left: time.Duration(left) * time.Millisecond, runID: asString(a[2])}
+	if len(a) > 5 {
+		info.infoErr = asString(a[5])
+	}
 	return info, c.checkConfig(ctx, n)
 }
 

@@ -35,3 +35,29 @@ var (
 	scriptRaise   = redis.NewScript(luaRaise)
 	scriptInspect = redis.NewScript(luaQuarantine + luaInspect)
 )
+
+// scriptSource is each script's text, for SCRIPT LOAD.
+var scriptSource = map[*redis.Script]string{
+	scriptAcquire: luaQuarantine + luaAcquire, scriptFence: luaFence, scriptExtend: luaQuarantine + luaExtend,
+	scriptRelease: luaRelease, scriptProbe: luaQuarantine + luaProbe, scriptRaise: luaRaise,
+	scriptInspect: luaQuarantine + luaInspect,
+}
+
+// scriptNames and scriptCommands describe the scripts in errors (a refusal
+// by an ACL names what the user needs; see the README's Security section).
+var (
+	scriptNames = map[*redis.Script]string{
+		scriptAcquire: "acquire", scriptFence: "fence", scriptExtend: "extend", scriptRelease: "release",
+		scriptProbe: "probe", scriptRaise: "raise", scriptInspect: "inspect",
+	}
+	quarantineCommands = "TIME, INFO server, HMGET, HSET"
+	scriptCommands     = map[*redis.Script]string{
+		scriptAcquire: "GET, SET, PEXPIRE, PTTL, " + quarantineCommands,
+		scriptFence:   "GET, SET, HGET, HSET",
+		scriptExtend:  "GET, PEXPIRE, " + quarantineCommands,
+		scriptRelease: "GET, DEL, PUBLISH or SPUBLISH",
+		scriptProbe:   "EXISTS, " + quarantineCommands,
+		scriptRaise:   "HMGET, HSET",
+		scriptInspect: "GET, PTTL, " + quarantineCommands,
+	}
+)

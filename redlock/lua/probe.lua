@@ -4,7 +4,7 @@
 -- marker dated MaxTTL ago, ready to vote.
 -- KEYS[1] quarantine marker
 -- ARGV[1] MaxTTL ms, ARGV[2] '1' = quarantine on, ARGV[3] '1' = bootstrap
--- Reply: {left, ok, run_id, created, high}
+-- Reply: {left, ok, run_id, created, high, INFO error ('' when INFO answers)}
 local max_ttl = tonumber(ARGV[1])
 if ARGV[3] == '1' and ARGV[2] == '1' then
   local left, ok = redlease_marker(KEYS[1], max_ttl, false)
@@ -13,6 +13,9 @@ if ARGV[3] == '1' and ARGV[2] == '1' then
       'ok', 1, 'b', 0, 'h', 0, 'mx', redlease_int(max_ttl))
   end
 end
-if ARGV[2] ~= '1' then return {0, 1, redlease_run_id(), 0, 0} end
+local info = redis.pcall('INFO', 'server')
+local info_err = ''
+if type(info) == 'table' and info.err then info_err = info.err end
+if ARGV[2] ~= '1' then return {0, 1, redlease_run_id(), 0, 0, info_err} end
 local left, ok, created, base, high, rid = redlease_marker(KEYS[1], max_ttl, true)
-return {left, ok and 1 or 0, rid, created, high}
+return {left, ok and 1 or 0, rid, created, high, info_err}

@@ -1,0 +1,322 @@
+package security
+
+import (
+	"context"
+	"net"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/redlease/redlease/internal/redistest"
+	"github.com/redlease/redlease/lease"
+	"github.com/redlease/redlease/redlock"
+)
+
+// aclRule is the least-privilege ACL rule of SECURITY.md for an
+// application whose lock keys start with "app:", on standalone servers:
+//
+//	ACL SETUSER redlease reset on >PASSWORD <aclRule>
+//
+// Commands: EVALSHA and EVAL run the scripts (go-redis' Script.Run sends
+// EVALSHA, then EVAL on NOSCRIPT; redlock's batches do the same in a
+// pipeline), SCRIPT LOAD preloads them at New and Bootstrap; the commands
+// the scripts call (Redis 7 checks each against the calling user); PUBLISH
+// and SUBSCRIBE carry change notices; PING is go-redis' health check of an
+// idle subscription. HELLO and AUTH need no permission; CONFIG GET (the
+// maxmemory-policy check of New), CLIENT SETINFO and CLIENT
+// MAINT_NOTIFICATIONS are optional: refused, they are skipped.
+const aclRule = "+evalsha +eval +script|load +get +set +pexpire +pttl +del +hget +hmget +hset +time +info|server " +
+	"+publish +subscribe +ping ~app:* ~{redlease}:marker &app:*:notice"
+
+const (
+	nodeTimeout = 250 * time.Millisecond // above a local round trip under -race
+	waitFor     = 5 * time.Second        // bounds every wait on an event
+	tick        = 5 * time.Millisecond
+	password    = "s3cret-Pa55"
+)
+
+// setUser creates user on every server of g, through the default user,
+// with rules after "reset on >password", and returns one go-redis client
+// per server authenticated as user, closed on cleanup.
+func setUser(t *testing.T, g *redistest.Group, user, rules string) []redis.UniversalClient {
+	t.Helper()
+	ctx := context.Background()
+	args := append([]string{"reset", "on", ">" + password}, strings.Fields(rules)...)
+	var nodes []redis.UniversalClient
+	for _, s := range g.Servers() {
+		admin := s.Client(t)
+		require.NoError(t, admin.ACLSetUser(ctx, user, args...).Err(), "ACL SETUSER %s %s", user, args)
+		nodes = append(nodes, userClient(t, s.Addr(), user))
+	}
+	return nodes
+}
+
+func userClient(t *testing.T, addr, user string) *redis.Client {
+	c := redis.NewClient(&redis.Options{Addr: addr, Username: user, Password: password})
+	t.Cleanup(func() { _ = c.Close() })
+	return c
+}
+
+// without returns aclRule without the given words.
+func without(words ...string) string {
+	return strings.Join(slices.DeleteFunc(strings.Fields(aclRule), func(w string) bool {
+		return slices.Contains(words, w)
+	}), " ")
+}
+
+// alias is another address of the server at addr (IPv4-mapped IPv6), so
+// that only its run_id tells it is the same server.
+func alias(t *testing.T, addr, user string) *redis.Client {
+	_, port, err := net.SplitHostPort(addr)
+	require.NoError(t, err)
+	return userClient(t, net.JoinHostPort("::ffff:127.0.0.1", port), user)
+}
+
+// TestACLLeastPrivilege runs everything redlock and lease do through a
+// user that has exactly aclRule: New, Bootstrap, the one-server-one-vote
+// check (INFO server inside a script), acquire, extend, inspect, release,
+// and a lease whose notices wake a waiter.
+func TestACLLeastPrivilege(t *testing.T) {
+	skipShort(t)
+	ctx := context.Background()
+	g := redistest.Start(t, 3)
+	nodes := setUser(t, g, "redlease", aclRule)
+	logs, logger := newLogBuffer(t)
+
+	c, err := redlock.New(ctx, redlock.Config{NodeTimeout: nodeTimeout, Logger: logger}, nodes...)
+	require.NoError(t, err)
+	defer c.Close()
+	assert.NotContains(t, logs.String(), "did not answer", "every node answered the probe")
+	assert.Contains(t, logs.String(), "maxmemory-policy not checked", "CONFIG GET is refused and skipped")
+	require.NoError(t, c.Bootstrap(ctx))
+
+	// INFO server works inside the scripts: one server behind two
+	// addresses is one vote, refused by its run_id.
+	_, err = redlock.New(ctx, redlock.Config{NodeTimeout: nodeTimeout}, nodes[0], alias(t, g.Server(0).Addr(), "redlease"))
+	require.ErrorIs(t, err, redlock.ErrInvalidConfig)
+	assert.Contains(t, err.Error(), "run_id")
+
+	t.Run("redlock", func(t *testing.T) {
+		l, err := c.TryAcquire(ctx, "app:lock", 5*time.Second)
+		require.NoError(t, err)
+		assert.Positive(t, l.Token())
+		require.NoError(t, l.Extend(ctx, 0))
+		in, err := c.Inspect(ctx, "app:lock")
+		require.NoError(t, err)
+		assert.Equal(t, l.Value(), in.Value)
+		assert.Equal(t, l.Token(), in.Token)
+		n, err := l.Release(ctx)
+		require.NoError(t, err)
+		assert.GreaterOrEqual(t, n, c.Quorum())
+		_, err = c.Inspect(ctx, "app:lock")
+		require.ErrorIs(t, err, redlock.ErrNoHolder)
+	})
+
+	t.Run("lease with notices", func(t *testing.T) {
+		const key = "app:lease"
+		admins := g.Clients(t)
+		sub, err := c.Subscribe(ctx, lease.NoticeChannel(key))
+		require.NoError(t, err)
+		defer sub.Close()
+		waitSubscribers(t, admins, lease.NoticeChannel(key), 1)
+
+		cfg := lease.Config{TTL: 3 * time.Second, ID: "alice", Metadata: map[string]string{"zone": "eu"}}
+		alice, err := lease.Acquire(ctx, c, key, cfg)
+		require.NoError(t, err)
+		waitNotices(t, sub, lease.NoticeAcquired+" "+alice.Holder().Raw, len(nodes))
+		info, err := lease.Inspect(ctx, c, key)
+		require.NoError(t, err)
+		assert.Equal(t, "alice", info.Holder.ID)
+		assert.Equal(t, map[string]string{"zone": "eu"}, info.Holder.Metadata)
+
+		// A waiter whose polling delay is far beyond the test's wait
+		// ([15s, 45s]) takes over only if the release notice wakes it.
+		type result struct {
+			l   *lease.Lease
+			err error
+		}
+		got := make(chan result, 1)
+		var wg sync.WaitGroup
+		wctx, cancel := context.WithTimeout(ctx, 2*waitFor)
+		defer cancel()
+		wg.Go(func() {
+			l, err := lease.Acquire(wctx, c, key, lease.Config{TTL: 3 * time.Second, ID: "bob", RetryDelay: 30 * time.Second})
+			got <- result{l, err}
+		})
+		defer wg.Wait()
+		waitSubscribers(t, admins, lease.NoticeChannel(key), 2)
+
+		require.NoError(t, alice.Release(ctx))
+		waitNotices(t, sub, lease.NoticeReleased, len(nodes))
+		select {
+		case r := <-got:
+			require.NoError(t, r.err)
+			assert.Equal(t, "bob", r.l.Holder().ID)
+			assert.Greater(t, r.l.Token(), alice.Token())
+			require.NoError(t, r.l.Release(ctx))
+		case <-time.After(waitFor):
+			t.Fatal("the waiter was not woken by the release notice")
+		}
+	})
+}
+
+// waitSubscribers waits until channel has at least n subscribers on every
+// server.
+func waitSubscribers(t *testing.T, admins []*redis.Client, channel string, n int64) {
+	t.Helper()
+	require.Eventually(t, func() bool {
+		for _, a := range admins {
+			m, err := a.PubSubNumSub(context.Background(), channel).Result()
+			if err != nil || m[channel] < n {
+				return false
+			}
+		}
+		return true
+	}, waitFor, tick, "%d subscribers on %s", n, channel)
+}
+
+// waitNotices waits until payload arrived from n distinct nodes.
+func waitNotices(t *testing.T, sub *redlock.Subscription, payload string, n int) {
+	t.Helper()
+	from := map[string]bool{}
+	timeout := time.After(waitFor)
+	for len(from) < n {
+		select {
+		case m := <-sub.C():
+			if m.Payload == payload {
+				from[m.Node] = true
+			}
+		case <-timeout:
+			t.Fatalf("notice %q from %d of %d nodes", payload, len(from), n)
+		}
+	}
+}
+
+// TestACLMissingPermission removes one permission of aclRule at a time
+// and checks that what redlock returns says which one is missing, so that
+// an operator can fix the rule from the error alone. Redis names a refused
+// top-level command (NOPERM ... 'evalsha'), but neither a refused key ("one
+// of the keys used as arguments") nor a command refused inside a script
+// ("can't run this command or subcommand"): there redlock has to add the
+// names itself.
+func TestACLMissingPermission(t *testing.T) {
+	skipShort(t)
+	ctx := context.Background()
+	g := redistest.Start(t, 3)
+	bootstrap(t, g)
+
+	for i, tc := range []struct {
+		name  string
+		rules string
+		key   string
+		// want are parts of the error of TryAcquire.
+		want []string
+	}{
+		{"no evalsha", without("+evalsha"), "app:a", []string{"NOPERM", "'evalsha'"}},
+		// EVALSHA suffices while the scripts are cached; after a restart
+		// or SCRIPT FLUSH, go-redis falls back to EVAL.
+		{"no eval", without("+eval"), "app:b", []string{"NOPERM", "'eval'"}},
+		{"lock key outside the key patterns", aclRule, "other:c", []string{"NOPERM", `"other:c"`}},
+		// BUG: Redis says "no permissions to access one of the keys used
+		// as arguments"; redlock does not add which keys it used.
+		{"no marker key", without("~{redlease}:marker"), "app:d", []string{"NOPERM", "{redlease}:marker"}},
+		// BUG: a command refused inside a script is reported by Redis as
+		// "ERR The user executing the script can't run this command or
+		// subcommand script: <sha>", which names no command; redlock passes
+		// it on as is.
+		{"no time", without("+time"), "app:e", []string{"TIME"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			nodes := setUser(t, g, "user"+strconv.Itoa(i), tc.rules)
+			c, err := redlock.New(ctx, redlock.Config{NodeTimeout: nodeTimeout, Logger: testLogger(t)}, nodes...)
+			require.NoError(t, err, "a node that refuses the probe is logged, not refused")
+			defer c.Close()
+
+			if tc.name == "no eval" {
+				l, err := c.TryAcquire(ctx, tc.key, 5*time.Second)
+				require.NoError(t, err, "the scripts are cached: EVALSHA suffices")
+				_, err = l.Release(ctx)
+				require.NoError(t, err)
+				for _, s := range g.Servers() {
+					require.NoError(t, s.Client(t).ScriptFlush(ctx).Err())
+				}
+			}
+			_, err = c.TryAcquire(ctx, tc.key, 5*time.Second)
+			require.ErrorIs(t, err, redlock.ErrNotAcquired)
+			for _, w := range tc.want {
+				assert.Contains(t, err.Error(), w, "the error names what is missing")
+			}
+			// BUG (no time): "ERR The user executing the script can't ..."
+			// is not recognised as final, so Acquire retries until its
+			// context ends instead of returning at once.
+			assert.True(t, redlock.IsFinal(err), "a refused permission is final: %v", err)
+		})
+	}
+
+	t.Run("no script load", func(t *testing.T) {
+		nodes := setUser(t, g, "noload", without("+script|load"))
+		c, err := redlock.New(ctx, redlock.Config{NodeTimeout: nodeTimeout, Logger: testLogger(t)}, nodes...)
+		require.NoError(t, err)
+		defer c.Close()
+		err = c.Bootstrap(ctx)
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), "'script|load'")
+	})
+
+	t.Run("no evalsha at bootstrap", func(t *testing.T) {
+		nodes := setUser(t, g, "noevalsha", without("+evalsha"))
+		logs, logger := newLogBuffer(t)
+		c, err := redlock.New(ctx, redlock.Config{NodeTimeout: nodeTimeout, Logger: logger}, nodes...)
+		require.NoError(t, err)
+		defer c.Close()
+		assert.Contains(t, logs.String(), "'evalsha'", "New logs the refusal")
+		err = c.Bootstrap(ctx)
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), "'evalsha'")
+	})
+
+	// A release notice is a hint: a user that may not PUBLISH on the
+	// channel still releases its lock.
+	t.Run("no notice channel", func(t *testing.T) {
+		nodes := setUser(t, g, "nochannel", without("&app:*:notice"))
+		c, err := redlock.New(ctx, redlock.Config{NodeTimeout: nodeTimeout, Logger: testLogger(t)}, nodes...)
+		require.NoError(t, err)
+		defer c.Close()
+		l, err := c.TryAcquire(ctx, "app:f", 5*time.Second, redlock.WithReleaseNotice("app:f:notice", "released"))
+		require.NoError(t, err)
+		n, err := l.Release(ctx)
+		// BUG: release.lua deletes the key, then its PUBLISH is refused
+		// and the script fails: the node counts as an error although the
+		// key is gone, and Release reports ErrNotReleased.
+		assert.NoError(t, err, "the lock was released; only its notice was refused")
+		assert.GreaterOrEqual(t, n, c.Quorum())
+		for _, s := range g.Servers() {
+			assert.Zero(t, s.Client(t).Exists(ctx, "app:f").Val(), "the key is deleted on %s", s.Addr())
+		}
+	})
+
+	// Without INFO inside scripts, run_id is unknown: one server behind
+	// two addresses counts twice (S7), and a replaced server is only
+	// detected when it lost the marker.
+	t.Run("no info", func(t *testing.T) {
+		nodes := setUser(t, g, "noinfo", without("+info|server"))
+		logs, logger := newLogBuffer(t)
+		c, err := redlock.New(ctx, redlock.Config{NodeTimeout: nodeTimeout, Logger: logger},
+			nodes[0], alias(t, g.Server(0).Addr(), "noinfo"), nodes[1])
+		if err == nil {
+			defer c.Close()
+		}
+		// BUG: probe.lua's redis.pcall('INFO') swallows the refusal; the
+		// run_id is '' as under miniredis, and New neither refuses the
+		// duplicate nor warns that it cannot check.
+		assert.True(t, err != nil || strings.Contains(logs.String(), "INFO"),
+			"New accepted one server twice without a word: INFO was refused inside the scripts, and nothing says so")
+	})
+}

@@ -1,0 +1,74 @@
+package security
+
+import (
+	"bytes"
+	"context"
+	"sync"
+	"testing"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+
+	"github.com/redlease/redlease/internal/redistest"
+	"github.com/redlease/redlease/redlock"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// skipShort skips tests that start real redis-server processes.
+func skipShort(t *testing.T) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("starts real redis-server processes")
+	}
+}
+
+// logBuffer is a logger that keeps what it was sent, for tests that assert
+// on a warning, and echoes it to t.Log.
+type logBuffer struct {
+	t   testing.TB
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func newLogBuffer(t testing.TB) (*logBuffer, hclog.Logger) {
+	lb := &logBuffer{t: t}
+	return lb, hclog.New(&hclog.LoggerOptions{Name: t.Name(), Level: hclog.Debug, Output: lb})
+}
+
+func (b *logBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.t.Log(string(bytes.TrimRight(p, "\n")))
+	return b.buf.Write(p)
+}
+
+func (b *logBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// bootstrap makes the servers of g vote at once, through the default
+// (unrestricted) user, so that tests of restricted users do not wait out
+// the quarantine of fresh nodes.
+func bootstrap(t *testing.T, g *redistest.Group) {
+	t.Helper()
+	ctx := context.Background()
+	var nodes []redis.UniversalClient
+	for _, c := range g.Clients(t) {
+		nodes = append(nodes, c)
+	}
+	c, err := redlock.New(ctx, redlock.Config{NodeTimeout: nodeTimeout}, nodes...)
+	require.NoError(t, err)
+	defer c.Close()
+	require.NoError(t, c.Bootstrap(ctx))
+}
+
+// testLogger sends a client's logs to t.Log.
+func testLogger(t *testing.T) hclog.Logger {
+	_, l := newLogBuffer(t)
+	return l
+}
