@@ -1,0 +1,398 @@
+package election
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"time"
+
+	"github.com/redlease/redlease/lease"
+	"github.com/redlease/redlease/redlock"
+)
+
+// candidate is the state of Run's loop between terms.
+//
+// A round is an attempt and/or a majority read; then the candidate waits
+// for the next reason to look again:
+//   - release notices from a majority of nodes, since their last acquire
+//     notices (the leader resigned, and its key is gone from a majority):
+//     try at once (if it lost its last race: half of the time, else after
+//     raceDelay unless another term began meanwhile). Fewer (notices lost,
+//     or the late notice of an older release): the next poll looks;
+//   - an acquire notice of another term: read (who leads now);
+//   - the leader's key due to lapse on a majority (it crashed, or stopped
+//     refreshing): try a millisecond after;
+//   - an attempt lost (another candidate won, or the contenders split the
+//     votes): no read at once, which would slow the winner down; its
+//     acquire notice says who won, and if none comes within a few attempt
+//     durations (random, to desynchronise contenders), read and try again
+//     if nobody leads, a few times;
+//   - otherwise a jittered RetryDelay: read when a leader is known, try
+//     when not (or when unknown).
+//
+// It never tries while it stands aside after Resign (ResignDelay), nor
+// while the OnElected or OnDemoted of its previous term still runs.
+type candidate struct {
+	e        *Elector
+	d        *dispatcher
+	sub      *redlock.Subscription
+	leaseCtx context.Context
+
+	view     Leader // the last leader seen (zero: none)
+	hasView  bool
+	maxToken uint64 // the highest token seen, own terms included
+
+	prev      *term     // the last term; no attempt while its callbacks run
+	notBefore time.Time // no attempt before (standing aside)
+
+	notices   map[string]string // per node, the last notice: released or acquired
+	triggered bool              // an attempt was made for the current release
+
+	splits      int           // lost attempts in a row, nobody seen leading
+	lastAttempt time.Duration // how long the last attempt took
+	lostRace    bool          // the last attempt was lost
+}
+
+const (
+	// unfencedRereads: reads of a new term seen with an old token.
+	unfencedRereads = 3
+	// quickRetries: lost attempts in a row, with nobody seen leading,
+	// followed by a quick look rather than a RetryDelay.
+	quickRetries = 3
+	// lapseSlack: try this long after the leader's key is due to lapse.
+	lapseSlack = time.Millisecond
+)
+
+func (c *candidate) loop(ctx context.Context) error {
+	try := true
+	for {
+		if ctx.Err() != nil {
+			return stopped(ctx)
+		}
+		var (
+			ld   Leader
+			rerr error
+		)
+		if !try || !c.mayTry() {
+			ld, rerr = c.read(ctx)
+			if err := c.fatal(ctx, rerr); err != nil {
+				return err
+			}
+			try = errors.Is(rerr, ErrNoLeader)
+		}
+		tried := false
+		if try && c.mayTry() {
+			won, err := c.attempt(ctx)
+			if err != nil {
+				return err
+			}
+			if won {
+				c.afterTerm()
+			}
+			switch {
+			case won && time.Now().Before(c.notBefore):
+				// It resigned: the successor's acquire notice will say who
+				// leads, and a read now would only slow the successor
+				// down. The timer reads if no notice comes.
+				ld, rerr = Leader{}, errNotRead
+			case won: // the term was lost: look at once
+				try = false
+				continue
+			default:
+				// Lost: another candidate won, or the votes were split.
+				// The winner's acquire notice will say who; a read now
+				// would slow the winner down. The timer reads (and tries
+				// if nobody leads) soon if no notice comes.
+				tried = true
+				ld, rerr = Leader{}, errNotRead
+			}
+		}
+		var err error
+		if try, err = c.wait(ctx, ld, rerr, tried); err != nil {
+			return err
+		}
+	}
+}
+
+// afterTerm forgets the notices received during the term, and counts its
+// own release as one already tried for.
+func (c *candidate) afterTerm() {
+	drain(c.sub)
+	for _, n := range c.e.client.Nodes() {
+		c.notices[n] = lease.NoticeReleased
+	}
+	c.triggered = true
+}
+
+// mayTry reports whether the candidate may campaign now.
+func (c *candidate) mayTry() bool {
+	if time.Now().Before(c.notBefore) {
+		return false
+	}
+	return c.prev == nil || (closed(c.prev.elected) && closed(c.prev.demoted))
+}
+
+// attempt makes one campaign attempt, and runs the term when it wins. It
+// reports whether it won; it returns an error only when the campaign
+// cannot go on.
+func (c *candidate) attempt(ctx context.Context) (bool, error) {
+	e := c.e
+	t0 := time.Now()
+	l, err := lease.TryAcquire(c.leaseCtx, e.client, e.name, e.lcfg)
+	c.lastAttempt = time.Since(t0)
+	c.lostRace = err != nil
+	e.hooks.AcquireAttempt(c.lastAttempt, err)
+	if err != nil {
+		if finalAttempt(err) {
+			return false, fmt.Errorf("election: %q: %w", e.name, err)
+		}
+		e.log.Trace("attempt failed", "error", err, "elapsed", c.lastAttempt)
+		return false, nil
+	}
+	c.splits = 0
+	c.runTerm(ctx, l)
+	return true, nil
+}
+
+// errNotRead stands for a read that was not made: the next timer reads.
+var errNotRead = errors.New("election: not read")
+
+// read is a majority read of the election; it reports a change of leader.
+// A new term whose token is not above the highest seen is read again a
+// few times, a millisecond apart: its token is being written back (the
+// observer does the same, but does not know this elector's own terms).
+func (c *candidate) read(ctx context.Context) (Leader, error) {
+	l, err := c.e.obs.Leader(ctx)
+	for i := 0; i < unfencedRereads && err == nil && c.unfenced(l); i++ {
+		t := time.NewTimer(time.Millisecond)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return Leader{}, ctxErr(ctx)
+		}
+		l, err = c.e.obs.Leader(ctx)
+	}
+	switch {
+	case err == nil:
+		c.splits = 0 // somebody won: the next lost attempt is a new race
+		c.see(l)
+	case errors.Is(err, ErrNoLeader):
+		c.see(Leader{})
+	default:
+		c.e.log.Debug("leader unknown", "error", err)
+	}
+	return l, err
+}
+
+// unfenced reports a new term with a token that is not above the highest
+// seen.
+func (c *candidate) unfenced(l Leader) bool {
+	return l.Token != 0 && l.Token <= c.maxToken && (!c.hasView || l.Value != c.view.Value)
+}
+
+// see records the leader seen, and reports it when it changed.
+func (c *candidate) see(l Leader) {
+	c.maxToken = max(c.maxToken, l.Token)
+	if c.hasView && l.Value == c.view.Value {
+		c.view = l
+		return
+	}
+	c.view, c.hasView = l, true
+	c.e.log.Debug("leader changed", "leader", l.String())
+	c.e.emit(Event{Kind: EventLeaderChanged, Leader: l})
+	if f := c.e.cfg.Callbacks.OnLeaderChange; f != nil {
+		c.d.push(func() { c.d.call("OnLeaderChange", func() { f(l) }) })
+	}
+}
+
+// fatal returns the error that ends the campaign after a read, if any.
+func (c *candidate) fatal(ctx context.Context, err error) error {
+	switch {
+	case ctx.Err() != nil:
+		return stopped(ctx)
+	case errors.Is(err, redlock.ErrClosed), errors.Is(err, redlock.ErrInvalidArgument):
+		return fmt.Errorf("election: %q: %w", c.e.name, err)
+	}
+	return nil
+}
+
+// wait waits for the next reason to look at the election (see candidate)
+// and reports whether to try (true) or only read (false).
+func (c *candidate) wait(ctx context.Context, ld Leader, rerr error, tried bool) (bool, error) {
+	e := c.e
+	d := jitter(e.cfg.RetryDelay)
+	tryOnTimer := rerr != nil && rerr != errNotRead // nobody leads, or unknown
+	switch {
+	case rerr == nil:
+		if !ld.Expires.IsZero() {
+			if x := time.Until(ld.Expires) + lapseSlack; x > 0 && x < d {
+				d, tryOnTimer = x, true
+			}
+		}
+	case rerr == errNotRead && tried:
+		if c.splits++; c.splits <= quickRetries {
+			// A lost attempt: wait for the winner's acquire notice, or,
+			// if the contenders split the votes, try again soon, on the
+			// scale of an attempt and at random to desynchronise them
+			// (their partial votes are being released meanwhile).
+			a := max(c.lastAttempt, time.Millisecond/4)
+			d = a + rand.N(3*a)
+		}
+	}
+	if now := time.Now(); c.notBefore.After(now) && c.notBefore.Sub(now) < d {
+		d, tryOnTimer = c.notBefore.Sub(now), true
+	}
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+
+	// The previous term's callbacks, while they run: their return may
+	// allow an attempt.
+	var prevElected, prevDemoted <-chan struct{}
+	if c.prev != nil && !closed(c.prev.elected) {
+		prevElected = c.prev.elected
+	}
+	if c.prev != nil && !closed(c.prev.demoted) {
+		prevDemoted = c.prev.demoted
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			return false, stopped(ctx)
+		case <-timer.C:
+			return tryOnTimer, nil
+		case <-prevElected:
+			prevElected = nil
+			if rerr != nil && c.mayTry() {
+				return true, nil
+			}
+		case <-prevDemoted:
+			prevDemoted = nil
+			if rerr != nil && c.mayTry() {
+				return true, nil
+			}
+		case n := <-c.sub.C():
+			switch {
+			case strings.HasPrefix(n.Payload, lease.NoticeReleased):
+				if c.released(n.Node) {
+					if !c.lostRace || rand.N(2) == 0 {
+						return true, nil
+					}
+					// Lost the last race: let the others go first, half of
+					// the time (see raceDelay).
+					timer.Reset(c.raceDelay())
+					tryOnTimer = true
+				}
+			case strings.HasPrefix(n.Payload, lease.NoticeAcquired):
+				c.acquired(n.Node)
+				if c.isCurrent(n.Payload) {
+					continue // the term already known
+				}
+				return false, nil // another term began: read who leads
+			default:
+				return false, nil // a notice of another kind: read
+			}
+		}
+	}
+}
+
+// raceDelay is how long a standby that lost its last race waits, half of
+// the time, before it tries for a release: long enough for the winner's
+// acquire notice to arrive (an attempt and a notice), which cancels the
+// attempt. Simultaneous attempts slow each other down (each costs the
+// nodes and the clients work, and losers undo their partial votes), so
+// halving their number makes the winner faster; a standby that won its
+// last race (a lone standby always does) never waits.
+func (c *candidate) raceDelay() time.Duration {
+	a := max(2*c.lastAttempt, 500*time.Microsecond)
+	return min(a+rand.N(a), c.e.cfg.RetryDelay)
+}
+
+// isCurrent reports whether a notice is the acquire notice of the term
+// the candidate already knows.
+func (c *candidate) isCurrent(payload string) bool {
+	v, ok := strings.CutPrefix(payload, lease.NoticeAcquired+" ")
+	return ok && c.hasView && !c.view.IsZero() && v == c.view.Value
+}
+
+// drain drops the notices already queued.
+func drain(sub *redlock.Subscription) {
+	for {
+		select {
+		case <-sub.C():
+		default:
+			return
+		}
+	}
+}
+
+// finalAttempt reports whether a failed attempt means that no later one
+// can succeed: a closed client, a bad argument or configuration, or a
+// majority of nodes refusing the key for good (wrong type, no permission,
+// a TTL above their MaxTTL). Network errors, timeouts, quarantined nodes
+// and contention are worth another attempt.
+func finalAttempt(err error) bool {
+	if errors.Is(err, redlock.ErrClosed) || errors.Is(err, redlock.ErrInvalidArgument) || errors.Is(err, lease.ErrInvalidConfig) {
+		return true
+	}
+	var qe *redlock.QuorumError
+	if !errors.As(err, &qe) {
+		return false
+	}
+	refused := 0
+	for _, n := range qe.Nodes {
+		if n.Vote != redlock.VoteError || n.Err == nil {
+			continue
+		}
+		for _, p := range []string{"WRONGTYPE", "NOPERM", "ERR redlease:", "ERR unknown command"} {
+			if strings.Contains(n.Err.Error(), p) {
+				refused++
+				break
+			}
+		}
+	}
+	return refused > len(qe.Nodes)-qe.Need
+}
+
+// jitter returns a random duration in [d/2, d*3/2].
+func jitter(d time.Duration) time.Duration {
+	if d <= 0 {
+		return 0
+	}
+	return d/2 + rand.N(d+1)
+}
+
+// released records a release notice from node, and reports whether an
+// attempt is due: a majority of nodes are released (their last notice),
+// and no attempt was made for this release yet. A node's notices come in
+// order, so the late notices of a release already tried for do not make
+// another attempt.
+func (c *candidate) released(node string) bool {
+	c.notices[node] = lease.NoticeReleased
+	if c.releasedCount() < c.e.client.Quorum() || c.triggered {
+		return false
+	}
+	c.triggered = true
+	return true
+}
+
+// acquired records an acquire notice from node: once fewer than a majority
+// are released, the next release is a new one to try for.
+func (c *candidate) acquired(node string) {
+	c.notices[node] = lease.NoticeAcquired
+	if c.releasedCount() < c.e.client.Quorum() {
+		c.triggered = false
+	}
+}
+
+func (c *candidate) releasedCount() int {
+	n := 0
+	for _, v := range c.notices {
+		if v == lease.NoticeReleased {
+			n++
+		}
+	}
+	return n
+}

@@ -1,0 +1,90 @@
+package election
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/redlease/redlease/lease"
+	"github.com/redlease/redlease/redlock"
+)
+
+func TestConfigValidate(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		cfg  Config
+		want string
+	}{
+		{"negative retry delay", Config{RetryDelay: -time.Millisecond}, "RetryDelay (-1ms) must not be negative"},
+		{"negative resign delay", Config{ResignDelay: -time.Second}, "ResignDelay (-1s) must not be negative"},
+		{"negative stop timeout", Config{StopTimeout: -time.Second}, "StopTimeout (-1s) must not be negative"},
+		{"negative event buffer", Config{EventBuffer: -1}, "EventBuffer (-1) must not be negative"},
+		{"negative ttl", Config{TTL: -time.Second}, "TTL (-1s) must not be negative"},
+		{"ttl not in ms", Config{TTL: 1500 * time.Microsecond}, "TTL (1.5ms) must be a whole number of milliseconds"},
+		{"renew interval above ttl", Config{TTL: time.Second, RenewInterval: 2 * time.Second}, "RenewInterval (2s) must be below TTL (1s)"},
+		{"retry interval above renew interval", Config{RenewInterval: time.Second, RetryInterval: 2 * time.Second}, "RetryInterval (2s) must not exceed RenewInterval (1s)"},
+		{"safety margin too big", Config{TTL: time.Second, SafetyMargin: 900 * time.Millisecond}, "SafetyMargin (900ms)"},
+		{"metadata too big", Config{Metadata: map[string]string{"x": strings.Repeat("a", lease.MaxHolderSize)}}, "above MaxHolderSize"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := tc.cfg.Validate()
+			require.ErrorIs(t, err, ErrInvalidConfig)
+			assert.Contains(t, err.Error(), tc.want)
+			_, err = New(&redlock.Client{}, "key", tc.cfg)
+			require.ErrorIs(t, err, ErrInvalidConfig, "New validates")
+		})
+	}
+	require.NoError(t, Config{}.Validate())
+
+	d := DefaultConfig()
+	assert.Equal(t, 10*time.Second, d.TTL)
+	assert.Equal(t, d.TTL/3, d.RenewInterval)
+	assert.Equal(t, d.RenewInterval/4, d.RetryInterval)
+	assert.Equal(t, d.TTL/20, d.SafetyMargin)
+	assert.Equal(t, 100*time.Millisecond, d.RetryDelay)
+	assert.Equal(t, 2*d.RetryDelay, d.ResignDelay)
+	assert.Equal(t, d.TTL, d.StopTimeout)
+	assert.Equal(t, 64, d.EventBuffer)
+	assert.Equal(t, lease.DefaultConfig().ID, d.ID)
+	assert.NotEmpty(t, d.ID)
+	assert.Equal(t, NopHooks{}, d.Hooks)
+	assert.NotNil(t, d.Logger)
+}
+
+func TestNewChecksClient(t *testing.T) {
+	_, nodes := minis(t, 3)
+	c := newClient(t, redlock.Config{NodeTimeout: 100 * time.Millisecond, MaxTTL: 20 * time.Second}, nodes)
+	for _, tc := range []struct {
+		name string
+		cfg  Config
+		want string
+	}{
+		{"ttl above max ttl", Config{TTL: 25 * time.Second}, "TTL (25s) is above the client's MaxTTL (20s)"},
+		{"ttl too short for node timeout", Config{TTL: 200 * time.Millisecond}, "TTL (200ms) must exceed the client's NodeTimeout*2 + drift (204ms)"},
+		{"no room for a refresh", Config{TTL: time.Second, RenewInterval: 900 * time.Millisecond, SafetyMargin: 90 * time.Millisecond},
+			"RenewInterval + SafetyMargin (900ms + 90ms) must be below TTL - drift (1s - 12ms)"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := New(c, "key", tc.cfg)
+			require.ErrorIs(t, err, ErrInvalidConfig)
+			assert.Contains(t, err.Error(), tc.want)
+		})
+	}
+
+	_, err := New(nil, "key", Config{})
+	require.ErrorIs(t, err, redlock.ErrInvalidArgument)
+	_, err = New(c, "", Config{})
+	require.ErrorIs(t, err, redlock.ErrInvalidArgument)
+
+	e, err := New(c, "key", Config{ID: "me", Metadata: map[string]string{"a": "b"}})
+	require.NoError(t, err)
+	assert.Equal(t, "me", e.ID())
+	assert.Equal(t, "key", e.Name())
+	assert.False(t, e.IsLeader())
+	assert.NoError(t, e.Resign(context.Background()), "nothing to resign")
+	assert.NoError(t, e.Healthy(0), "a standby is healthy")
+}

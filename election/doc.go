@@ -1,0 +1,64 @@
+// Package election elects one leader among candidates on Redis, on top of
+// a lease (package lease) held on a majority of a redlock.Client's nodes.
+//
+// Each candidate makes an [Elector] with [New] and calls [Elector.Run],
+// which campaigns until its context ends. The candidate that acquires the
+// election's lease begins a term: Callbacks.OnElected runs, in its own
+// goroutine, under a context that lives exactly as long as the term; the
+// lease refreshes itself; the others stand by. When the term ends, its
+// context is cancelled first (always before the term's validity ends), the
+// elector waits for OnElected to return, then releases the lease, and only
+// then calls Callbacks.OnDemoted and lets another candidate be elected.
+//
+// # Lifecycle of a term
+//
+//  1. The lease is acquired (a fencing token strictly above every earlier
+//     term's). IsLeader turns true; EventLeaderChanged and EventElected
+//     are sent, OnLeaderChange is queued, OnElected starts.
+//  2. The term ends when [Elector.Resign] is called, when Run's context
+//     ends, when OnElected panics, or when the lease is lost (it could not
+//     be refreshed before its deadline). Its context is cancelled with
+//     the reason as its cause; IsLeader turns false at that moment.
+//  3. The elector waits for OnElected to return: at most until the
+//     validity the term had then runs out (it keeps refreshing the lease
+//     meanwhile, so a new leader cannot start while the old one's work
+//     winds down; an OnElected that ignores its context is released
+//     without after that, logged, and reported by [Elector.Healthy]).
+//  4. The lease is released on every node, which publishes a notice that
+//     wakes the standbys: after a Resign, the next candidate is elected
+//     within milliseconds. After a crash (no release), the standbys take
+//     over once the key lapses: within TTL (plus one RetryDelay at worst).
+//  5. EventDemoted is sent and OnDemoted is called, with the cause.
+//
+// The elector does not campaign again while the previous term's OnElected
+// or OnDemoted is still running, and stands aside for ResignDelay after a
+// Resign or a panic.
+//
+// # Goroutines and callbacks
+//
+// Run's loop runs on the goroutine that called Run. OnElected runs in a
+// goroutine of its own per term. OnDemoted and OnLeaderChange run in one
+// callback goroutine of the elector, one at a time, in the order the
+// events happened; they should return promptly. A panic in any callback
+// is recovered; in OnElected it ends the term, and the demotion cause is
+// a *[PanicError]. A blocked callback never stops the elector from ending
+// a term, releasing it, sending events, or returning from Run (which waits
+// at most StopTimeout for callbacks). [Elector.Events] is a buffered
+// channel that the elector never waits on: events that do not fit are
+// dropped and counted.
+//
+// # Guarantees
+//
+// While IsLeader is true and while OnElected's context is alive, no other
+// candidate of the same nodes leads, under the assumptions of package
+// redlock (clocks advancing at nearly the same rate; no process pause
+// longer than the drift allowance plus SafetyMargin between a check and an
+// action). Terms' tokens strictly increase. What a paused or partitioned
+// leader does after its term ended is stopped only by fencing: pass
+// [Term.Token] to the resources the leader writes, and have them refuse
+// lower tokens.
+//
+// An Elector campaigns once: Run may be called once. Health checks
+// ([Elector.Healthy], [HealthCheck]) and metrics hooks ([Hooks]) are
+// built in; package observer follows an election without campaigning.
+package election

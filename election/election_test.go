@@ -1,0 +1,336 @@
+package election
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/redlease/redlease/lease"
+	"github.com/redlease/redlease/redlock"
+)
+
+const wait = 10 * time.Second // generous bound for events that come in ms
+
+// One candidate, alone: every callback and event in order, through a
+// Resign, a re-election after ResignDelay, and the stop of Run.
+func TestCallbacksAndEventsInOrder(t *testing.T) {
+	_, nodes := minis(t, 3)
+	c := newClient(t, unitClientCfg, nodes)
+	// OnElected runs in a goroutine of its own, the other callbacks in the
+	// callback goroutine: each keeps its order.
+	onElected, others := &recorder{}, &recorder{}
+	cfg := unitCfg(t, "solo")
+	var firstCtx context.Context
+	cfg.Callbacks = Callbacks{
+		OnElected: func(ctx context.Context, term Term) {
+			onElected.add(fmt.Sprintf("elected %d", term.Token))
+			if term.Token == 1 {
+				firstCtx = ctx
+			}
+			<-ctx.Done()
+			onElected.add(fmt.Sprintf("ctx done %d: %v", term.Token, context.Cause(ctx)))
+		},
+		OnDemoted: func(term Term, cause error) {
+			others.add(fmt.Sprintf("demoted %d: %v", term.Token, cause))
+			onElected.add(fmt.Sprintf("demoted %d", term.Token))
+		},
+		OnLeaderChange: func(l Leader) {
+			others.add("leader " + l.String())
+		},
+	}
+	e := newElector(t, c, "order", cfg)
+	r := start(t, e)
+
+	ev := waitEvent(t, e.Events(), wait, kind(EventLeaderChanged))
+	assert.Equal(t, "solo", ev.Leader.ID)
+	assert.Equal(t, uint64(1), ev.Leader.Token)
+	ev = waitEvent(t, e.Events(), wait, kind(EventElected))
+	first := ev.Term
+	assert.Equal(t, uint64(1), first.Token)
+	assert.Equal(t, "solo", first.ID)
+	assert.True(t, first.Held())
+	assert.True(t, first.Deadline().After(time.Now()))
+	assert.True(t, first.Deadline().Before(first.ValidUntil()))
+	assert.True(t, e.IsLeader())
+	got, ok := e.Term()
+	require.True(t, ok)
+	assert.Equal(t, first.Token, got.Token)
+	l, err := e.Leader(context.Background())
+	require.NoError(t, err)
+	assert.Equal(t, "solo", l.ID)
+	assert.Equal(t, first.Token, l.Token)
+	assert.NoError(t, e.Healthy(0))
+
+	require.NoError(t, e.Resign(context.Background()))
+	assert.False(t, e.IsLeader())
+	assert.ErrorIs(t, context.Cause(firstCtx), ErrResigned)
+	ev = waitEvent(t, e.Events(), wait, kind(EventDemoted))
+	assert.ErrorIs(t, ev.Cause, ErrResigned)
+	assert.False(t, ev.Term.Held())
+	_, err = e.Leader(context.Background())
+	assert.ErrorIs(t, err, ErrNoLeader, "released on every node")
+
+	// Alone, it takes over again after standing aside.
+	ev = waitEvent(t, e.Events(), wait, kind(EventLeaderChanged))
+	assert.True(t, ev.Leader.IsZero(), "no leader between the terms")
+	ev = waitEvent(t, e.Events(), wait, kind(EventElected))
+	assert.Equal(t, uint64(2), ev.Term.Token)
+	assert.GreaterOrEqual(t, ev.Term.Start.Sub(first.Start), cfg.ResignDelay, "stood aside")
+
+	err = r.stop(t)
+	require.ErrorIs(t, err, ErrStopped)
+	require.ErrorIs(t, err, context.Canceled)
+	ev = waitEvent(t, e.Events(), wait, kind(EventDemoted))
+	assert.ErrorIs(t, ev.Cause, ErrStopped)
+	for range e.Events() { // closed when Run returned
+	}
+	assert.False(t, e.IsLeader())
+	_, err = e.Leader(context.Background())
+	assert.ErrorIs(t, err, ErrNoLeader, "Run released the term before returning")
+
+	assert.Equal(t, []string{
+		"elected 1",
+		"ctx done 1: election: resigned",
+		"demoted 1",
+		"elected 2",
+		"ctx done 2: election: stopped: context canceled",
+		"demoted 2",
+	}, onElected.get(), "OnDemoted after OnElected returned; Run waited for both")
+	assert.Equal(t, []string{
+		"leader solo (token 1)",
+		"demoted 1: election: resigned",
+		"leader none",
+		"leader solo (token 2)",
+		"demoted 2: election: stopped: context canceled",
+	}, others.get(), "OnLeaderChange and OnDemoted in the order seen")
+	assert.Zero(t, e.Dropped())
+	assert.ErrorIs(t, e.Run(context.Background()), ErrAlreadyRun)
+}
+
+// Resign hands over only after OnElected returned: while the old leader's
+// work winds down, its lease stays on the nodes and nobody else is
+// elected; then the standby is elected at once, with a higher token.
+func TestResignWaitsForOnElected(t *testing.T) {
+	ms, nodes := minis(t, 3)
+	winding := make(chan struct{})
+	finish := make(chan struct{})
+	var aReturned time.Time
+	cfgA := unitCfg(t, "a")
+	cfgA.Callbacks.OnElected = func(ctx context.Context, _ Term) {
+		<-ctx.Done()
+		close(winding)
+		<-finish // the work winds down
+		aReturned = time.Now()
+	}
+	a := start(t, newElector(t, newClient(t, unitClientCfg, nodes), "handover", cfgA))
+	waitEvent(t, a.Events(), wait, kind(EventElected))
+
+	cfgB := unitCfg(t, "b")
+	bStarted := make(chan time.Time, 1)
+	cfgB.Callbacks.OnElected = func(ctx context.Context, _ Term) {
+		bStarted <- time.Now()
+		<-ctx.Done()
+	}
+	b := start(t, newElector(t, newClient(t, unitClientCfg, nodes), "handover", cfgB))
+	ev := waitEvent(t, b.Events(), wait, kind(EventLeaderChanged))
+	require.Equal(t, "a", ev.Leader.ID, "b stands by")
+
+	resigned := make(chan error, 1)
+	go func() { resigned <- a.Resign(context.Background()) }()
+	<-winding
+	assert.False(t, a.IsLeader(), "not leading once the term's context is cancelled")
+	for _, m := range ms {
+		v, err := m.Get("handover")
+		require.NoError(t, err)
+		assert.Equal(t, "a", lease.DecodeValue(v).ID, "the term is kept while OnElected runs")
+	}
+	assert.False(t, b.IsLeader())
+	select {
+	case err := <-resigned:
+		t.Fatalf("Resign returned (%v) before OnElected did", err)
+	default:
+	}
+
+	close(finish)
+	require.NoError(t, <-resigned)
+	got := <-bStarted
+	assert.True(t, got.After(aReturned), "b started %s after a's OnElected returned", got.Sub(aReturned))
+	ev = waitEvent(t, b.Events(), wait, kind(EventElected))
+	assert.Equal(t, uint64(2), ev.Term.Token)
+	ev = waitEvent(t, a.Events(), wait, func(ev Event) bool { return ev.Kind == EventLeaderChanged && ev.Leader.ID == "b" })
+	assert.Equal(t, uint64(2), ev.Leader.Token)
+}
+
+// An OnElected that ignores its context delays the handover until the
+// term's validity ends, no longer; the elector does not campaign again
+// while it runs, and reports itself unhealthy.
+func TestBlockingOnElected(t *testing.T) {
+	_, nodes := minis(t, 3)
+	clientCfg := unitClientCfg
+	clientCfg.NodeTimeout = 200 * time.Millisecond
+	unblock := make(chan struct{})
+	t.Cleanup(func() {
+		select {
+		case <-unblock:
+		default:
+			close(unblock)
+		}
+	})
+	cfgA := unitCfg(t, "a")
+	cfgA.TTL = time.Second
+	cfgA.StopTimeout = 50 * time.Millisecond
+	cfgA.Callbacks.OnElected = func(context.Context, Term) { <-unblock }
+	a := start(t, newElector(t, newClient(t, clientCfg, nodes), "blocking", cfgA))
+	term := waitEvent(t, a.Events(), wait, kind(EventElected)).Term
+
+	cfgB := unitCfg(t, "b")
+	cfgB.TTL = time.Second
+	b := start(t, newElector(t, newClient(t, clientCfg, nodes), "blocking", cfgB))
+	waitEvent(t, b.Events(), wait, kind(EventLeaderChanged))
+
+	resignAt := time.Now()
+	validUntil := term.ValidUntil()
+	require.NoError(t, a.Resign(context.Background()))
+	assert.False(t, time.Now().Before(validUntil), "released at the end of the validity, not before")
+	assert.Less(t, time.Since(resignAt), 2*cfgA.TTL, "not later")
+	ev := waitEvent(t, a.Events(), wait, kind(EventDemoted))
+	assert.ErrorIs(t, ev.Cause, ErrResigned)
+	waitEvent(t, b.Events(), wait, kind(EventElected))
+	within(t, wait, func() bool { return a.Healthy(0) != nil }, "the lingering OnElected makes a unhealthy")
+	assert.ErrorIs(t, a.Healthy(0), ErrUnhealthy)
+	assert.NoError(t, a.Healthy(time.Hour))
+
+	// b resigns; a may not campaign while its OnElected runs, so b is
+	// elected again after standing aside.
+	require.NoError(t, b.Resign(context.Background()))
+	ev = waitEvent(t, b.Events(), wait, kind(EventElected))
+	assert.Equal(t, "b", ev.Term.ID)
+	assert.False(t, a.IsLeader())
+
+	// Run returns after StopTimeout although OnElected still runs.
+	start := time.Now()
+	require.ErrorIs(t, a.stop(t), ErrStopped)
+	assert.Less(t, time.Since(start), wait)
+	close(unblock)
+	within(t, wait, func() bool { return a.Healthy(0) == nil }, "healthy once OnElected returned")
+}
+
+// A panic in OnElected ends the term with a *PanicError as the cause;
+// panics in the other callbacks are logged; the elector goes on.
+func TestPanickingCallbacks(t *testing.T) {
+	_, nodes := minis(t, 3)
+	cfg := unitCfg(t, "p")
+	causes := make(chan error, 4)
+	cfg.Callbacks = Callbacks{
+		OnElected: func(ctx context.Context, term Term) {
+			if term.Token == 1 {
+				panic("boom")
+			}
+			<-ctx.Done()
+		},
+		OnDemoted: func(_ Term, cause error) {
+			causes <- cause
+			panic("demoted boom")
+		},
+		OnLeaderChange: func(Leader) { panic("change boom") },
+	}
+	e := newElector(t, newClient(t, unitClientCfg, nodes), "panics", cfg)
+	r := start(t, e)
+	ev := waitEvent(t, e.Events(), wait, kind(EventDemoted))
+	assert.ErrorIs(t, ev.Cause, ErrCallbackPanicked)
+	var pe *PanicError
+	require.ErrorAs(t, ev.Cause, &pe)
+	assert.Equal(t, "OnElected", pe.Callback)
+	assert.Equal(t, "boom", pe.Value)
+	assert.Contains(t, string(pe.Stack), "TestPanickingCallbacks")
+	assert.ErrorIs(t, <-causes, ErrCallbackPanicked)
+
+	ev = waitEvent(t, e.Events(), wait, kind(EventElected))
+	assert.Equal(t, uint64(2), ev.Term.Token, "re-elected after a panic")
+	require.ErrorIs(t, r.stop(t), ErrStopped)
+	assert.ErrorIs(t, <-causes, ErrStopped)
+}
+
+// Callbacks that block (OnLeaderChange, OnDemoted) delay only the
+// callbacks queued after them: terms begin and end, events flow, Resign
+// and Run return.
+func TestBlockingCallbacksDoNotWedge(t *testing.T) {
+	_, nodes := minis(t, 3)
+	unblock := make(chan struct{})
+	cfg := unitCfg(t, "w")
+	cfg.StopTimeout = 20 * time.Millisecond
+	cfg.Callbacks = Callbacks{
+		OnLeaderChange: func(Leader) { <-unblock },
+		OnDemoted:      func(Term, error) { <-unblock },
+	}
+	e := newElector(t, newClient(t, unitClientCfg, nodes), "wedge", cfg)
+	r := start(t, e)
+	waitEvent(t, e.Events(), wait, kind(EventElected))
+	require.NoError(t, e.Resign(context.Background()))
+	waitEvent(t, e.Events(), wait, kind(EventDemoted))
+	waitEvent(t, e.Events(), wait, kind(EventLeaderChanged))
+	require.ErrorIs(t, r.stop(t), ErrStopped)
+	close(unblock)
+}
+
+// Events never block the elector: with nobody reading, they are dropped,
+// counted, and reported to the hooks.
+func TestEventsDropped(t *testing.T) {
+	_, nodes := minis(t, 3)
+	h := &countHooks{}
+	cfg := unitCfg(t, "d")
+	cfg.EventBuffer = 1
+	cfg.Hooks = h
+	e := newElector(t, newClient(t, unitClientCfg, nodes), "dropped", cfg)
+	r := start(t, e)
+	within(t, wait, e.IsLeader, "elected")
+	require.NoError(t, e.Resign(context.Background()))
+	within(t, wait, e.IsLeader, "elected again")
+	require.ErrorIs(t, r.stop(t), ErrStopped)
+	assert.NotZero(t, e.Dropped())
+	assert.Equal(t, e.Dropped(), h.dropped.Load())
+	assert.Equal(t, int64(2), h.elected.Load())
+	assert.Equal(t, int64(2), h.demoted.Load())
+	assert.GreaterOrEqual(t, h.won.Load(), int64(2))
+	ev, ok := <-e.Events()
+	require.True(t, ok, "the first event was kept")
+	assert.Equal(t, EventLeaderChanged, ev.Kind)
+	_, ok = <-e.Events()
+	assert.False(t, ok)
+}
+
+// After a crash (no release), a standby takes over once the key lapses
+// on the nodes, and the crashed leader's term ends by its deadline.
+func TestCrashTakeover(t *testing.T) {
+	ms, nodes := minis(t, 3)
+	cfg := unitCfg(t, "a")
+	cfg.TTL = 2 * time.Second
+	ca := newClient(t, unitClientCfg, nodes)
+	a := start(t, newElector(t, ca, "crash", cfg))
+	waitEvent(t, a.Events(), wait, kind(EventElected))
+	b := start(t, newElector(t, newClient(t, unitClientCfg, nodes), "crash", unitCfg(t, "b")))
+	waitEvent(t, b.Events(), wait, kind(EventLeaderChanged))
+
+	require.NoError(t, ca.Close()) // a can neither refresh nor release
+	ev := waitEvent(t, a.Events(), wait, kind(EventDemoted))
+	assert.ErrorIs(t, ev.Cause, lease.ErrLeaseLost)
+	select {
+	case <-a.done:
+	case <-time.After(wait):
+		t.Fatal("Run did not return after the client was closed")
+	}
+	require.ErrorIs(t, a.err, redlock.ErrClosed, "Run says why it stopped")
+	for _, m := range ms {
+		assert.True(t, m.Exists("crash"), "no release: the key stays until it lapses")
+	}
+	assert.False(t, b.IsLeader())
+	for _, m := range ms {
+		m.FastForward(cfg.TTL) // miniredis' TTLs move only when told
+	}
+	ev = waitEvent(t, b.Events(), wait, kind(EventElected))
+	assert.Equal(t, uint64(2), ev.Term.Token)
+}

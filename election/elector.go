@@ -1,0 +1,161 @@
+package election
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"sync"
+	"sync/atomic"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/redlease/redlease/lease"
+	"github.com/redlease/redlease/observer"
+	"github.com/redlease/redlease/redlock"
+)
+
+// Elector is one candidate of the election called name: [Elector.Run]
+// campaigns, and while it leads, runs Callbacks.OnElected under the term's
+// context.
+//
+// An Elector campaigns once: Run may be called once, and returns when its
+// context ends (or the client is closed); to campaign again, make a new
+// Elector (on the same client, with the same ID if you like). Its other
+// methods may be called at any time, before, during and after Run, from any
+// goroutine: an Elector is safe for concurrent use.
+type Elector struct {
+	client *redlock.Client
+	name   string
+	cfg    Config // validated, defaults filled in
+	lcfg   lease.Config
+	obs    *observer.Observer
+	log    hclog.Logger
+	hooks  Hooks
+
+	events  chan Event
+	dropped atomic.Uint64
+	started atomic.Bool
+	wg      sync.WaitGroup // OnElected goroutines
+
+	mu        sync.Mutex
+	cur       *term // the term being held or handed over; nil between terms
+	lingering *term // a past term whose OnElected had not returned when it was released
+
+	// unsafeNoHandoverWait releases a term without waiting for OnElected
+	// to return: the guard of safe handover turned off, for the negative
+	// control of the tests. Never set outside tests.
+	unsafeNoHandoverWait bool
+}
+
+// New returns an Elector for the election called name on client's nodes.
+// The name is the key of the election's lease, used as given: every
+// candidate and observer of one election uses the same name and nodes, and
+// lease.Inspect(ctx, client, name) reads it too. New validates cfg (also
+// against the client's settings) and does not contact the nodes.
+func New(client *redlock.Client, name string, cfg Config) (*Elector, error) {
+	switch {
+	case client == nil:
+		return nil, fmt.Errorf("%w: nil *redlock.Client", redlock.ErrInvalidArgument)
+	case name == "":
+		return nil, fmt.Errorf("%w: election name must not be empty", redlock.ErrInvalidArgument)
+	}
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	cfg = cfg.withDefaults()
+	cfg.Metadata = maps.Clone(cfg.Metadata)
+	if err := cfg.checkClient(client.Config()); err != nil {
+		return nil, err
+	}
+	log := cfg.Logger.With("key", name, "id", cfg.ID)
+	obs, err := observer.New(client, name, observer.Config{PollInterval: cfg.RetryDelay, Logger: log})
+	if err != nil {
+		return nil, err
+	}
+	e := &Elector{client: client, name: name, cfg: cfg, obs: obs, log: log, hooks: cfg.Hooks,
+		events: make(chan Event, cfg.EventBuffer)}
+	e.lcfg = cfg.lease()
+	e.lcfg.Logger = hookLogger{Logger: cfg.Logger, hooks: cfg.Hooks}
+	return e, nil
+}
+
+// ID returns the candidate's ID (Config.ID, or its default).
+func (e *Elector) ID() string { return e.cfg.ID }
+
+// Name returns the election's name: the key of its lease.
+func (e *Elector) Name() string { return e.name }
+
+// Events returns the channel of the elector's events: EventElected,
+// EventDemoted and EventLeaderChanged, in the order they happened. The
+// elector never waits for a reader: events that do not fit in its buffer
+// (Config.EventBuffer) are dropped and counted by [Elector.Dropped]. The
+// channel is closed when Run returns (never, if Run is not called).
+func (e *Elector) Events() <-chan Event { return e.events }
+
+// Dropped returns how many events did not fit in the Events buffer.
+func (e *Elector) Dropped() uint64 { return e.dropped.Load() }
+
+// IsLeader reports whether this elector leads now: a term began, its
+// context has not been cancelled, and its deadline has not passed by the
+// local monotonic clock, checked on every call.
+func (e *Elector) IsLeader() bool {
+	t := e.current()
+	return t != nil && t.ctx.Err() == nil && t.l.Held()
+}
+
+// Term returns the current term and true while [Elector.IsLeader] is true.
+func (e *Elector) Term() (Term, bool) {
+	t := e.current()
+	if t == nil || t.ctx.Err() != nil || !t.l.Held() {
+		return Term{}, false
+	}
+	return t.Term, true
+}
+
+// Leader returns who leads now, from a majority read of the election's
+// key (see observer.Observer.Leader): it fails with an error matching
+// [ErrNoLeader] when nobody does, and [ErrUnknown] when fewer than a
+// majority of nodes answered. While this elector leads, the answer is
+// itself (compare Leader.ID with [Elector.ID], or Leader.Token with the
+// term's).
+func (e *Elector) Leader(ctx context.Context) (Leader, error) {
+	return e.obs.Leader(ctx)
+}
+
+// Resign ends the current term, if this elector leads, and hands the
+// leadership over: it cancels the term's context, waits for OnElected to
+// return (at most until the term's validity runs out), releases the lease
+// on every node (which wakes the standbys at once), then returns. The
+// elector goes on campaigning, but stands aside for Config.ResignDelay so
+// that another candidate takes over. Resign returns nil when there was no
+// term to end, the release's error when some nodes could not be reached
+// (their copies of the key expire with the TTL), or ctx's error when ctx
+// ended first (the handover goes on). Resign is safe to call from any
+// goroutine. From inside OnElected, pass the term's own context: Resign
+// cancels it and so returns at once, and the handover completes when
+// OnElected returns (waiting for the handover there would wait for itself).
+func (e *Elector) Resign(ctx context.Context) error {
+	t := e.current()
+	if t == nil {
+		return nil
+	}
+	t.cancel(ErrResigned)
+	select {
+	case <-t.over:
+		return t.releaseErr
+	case <-ctx.Done():
+		return ctxErr(ctx)
+	}
+}
+
+func (e *Elector) current() *term {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.cur
+}
+
+func (e *Elector) setCurrent(t *term) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.cur = t
+}

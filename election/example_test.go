@@ -1,0 +1,75 @@
+package election_test
+
+import (
+	"context"
+	"errors"
+	"expvar"
+	"fmt"
+	"log"
+	"time"
+
+	"github.com/alicebob/miniredis/v2"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/redlease/redlease/election"
+	"github.com/redlease/redlease/redlock"
+)
+
+// A complete leader-elected service on three embedded Redis nodes: it does
+// its work while it leads, under the term's context, and steps down
+// cleanly when it stops.
+func Example() {
+	ctx, stop := context.WithCancel(context.Background())
+	var nodes []redis.UniversalClient
+	for range 3 {
+		m, _ := miniredis.Run()
+		defer m.Close()
+		nodes = append(nodes, redis.NewClient(&redis.Options{Addr: m.Addr()}))
+		defer nodes[len(nodes)-1].Close()
+	}
+	client, err := redlock.New(ctx, redlock.Config{NodeTimeout: 500 * time.Millisecond}, nodes...)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer client.Close()
+	_ = client.Bootstrap(ctx) // brand-new nodes: no quarantine to wait for
+	e, _ := election.New(client, "reports/leader", election.Config{ID: "worker-1", Callbacks: election.Callbacks{
+		OnElected: func(ctx context.Context, t election.Term) {
+			fmt.Println("leading with token", t.Token) // pass t.Token to the store it writes
+			stop()                                     // here the service shuts down at once...
+			<-ctx.Done()                               // ...and its work ends with the term
+		},
+		OnDemoted: func(_ election.Term, cause error) { fmt.Println("demoted:", errors.Is(cause, election.ErrStopped)) },
+	}})
+	fmt.Println("run:", e.Run(ctx))
+	// Output:
+	// leading with token 1
+	// demoted: true
+	// run: election: stopped: context canceled
+}
+
+// metrics counts an elector's measurements in expvar variables (publish
+// them with expvar.Publish); the same shape fits Prometheus counters and
+// histograms.
+type metrics struct {
+	election.NopHooks               // the hooks not counted here do nothing
+	terms, refreshFailures, dropped expvar.Int
+	attemptMs                       expvar.Float
+}
+
+func (m *metrics) Elected(election.Term)       { m.terms.Add(1) }
+func (m *metrics) RefreshFailed(error)         { m.refreshFailures.Add(1) }
+func (m *metrics) EventDropped(election.Event) { m.dropped.Add(1) }
+func (m *metrics) AcquireAttempt(d time.Duration, err error) {
+	if err == nil {
+		m.attemptMs.Set(float64(d) / float64(time.Millisecond))
+	}
+}
+
+// Hooks feed metrics without redlease depending on a metrics library.
+func ExampleHooks() {
+	m := &metrics{}
+	cfg := election.Config{ID: "worker-1", Hooks: m}
+	fmt.Println(cfg.Validate(), m.terms.Value())
+	// Output: <nil> 0
+}

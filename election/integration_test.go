@@ -1,0 +1,249 @@
+package election
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/redlease/redlease/internal/faultproxy"
+	"github.com/redlease/redlease/internal/redistest"
+	"github.com/redlease/redlease/observer"
+	"github.com/redlease/redlease/redlock"
+)
+
+// Integration tests against 5 real redis-server processes. Every candidate
+// reaches them through its own proxies, so that it can "crash": its
+// proxies refuse every connection, it can neither refresh nor release,
+// and it keeps believing it leads until its term's deadline.
+
+// realNodes returns one go-redis client per server, through proxies when
+// given, with short timeouts and no retries.
+func realNodes(t testing.TB, addrs []string) []redis.UniversalClient {
+	t.Helper()
+	var nodes []redis.UniversalClient
+	for _, a := range addrs {
+		c := redis.NewClient(&redis.Options{Addr: a, DialTimeout: 250 * time.Millisecond,
+			ReadTimeout: 500 * time.Millisecond, WriteTimeout: 500 * time.Millisecond, MaxRetries: -1})
+		t.Cleanup(func() { _ = c.Close() })
+		nodes = append(nodes, c)
+	}
+	return nodes
+}
+
+// proxies starts one proxy per address, closed on cleanup.
+func proxies(t testing.TB, addrs []string) []*faultproxy.Proxy {
+	t.Helper()
+	var ps []*faultproxy.Proxy
+	for _, a := range addrs {
+		p, err := faultproxy.New(a)
+		require.NoError(t, err)
+		t.Cleanup(func() { _ = p.Close() })
+		ps = append(ps, p)
+	}
+	return ps
+}
+
+func proxyAddrs(ps []*faultproxy.Proxy) []string {
+	var out []string
+	for _, p := range ps {
+		out = append(out, p.Addr())
+	}
+	return out
+}
+
+// seen records the leaders an observer's watch reported.
+type seen struct {
+	mu      sync.Mutex
+	tokens  map[uint64]string
+	unknown int
+	changed chan struct{} // closed and replaced on every event
+}
+
+func watchAll(t testing.TB, ctx context.Context, o *observer.Observer) *seen {
+	s := &seen{tokens: map[uint64]string{}, changed: make(chan struct{})}
+	w := o.Watch(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for ev := range w.C() {
+			s.mu.Lock()
+			switch ev.State {
+			case observer.StateLeader:
+				s.tokens[ev.Leader.Token] = ev.Leader.ID
+			case observer.StateUnknown:
+				s.unknown++
+			}
+			close(s.changed)
+			s.changed = make(chan struct{})
+			s.mu.Unlock()
+		}
+	}()
+	t.Cleanup(func() { <-done })
+	return s
+}
+
+// waitUnknown waits until the observer reported the leader unknown.
+func (s *seen) waitUnknown(t testing.TB, timeout time.Duration) {
+	t.Helper()
+	deadline := time.After(timeout)
+	for {
+		s.mu.Lock()
+		n, ch := s.unknown, s.changed
+		s.mu.Unlock()
+		if n > 0 {
+			return
+		}
+		select {
+		case <-ch:
+		case <-deadline:
+			t.Fatalf("the observer did not report the leader unknown within %s", timeout)
+		}
+	}
+}
+
+// waitToken waits until the observer reported the term of token.
+func (s *seen) waitToken(t testing.TB, token uint64, timeout time.Duration) {
+	t.Helper()
+	deadline := time.After(timeout)
+	for {
+		s.mu.Lock()
+		_, ok := s.tokens[token]
+		ch := s.changed
+		s.mu.Unlock()
+		if ok {
+			return
+		}
+		select {
+		case <-ch:
+		case <-deadline:
+			t.Fatalf("the observer did not report term %d within %s", token, timeout)
+		}
+	}
+}
+
+// candidate of the integration test: an elector with its own client,
+// through its own proxies; replaced by a fresh Elector when its Run is
+// cancelled.
+type member struct {
+	id     string
+	client *redlock.Client
+	ps     []*faultproxy.Proxy
+	run    *running
+}
+
+// TestIntegrationManyTerms: 5 candidates on 5 real servers, 30+ terms
+// ended by Resign, by cancelling the leader's Run, and by crashing the
+// leader (no refresh, no release). No two terms' contexts are alive at
+// once and no term's work runs into the next term (on the monotonic
+// clock), tokens strictly increase, every OnElected is followed by exactly
+// one OnDemoted, and two observers report every leader.
+func TestIntegrationManyTerms(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts real redis-server processes")
+	}
+	const terms = 33
+	g := redistest.Start(t, 5)
+	clientCfg := redlock.Config{NodeTimeout: 100 * time.Millisecond}
+	h := newHistory()
+	cfgFor := func(id string) Config {
+		return Config{ID: id, TTL: time.Second, RenewInterval: 300 * time.Millisecond, SafetyMargin: 200 * time.Millisecond,
+			RetryDelay: 50 * time.Millisecond, Callbacks: h.callbacks(id, nil), Logger: testLogger(t)}
+	}
+
+	var members []*member
+	for i := range 5 {
+		ps := proxies(t, g.Addrs())
+		m := &member{id: fmt.Sprintf("c%d", i), ps: ps, client: newClient(t, clientCfg, realNodes(t, proxyAddrs(ps)))}
+		m.run = start(t, newElector(t, m.client, "many", cfgFor(m.id)))
+		members = append(members, m)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	var observers []*seen
+	for range 2 {
+		o, err := observer.New(newClient(t, clientCfg, realNodes(t, g.Addrs())), "many", observer.Config{PollInterval: 200 * time.Millisecond})
+		require.NoError(t, err)
+		observers = append(observers, watchAll(t, ctx, o))
+	}
+	t.Cleanup(cancel) // before the watches' cleanups wait for them
+
+	byID := func(id string) *member {
+		for _, m := range members {
+			if m.id == id {
+				return m
+			}
+		}
+		t.Fatalf("no member %s", id)
+		return nil
+	}
+	var crashes, resigns, stops int
+	var failover []time.Duration
+	for i := range terms {
+		tn := h.next(t, 10*time.Second)
+		for _, s := range observers {
+			s.waitToken(t, tn.token, 10*time.Second)
+		}
+		m := byID(tn.id)
+		switch {
+		case i == terms-1:
+		case i%3 == 2: // crash: the leader's proxies refuse everything
+			crashes++
+			for _, p := range m.ps {
+				p.Disable()
+			}
+			at := time.Now()
+			nextTerm := h.next(t, 10*time.Second)
+			failover = append(failover, time.Since(at))
+			h.elected <- nextTerm // the loop takes it next
+			for _, p := range m.ps {
+				p.Enable()
+			}
+		case i%5 == 4: // the leader's process stops: cancel Run, start afresh
+			stops++
+			require.ErrorIs(t, m.run.stop(t), ErrStopped)
+			m.run = start(t, newElector(t, m.client, "many", cfgFor(m.id)))
+		default:
+			resigns++
+			require.NoError(t, m.run.Resign(context.Background()))
+		}
+	}
+	for _, m := range members {
+		require.ErrorIs(t, m.run.stop(t), ErrStopped)
+	}
+	// With a majority of servers frozen, observers say "unknown", not the
+	// last leader and not "no leader".
+	t.Cleanup(func() {
+		for _, s := range g.Servers() {
+			_ = s.Resume()
+		}
+	})
+	for i := range 3 {
+		require.NoError(t, g.Server(i).Pause())
+	}
+	for _, s := range observers {
+		s.waitUnknown(t, 10*time.Second)
+	}
+	cancel()
+
+	ts := h.tenures()
+	require.NoError(t, checkTenures(ts))
+	assert.GreaterOrEqual(t, len(ts), terms)
+	for _, s := range observers {
+		s.mu.Lock()
+		for _, tn := range ts {
+			assert.Equal(t, tn.id, s.tokens[tn.token], "observer saw term %d", tn.token)
+		}
+		s.mu.Unlock()
+	}
+	for _, d := range failover {
+		// A sanity bound only (the machine may be loaded, -race is on):
+		// BenchmarkHandover measures failover times.
+		assert.Less(t, d, 5*time.Second, "crash failover")
+	}
+	t.Logf("%d terms: %d resigns, %d stops, %d crashes; crash failovers: %v", len(ts), resigns, stops, crashes, failover)
+}

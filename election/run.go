@@ -1,0 +1,170 @@
+package election
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/redlease/redlease/lease"
+)
+
+// Run campaigns until ctx ends, and returns why it stopped: an error
+// matching [ErrStopped] joined with ctx's error and cause when ctx ended;
+// an error matching redlock.ErrClosed when the client was closed; an error
+// matching lease.ErrInvalidConfig or redlock.ErrInvalidArgument when the
+// nodes refuse the election's key for good; [ErrAlreadyRun] when Run was
+// called before. Run never returns nil.
+//
+// While it runs, the elector is a standby or the leader. A standby tries
+// to acquire the election's lease when the leader releases it (it listens
+// to the lease's change notices on every node), when the leader's key is
+// due to lapse after a crash, and every RetryDelay (jittered) otherwise.
+// When it wins, a term begins: IsLeader turns true, OnElected starts under
+// the term's context, and the lease refreshes itself. The term ends when
+// the lease is lost, when [Elector.Resign] is called, when OnElected
+// panics, or when ctx ends; then the term's context is cancelled, the
+// elector waits for OnElected to return (at most until the term's validity
+// runs out), releases the lease, and calls OnDemoted.
+//
+// When ctx ends during a term, Run hands the term over that way before it
+// returns; then it waits for callbacks still running, at most
+// Config.StopTimeout, and closes the Events channel.
+func (e *Elector) Run(ctx context.Context) error {
+	if !e.started.CompareAndSwap(false, true) {
+		return ErrAlreadyRun
+	}
+	defer close(e.events)
+	d := newDispatcher(e.log)
+	err := e.campaign(ctx, d)
+	e.log.Debug("campaign over", "error", err)
+	d.close()
+	e.waitCallbacks(d)
+	return err
+}
+
+// waitCallbacks waits for the callbacks still running, at most StopTimeout.
+func (e *Elector) waitCallbacks(d *dispatcher) {
+	elected := make(chan struct{})
+	go func() { // returns with the last OnElected, at the latest
+		e.wg.Wait()
+		close(elected)
+	}()
+	t := time.NewTimer(e.cfg.StopTimeout)
+	defer t.Stop()
+	for _, ch := range []<-chan struct{}{d.done, elected} {
+		select {
+		case <-ch:
+		case <-t.C:
+			e.log.Warn("callbacks still running after StopTimeout; Run returns without them", "stop_timeout", e.cfg.StopTimeout)
+			return
+		}
+	}
+}
+
+// campaign is Run's loop; it returns why it stopped.
+func (e *Elector) campaign(ctx context.Context, d *dispatcher) error {
+	sub, err := e.client.Subscribe(ctx, lease.NoticeChannel(e.name))
+	if err != nil {
+		return fmt.Errorf("election: %q: subscribing to change notices: %w", e.name, err)
+	}
+	defer sub.Close()
+	c := &candidate{e: e, d: d, sub: sub, notices: map[string]string{},
+		// The leases of the terms outlive Run's ctx: a term is handed
+		// over (OnElected returns, then the lease is released), not cut.
+		leaseCtx: context.WithoutCancel(ctx)}
+	return c.loop(ctx)
+}
+
+// stopped is the error of a campaign whose ctx ended.
+func stopped(ctx context.Context) error {
+	return fmt.Errorf("%w: %w", ErrStopped, ctxErr(ctx))
+}
+
+// ctxErr is ctx.Err(), joined with its cause when that says more.
+func ctxErr(ctx context.Context) error {
+	err, cause := ctx.Err(), context.Cause(ctx)
+	if cause == nil || cause == err {
+		return err
+	}
+	return errors.Join(err, cause)
+}
+
+// runTerm holds a term won with l until it ends, then hands it over.
+func (c *candidate) runTerm(ctx context.Context, l *lease.Lease) {
+	e := c.e
+	t := newTerm(l)
+	if ctx.Err() != nil {
+		// Run stopped during the winning attempt: the term never begins,
+		// so no callback hears of it.
+		if err := l.Release(context.WithoutCancel(ctx)); err != nil {
+			e.log.Warn("release after a stop failed", "token", t.Token, "error", err)
+		}
+		return
+	}
+	t.ctx, t.cancel = context.WithCancelCause(l.Context())
+	e.setCurrent(t)
+	e.log.Info("elected", "token", t.Token, "validity", time.Until(l.ValidUntil()))
+	c.see(t.leader())
+	e.emit(Event{Kind: EventElected, Term: t.Term})
+	e.hooks.Elected(t.Term)
+	if f := e.cfg.Callbacks.OnElected; f != nil {
+		e.wg.Go(func() {
+			defer close(t.elected)
+			if p := guard("OnElected", func() { f(t.ctx, t.Term) }); p != nil {
+				e.log.Error("OnElected panicked; ending the term", "token", t.Token, "panic", p.Value, "stack", string(p.Stack))
+				t.cancel(p)
+			}
+		})
+	} else {
+		close(t.elected)
+	}
+
+	select {
+	case <-t.ctx.Done(): // lost, resigned, or OnElected panicked
+	case <-ctx.Done():
+		t.cancel(stopped(ctx))
+	}
+	c.handover(t, context.Cause(t.ctx))
+}
+
+// handover ends a term whose context was cancelled: it waits for OnElected
+// (at most until the term's validity ends), releases the lease, and
+// reports the demotion.
+func (c *candidate) handover(t *term, cause error) {
+	e := c.e
+	t.endedAt, t.validEnd = time.Now(), t.l.ValidUntil()
+	if !e.unsafeNoHandoverWait {
+		wait := time.NewTimer(time.Until(t.validEnd))
+		select {
+		case <-t.elected:
+		case <-wait.C:
+			e.log.Warn("OnElected did not return before the end of its term's validity; releasing the term without it",
+				"token", t.Token, "elapsed", time.Since(t.endedAt))
+		}
+		wait.Stop()
+	}
+	t.releaseErr = t.l.Release(context.Background())
+	e.mu.Lock()
+	e.cur = nil
+	if !closed(t.elected) {
+		e.lingering = t
+	}
+	e.mu.Unlock()
+	close(t.over)
+	e.log.Info("demoted", "token", t.Token, "cause", cause, "elapsed", time.Since(t.Start), "release_error", t.releaseErr)
+
+	e.emit(Event{Kind: EventDemoted, Term: t.Term, Cause: cause})
+	e.hooks.Demoted(t.Term, cause)
+	f := e.cfg.Callbacks.OnDemoted
+	c.d.push(func() {
+		defer close(t.demoted)
+		if f != nil {
+			c.d.call("OnDemoted", func() { f(t.Term, cause) })
+		}
+	})
+	c.prev = t
+	if errors.Is(cause, ErrResigned) || errors.Is(cause, ErrCallbackPanicked) {
+		c.notBefore = time.Now().Add(e.cfg.ResignDelay)
+	}
+}

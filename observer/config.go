@@ -1,0 +1,69 @@
+package observer
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+)
+
+// Defaults of [Config]; see each field for what it means.
+const (
+	DefaultPollInterval = time.Second
+	DefaultEventBuffer  = 16
+)
+
+// Config tunes an [Observer]. The zero value of every field means its
+// default; [DefaultConfig] returns a Config with the defaults filled in.
+// [New] copies the Config: changing it afterwards has no effect.
+type Config struct {
+	// PollInterval is the mean time between two majority reads of a
+	// [Watch] when no change notice arrives: a random time in
+	// [PollInterval/2, PollInterval*3/2], so that observers do not read in
+	// step. Polling only catches what Pub/Sub missed (a notice lost while a
+	// node was unreachable, a subscription being re-established); changes
+	// are normally seen within a round trip of their notice.
+	// Default: 1s.
+	PollInterval time.Duration
+
+	// EventBuffer is the capacity of the channel of a [Watch]. A reader
+	// that falls behind by more delays the watch's next read (never an
+	// elector: observers do not campaign). Default: 16.
+	EventBuffer int
+
+	// Logger receives the observer's logs with stable keys (key, node,
+	// error). Default: a null logger.
+	Logger hclog.Logger
+}
+
+// DefaultConfig returns a Config with every default filled in.
+func DefaultConfig() Config {
+	return Config{}.withDefaults()
+}
+
+func (c Config) withDefaults() Config {
+	if c.PollInterval == 0 {
+		c.PollInterval = DefaultPollInterval
+	}
+	if c.EventBuffer == 0 {
+		c.EventBuffer = DefaultEventBuffer
+	}
+	if c.Logger == nil {
+		c.Logger = hclog.NewNullLogger()
+	}
+	return c
+}
+
+// Validate reports the first invalid setting, with its value, as an error
+// wrapping [ErrInvalidConfig]. Zero values are valid (they mean defaults).
+func (c Config) Validate() error {
+	switch {
+	case c.PollInterval < 0:
+		return fmt.Errorf("%w: PollInterval (%s) must not be negative", ErrInvalidConfig, c.PollInterval)
+	case c.PollInterval > 0 && c.PollInterval < time.Millisecond:
+		return fmt.Errorf("%w: PollInterval (%s) must be at least 1ms", ErrInvalidConfig, c.PollInterval)
+	case c.EventBuffer < 0:
+		return fmt.Errorf("%w: EventBuffer (%d) must not be negative", ErrInvalidConfig, c.EventBuffer)
+	}
+	return nil
+}

@@ -1,0 +1,92 @@
+package observer
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/alicebob/miniredis/v2"
+	"github.com/hashicorp/go-hclog"
+	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+
+	"github.com/redlease/redlease/lease"
+	"github.com/redlease/redlease/redlock"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// minis starts n miniredis servers and returns them with a go-redis client
+// each; everything is closed on cleanup.
+func minis(t testing.TB, n int) ([]*miniredis.Miniredis, []redis.UniversalClient) {
+	t.Helper()
+	var ms []*miniredis.Miniredis
+	var cs []redis.UniversalClient
+	for range n {
+		m := miniredis.RunT(t)
+		c := redis.NewClient(&redis.Options{Addr: m.Addr()})
+		t.Cleanup(func() { _ = c.Close() })
+		ms = append(ms, m)
+		cs = append(cs, c)
+	}
+	return ms, cs
+}
+
+func testLogger(t testing.TB) hclog.Logger {
+	return hclog.New(&hclog.LoggerOptions{Name: t.Name(), Level: hclog.Debug, Output: tWriter{t}})
+}
+
+type tWriter struct{ t testing.TB }
+
+func (w tWriter) Write(p []byte) (int, error) { w.t.Log(string(p)); return len(p), nil }
+
+// newClient makes a bootstrapped redlock.Client over nodes, with a
+// NodeTimeout far above a round trip (miniredis is slow under -race),
+// closed on cleanup.
+func newClient(t testing.TB, nodes []redis.UniversalClient) *redlock.Client {
+	t.Helper()
+	c, err := redlock.New(context.Background(), redlock.Config{NodeTimeout: 500 * time.Millisecond, Logger: testLogger(t)}, nodes...)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = c.Close() })
+	require.NoError(t, c.Bootstrap(context.Background()))
+	return c
+}
+
+// hold acquires the lease of key as id; it is released on cleanup.
+func hold(t testing.TB, c *redlock.Client, key, id string) *lease.Lease {
+	t.Helper()
+	l, err := lease.TryAcquire(context.Background(), c, key, lease.Config{ID: id, Metadata: map[string]string{"addr": id + ":80"}})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = l.Release(context.Background()) })
+	return l
+}
+
+// next returns the next event of w, failing after a generous timeout.
+func next(t testing.TB, w *Watch) Event {
+	t.Helper()
+	select {
+	case ev, ok := <-w.C():
+		require.True(t, ok, "watch ended: %v", w.Err())
+		return ev
+	case <-time.After(10 * time.Second):
+		t.Fatal("no event")
+		return Event{}
+	}
+}
+
+// ended waits for w's channel to close and returns Err.
+func ended(t testing.TB, w *Watch) error {
+	t.Helper()
+	timeout := time.After(10 * time.Second)
+	for {
+		select {
+		case _, ok := <-w.C():
+			if !ok {
+				return w.Err()
+			}
+		case <-timeout:
+			t.Fatal("watch did not end")
+		}
+	}
+}

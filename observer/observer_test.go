@@ -1,0 +1,182 @@
+package observer
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/redlease/redlease/redlock"
+)
+
+func TestConfigValidate(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		cfg  Config
+		want string
+	}{
+		{"negative poll interval", Config{PollInterval: -time.Second}, "PollInterval (-1s) must not be negative"},
+		{"poll interval too short", Config{PollInterval: time.Microsecond}, "PollInterval (1µs) must be at least 1ms"},
+		{"negative event buffer", Config{EventBuffer: -2}, "EventBuffer (-2) must not be negative"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := tc.cfg.Validate()
+			require.ErrorIs(t, err, ErrInvalidConfig)
+			assert.Contains(t, err.Error(), tc.want)
+			_, err = New(&redlock.Client{}, "k", tc.cfg)
+			require.ErrorIs(t, err, ErrInvalidConfig)
+		})
+	}
+	require.NoError(t, Config{}.Validate())
+	d := DefaultConfig()
+	assert.Equal(t, time.Second, d.PollInterval)
+	assert.Equal(t, 16, d.EventBuffer)
+	assert.NotNil(t, d.Logger)
+
+	_, err := New(nil, "k", Config{})
+	require.ErrorIs(t, err, redlock.ErrInvalidArgument)
+	_, err = New(&redlock.Client{}, "", Config{})
+	require.ErrorIs(t, err, redlock.ErrInvalidArgument)
+}
+
+func TestLeader(t *testing.T) {
+	ctx := context.Background()
+	ms, nodes := minis(t, 5)
+	c := newClient(t, nodes)
+	o, err := New(c, "svc", Config{})
+	require.NoError(t, err)
+	assert.Equal(t, "svc", o.Name())
+
+	l, err := o.Leader(ctx)
+	require.ErrorIs(t, err, ErrNoLeader)
+	assert.True(t, l.IsZero())
+	assert.Equal(t, "none", l.String())
+
+	ls := hold(t, c, "svc", "web-1")
+	l, err = o.Leader(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, "web-1", l.ID)
+	assert.Equal(t, map[string]string{"addr": "web-1:80"}, l.Metadata)
+	assert.Equal(t, ls.Token(), l.Token)
+	assert.Equal(t, ls.Holder().Raw, l.Value)
+	assert.Equal(t, "web-1 (token 1)", l.String())
+	assert.Positive(t, l.Remaining)
+	assert.True(t, l.Expires.After(time.Now()))
+	assert.False(t, l.IsZero())
+
+	ms[0].Close()
+	ms[1].Close()
+	l, err = o.Leader(ctx)
+	require.NoError(t, err, "a majority still holds it")
+	assert.Equal(t, "web-1", l.ID)
+
+	ms[2].Close()
+	l, err = o.Leader(ctx)
+	require.ErrorIs(t, err, ErrUnknown, "two of five answering: not a stale leader, not 'no leader'")
+	assert.NotErrorIs(t, err, ErrNoLeader)
+	assert.True(t, l.IsZero())
+	assert.Contains(t, err.Error(), "2 of 5 nodes could answer, 3 needed")
+
+	cancelled, cancel := context.WithCancel(ctx)
+	cancel()
+	_, err = o.Leader(cancelled)
+	require.ErrorIs(t, err, context.Canceled)
+
+	require.NoError(t, c.Close())
+	_, err = o.Leader(ctx)
+	require.ErrorIs(t, err, redlock.ErrClosed)
+}
+
+// A new term read with the previous term's token (its write-back is in
+// flight) is read again; if the token never rises, the read returns it
+// anyway after a few tries.
+func TestLeaderRereadsUnfencedTerm(t *testing.T) {
+	ctx := context.Background()
+	ms, nodes := minis(t, 3)
+	c := newClient(t, nodes)
+	o, err := New(c, "svc", Config{})
+	require.NoError(t, err)
+	l0 := hold(t, c, "svc", "a")
+	l, err := o.Leader(ctx)
+	require.NoError(t, err)
+	require.Equal(t, l0.Token(), l.Token)
+
+	forged := "rl1:AAAAAAAAAAAAAAAAAAAAAA:id=b"
+	for _, m := range ms {
+		m.Set("svc", forged)
+	}
+	start := time.Now()
+	l, err = o.Leader(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, "b", l.ID)
+	assert.Equal(t, l0.Token(), l.Token)
+	assert.GreaterOrEqual(t, time.Since(start), unfencedRereads*unfencedWait)
+}
+
+func TestWatch(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	_, nodes := minis(t, 3)
+	c := newClient(t, nodes)
+	o, err := New(c, "svc", Config{Logger: testLogger(t)})
+	require.NoError(t, err)
+	w := o.Watch(ctx)
+	ev := next(t, w)
+	assert.Equal(t, StateNoLeader, ev.State, "the first event is the state at start")
+	assert.NoError(t, w.Err())
+
+	a := hold(t, c, "svc", "a")
+	ev = next(t, w)
+	assert.Equal(t, StateLeader, ev.State)
+	assert.Equal(t, "a", ev.Leader.ID)
+	assert.Equal(t, a.Token(), ev.Leader.Token)
+
+	require.NoError(t, a.Release(ctx))
+	ev = next(t, w)
+	assert.Equal(t, StateNoLeader, ev.State)
+	assert.True(t, ev.Leader.IsZero())
+
+	b := hold(t, c, "svc", "b")
+	ev = next(t, w)
+	assert.Equal(t, "b", ev.Leader.ID)
+	assert.Equal(t, b.Token(), ev.Leader.Token)
+	assert.Greater(t, b.Token(), a.Token())
+
+	cancel()
+	require.ErrorIs(t, ended(t, w), context.Canceled)
+}
+
+// Without a majority, a watch says unknown, not the last leader; it says
+// who leads again once a majority answers. Closing the client ends it.
+func TestWatchUnknown(t *testing.T) {
+	ctx := context.Background()
+	ms, nodes := minis(t, 5)
+	c := newClient(t, nodes)
+	o, err := New(c, "svc", Config{PollInterval: 10 * time.Millisecond, Logger: testLogger(t)})
+	require.NoError(t, err)
+	hold(t, c, "svc", "a")
+	w := o.Watch(ctx)
+	ev := next(t, w)
+	require.Equal(t, StateLeader, ev.State)
+
+	for _, m := range ms[:3] {
+		m.Close()
+	}
+	ev = next(t, w)
+	assert.Equal(t, StateUnknown, ev.State)
+	assert.ErrorIs(t, ev.Err, ErrUnknown)
+	assert.True(t, ev.Leader.IsZero())
+	assert.Equal(t, "unknown", ev.State.String())
+
+	for _, m := range ms[:3] {
+		require.NoError(t, m.Restart()) // with their data
+	}
+	ev = next(t, w)
+	assert.Equal(t, StateLeader, ev.State)
+	assert.Equal(t, "a", ev.Leader.ID)
+
+	require.NoError(t, c.Close())
+	require.ErrorIs(t, ended(t, w), redlock.ErrClosed)
+}
