@@ -329,31 +329,10 @@ func drain(sub *redlock.Subscription) {
 }
 
 // finalAttempt reports whether a failed attempt means that no later one
-// can succeed: a closed client, a bad argument or configuration, or a
-// majority of nodes refusing the key for good (wrong type, no permission,
-// a TTL above their MaxTTL). Network errors, timeouts, quarantined nodes
-// and contention are worth another attempt.
+// can succeed: redlock's own rule (a closed client, a bad argument, a
+// majority refusing the key for good), or a configuration the lease refused.
 func finalAttempt(err error) bool {
-	if errors.Is(err, redlock.ErrClosed) || errors.Is(err, redlock.ErrInvalidArgument) || errors.Is(err, lease.ErrInvalidConfig) {
-		return true
-	}
-	var qe *redlock.QuorumError
-	if !errors.As(err, &qe) {
-		return false
-	}
-	refused := 0
-	for _, n := range qe.Nodes {
-		if n.Vote != redlock.VoteError || n.Err == nil {
-			continue
-		}
-		for _, p := range []string{"WRONGTYPE", "NOPERM", "ERR redlease:", "ERR unknown command"} {
-			if strings.Contains(n.Err.Error(), p) {
-				refused++
-				break
-			}
-		}
-	}
-	return refused > len(qe.Nodes)-qe.Need
+	return redlock.IsFinal(err) || errors.Is(err, lease.ErrInvalidConfig)
 }
 
 // jitter returns a random duration in [d/2, d*3/2].
