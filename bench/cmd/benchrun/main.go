@@ -1,0 +1,263 @@
+// Command benchrun benchmarks redlease against its peer libraries (redsync,
+// rueidislock, bsm/redislock) and against the floors a Redlock cycle cannot
+// beat (a bare SET NX + DEL on one node; SET NX to 5 nodes at once,
+// returning at the 3rd OK, and DEL likewise), and the failover of a leader
+// election with 3 candidates (redlease's election.Elector against a leader
+// loop on redsync: graceful handover and crash takeover; failover.go).
+//
+// It starts 5 redis-servers on free 127.0.0.1 ports and a fault-proxy
+// child process, runs every case for every library in interleaved rounds
+// (round 1: every case, every library; round 2: ...; the order of the
+// libraries rotates from round to round), and writes docs/bench/results.md
+// and docs/bench/chart.svg. Run it with `make bench` from the repository
+// root, or from bench/:
+//
+//	go run ./cmd/benchrun -out ../docs/bench
+//
+// -only 'uncontended/redlease|uncontended/redsync' runs a subset and prints
+// the report instead of writing it (with -cpuprofile / -memprofile, for
+// profiling one library in one case).
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"runtime/pprof"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+func main() {
+	if len(os.Args) == 2 && os.Args[1] == proxyChildArg {
+		os.Exit(runProxyChild())
+	}
+	if err := run(); err != nil {
+		fmt.Fprintln(os.Stderr, "benchrun:", err)
+		os.Exit(1)
+	}
+}
+
+type options struct {
+	rounds                      int
+	dur, contendDur, warm, hold time.Duration
+	delay                       time.Duration
+	out, only, note             string
+	cpuProfile, memProfile      string
+	blockProfile                string
+	cmdstats                    bool
+	handovers, crashes          int
+}
+
+func run() error {
+	var o options
+	flag.IntVar(&o.rounds, "rounds", 5, "interleaved rounds")
+	flag.DurationVar(&o.dur, "dur", time.Second, "measured time per library per case per round")
+	flag.DurationVar(&o.contendDur, "contend-dur", 2*time.Second, "measured time of the contention case per library per round")
+	flag.DurationVar(&o.warm, "warmup", 150*time.Millisecond, "warm-up per library per case per round (not measured)")
+	flag.DurationVar(&o.hold, "hold", time.Millisecond, "how long a contender holds the lock")
+	flag.DurationVar(&o.delay, "delay", 20*time.Millisecond, "reply latency of node 0 in the delayed case")
+	flag.StringVar(&o.out, "out", "../docs/bench", "directory of results.md and chart.svg")
+	flag.StringVar(&o.only, "only", "", "regexp on case/library (e.g. 'uncontended/redlease$'): run a subset, print the report, write nothing")
+	flag.StringVar(&o.note, "note", "", "a note to print at the top of the report")
+	flag.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of the measured rounds")
+	flag.StringVar(&o.memProfile, "memprofile", "", "write an allocation profile at the end")
+	flag.StringVar(&o.blockProfile, "blockprofile", "", "write a blocking profile (where goroutines wait) at the end")
+	flag.IntVar(&o.handovers, "handovers", 50, "graceful handovers measured per library in all (failover case), spread over the rounds")
+	flag.IntVar(&o.crashes, "crashes", 15, "crash takeovers measured per library in all (failover case), spread over the rounds")
+	flag.BoolVar(&o.cmdstats, "cmdstats", false, "print the servers' per-command stats per op of every measurement (diagnostics)")
+	flag.Parse()
+
+	only := func(string, string) bool { return true }
+	if o.only != "" {
+		re, err := regexp.Compile(o.only)
+		if err != nil {
+			return fmt.Errorf("-only: %w", err)
+		}
+		only = func(sec, lib string) bool { return re.MatchString(sec + "/" + lib) }
+	}
+
+	// go-redis logs every failed dial (the down case) on stderr.
+	redis.SetLogger(quietLogger{})
+
+	m := meta{start: time.Now(), loadStart: loadavg(), opts: o}
+	cpu0 := readCPU()
+
+	tmp, err := os.MkdirTemp("", "redlease-bench-")
+	if err != nil {
+		return err
+	}
+	var (
+		servers []*redisServer
+		proxies *proxyCtl
+		e       *env
+		once    sync.Once
+	)
+	cleanup := func() {
+		once.Do(func() {
+			if e != nil {
+				e.close()
+			}
+			if proxies != nil {
+				proxies.close()
+			}
+			stopServers(servers)
+			_ = os.RemoveAll(tmp)
+		})
+	}
+	defer cleanup()
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
+	go func() {
+		s := <-sig
+		fmt.Fprintf(os.Stderr, "benchrun: %v: stopping the servers\n", s)
+		// Only the child processes: the measuring goroutines may still be
+		// using the clients.
+		if proxies != nil {
+			proxies.close()
+		}
+		stopServers(servers)
+		_ = os.RemoveAll(tmp)
+		os.Exit(130)
+	}()
+
+	fmt.Fprintf(os.Stderr, "starting %d redis-servers and the proxies (load %s)\n", numNodes, m.loadStart)
+	servers, err = startServers(numNodes, tmp)
+	if err != nil {
+		return err
+	}
+	var addrs []string
+	for _, s := range servers {
+		addrs = append(addrs, s.addr)
+	}
+	var paddrs []string
+	proxies, paddrs, err = startProxies(addrs)
+	if err != nil {
+		return err
+	}
+	cands, err := proxies.addCandidates(addrs, numCandidates)
+	if err != nil {
+		return err
+	}
+	ctx := context.Background()
+	e, err = newEnv(ctx, addrs, paddrs, proxies, cands)
+	if err != nil {
+		return err
+	}
+	secs := sections(e, proxies, o)
+
+	if o.cpuProfile != "" {
+		f, err := os.Create(o.cpuProfile)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+	}
+	if o.memProfile != "" {
+		runtime.MemProfileRate = 1 // every allocation, to count them by site
+	}
+	if o.blockProfile != "" {
+		runtime.SetBlockProfileRate(int(10 * time.Microsecond))
+	}
+	h := newHarness(o.dur, o.contendDur, o.warm, o.hold)
+	h.admin = e.admin
+	h.cmdstats = o.cmdstats
+	pids := []int{os.Getpid(), proxies.cmd.Process.Pid}
+	for _, s := range servers {
+		pids = append(pids, s.cmd.Process.Pid)
+	}
+	own0 := ownCPU(pids)
+	err = h.rounds(secs, o.rounds, only)
+	own1 := ownCPU(pids)
+	if o.cpuProfile != "" {
+		pprof.StopCPUProfile()
+	}
+	if err != nil {
+		return err
+	}
+	if o.memProfile != "" {
+		f, err := os.Create(o.memProfile)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		runtime.GC() // the profile is as of the last GC
+		if err := pprof.Lookup("allocs").WriteTo(f, 0); err != nil {
+			return err
+		}
+	}
+	if o.blockProfile != "" {
+		f, err := os.Create(o.blockProfile)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := pprof.Lookup("block").WriteTo(f, 0); err != nil {
+			return err
+		}
+	}
+	m.end = time.Now()
+	m.loadEnd = loadavg()
+	m.otherCPU = otherCPUShare(cpu0, readCPU(), own1-own0)
+
+	md, svg := report(h, secs, m)
+	if o.only != "" {
+		fmt.Print(md)
+		return nil
+	}
+	if err := os.MkdirAll(o.out, 0o755); err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(o.out, "results.md"), []byte(md), 0o644); err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(o.out, "chart.svg"), []byte(svg), 0o644); err != nil {
+		return err
+	}
+	fmt.Print(md)
+	fmt.Fprintf(os.Stderr, "wrote %s and %s in %s\n", filepath.Join(o.out, "results.md"),
+		filepath.Join(o.out, "chart.svg"), time.Since(m.start).Round(time.Second))
+	return nil
+}
+
+// sections is the plan of a round, in order.
+func sections(e *env, p *proxyCtl, o options) []*section {
+	secs := []*section{
+		{id: "uncontended", title: "Uncontended acquire+release, 1 goroutine, 5 servers", kind: kindSerial, libs: e.uncontended5},
+		{id: "single", title: "Single server, 1 goroutine", kind: kindSerial, libs: e.single},
+		{id: "proxied", title: "Through faultproxy, no fault", kind: kindSerial, libs: e.proxied5},
+		{id: "delayed", title: fmt.Sprintf("Node 0 replies %s late", o.delay), kind: kindSerial, libs: e.proxied5, base: "proxied",
+			setup:    func() error { return p.setLatency(faultyNode, o.delay) },
+			teardown: func() error { return p.setLatency(faultyNode, 0) }},
+		{id: "down", title: "Node 0 down", kind: kindSerial, libs: e.proxied5, base: "proxied",
+			setup:    func() error { return p.disable(faultyNode) },
+			teardown: func() error { return p.enable(faultyNode) }},
+		{id: "parallel5", title: "64 goroutines, distinct keys, 5 servers", kind: kindParallel, g: 64, libs: e.parallel5},
+		{id: "parallel1", title: "64 goroutines, distinct keys, 1 server", kind: kindParallel, g: 64, libs: e.parallel1},
+		{id: "contend", title: "16 goroutines contending for one key", kind: kindContention, g: 16, libs: e.contend},
+	}
+	return append(secs, failoverSections(e, o)...)
+}
+
+type quietLogger struct{}
+
+func (quietLogger) Printf(context.Context, string, ...any) {}
+
+// meta is what the report says about the run.
+type meta struct {
+	start, end         time.Time
+	loadStart, loadEnd string
+	otherCPU           float64 // share of all CPUs used by other processes during the run; <0 unknown
+	opts               options
+}
