@@ -158,6 +158,7 @@ func (o *Observer) readOnce(ctx context.Context) (Leader, error) {
 	}
 	var ready int
 	var why []string
+	held := map[string]int{} // values seen on nodes that answered
 	for _, n := range info.Nodes {
 		switch {
 		case n.Err != nil:
@@ -166,6 +167,18 @@ func (o *Observer) readOnce(ctx context.Context) (Leader, error) {
 			why = append(why, fmt.Sprintf("%s: quarantined for %s", n.Node, n.Quarantine.Round(time.Millisecond)))
 		default:
 			ready++
+			if n.Value != "" {
+				held[n.Value]++
+			}
+		}
+	}
+	// "No leader" only when no value could be on a majority even counting
+	// every node that did not answer; otherwise the answer is unknown.
+	silent := len(info.Nodes) - ready
+	for _, c := range held {
+		if c+silent >= quorum && ready >= quorum {
+			return Leader{}, fmt.Errorf("%w: %q: a value is on %d nodes and %d did not answer: it may be on a majority: %s",
+				ErrUnknown, o.name, c, silent, strings.Join(why, "; "))
 		}
 	}
 	if ready < quorum {

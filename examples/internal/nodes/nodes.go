@@ -1,15 +1,20 @@
 // Package nodes gives the examples their Redis nodes: the addresses in
 // REDLEASE_NODES (host:port or redis:// URLs, comma-separated), or else n
-// embedded miniredis servers started in process.
+// embedded miniredis servers started in process, whose keys expire on the
+// wall clock as Redis keys do.
 package nodes
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/alicebob/miniredis/v2"
 	"github.com/redis/go-redis/v9"
+
+	"github.com/redlease/redlease/redlock"
 )
 
 // Nodes are the examples' Redis nodes.
@@ -26,8 +31,12 @@ func Open(n int) (*Nodes, error) {
 	if env == "" {
 		out.Embedded = true
 		for range n {
-			m, err := miniredis.Run()
-			if err != nil {
+			m := miniredis.NewMiniRedis()
+			// Keys expire on the wall clock, as on Redis (miniredis' own
+			// default is to wait for FastForward): a crashed leader's key
+			// lapses after its TTL.
+			m.ClockTTL(true)
+			if err := m.Start(); err != nil {
 				out.Close()
 				return nil, fmt.Errorf("starting an embedded node: %w", err)
 			}
@@ -36,7 +45,7 @@ func Open(n int) (*Nodes, error) {
 		}
 		return out, nil
 	}
-	for _, a := range strings.Split(env, ",") {
+	for i, a := range strings.Split(env, ",") {
 		a = strings.TrimSpace(a)
 		if a == "" {
 			continue
@@ -46,7 +55,8 @@ func Open(n int) (*Nodes, error) {
 			var err error
 			if opt, err = redis.ParseURL(a); err != nil {
 				out.Close()
-				return nil, fmt.Errorf("REDLEASE_NODES: bad node %q: %w", a, err)
+				// The error of ParseURL may quote the URL, password and all.
+				return nil, fmt.Errorf("REDLEASE_NODES: node %d is not a valid redis:// URL", i+1)
 			}
 		}
 		out.Clients = append(out.Clients, redis.NewClient(opt))
@@ -55,6 +65,47 @@ func Open(n int) (*Nodes, error) {
 		return nil, fmt.Errorf("REDLEASE_NODES=%q names no node", env)
 	}
 	return out, nil
+}
+
+// Where says where the nodes are, for the examples' first line.
+func (n *Nodes) Where() string {
+	if n.Embedded {
+		return "embedded miniredis"
+	}
+	return "REDLEASE_NODES"
+}
+
+// Fresh reports whether the nodes are brand new, so that a client may
+// Bootstrap them (skip their quarantine): embedded nodes always are; real
+// ones only when REDLEASE_BOOTSTRAP=1 says so. Never bootstrap nodes that
+// may have served locks before (see redlock.Client.Bootstrap).
+func (n *Nodes) Fresh() bool {
+	return n.Embedded || os.Getenv("REDLEASE_BOOTSTRAP") == "1"
+}
+
+// NodeTimeout is the examples' redlock.Config.NodeTimeout: miniredis runs
+// Lua far slower than Redis (all the more under the race detector), so the
+// default 50ms is too short for it.
+const NodeTimeout = 250 * time.Millisecond
+
+// Client returns a redlock.Client over the nodes, as each process of a
+// real deployment would have its own, and bootstraps the nodes when they
+// are [Nodes.Fresh].
+func (n *Nodes) Client(ctx context.Context, cfg redlock.Config) (*redlock.Client, error) {
+	if cfg.NodeTimeout == 0 {
+		cfg.NodeTimeout = NodeTimeout
+	}
+	c, err := redlock.New(ctx, cfg, n.Clients...)
+	if err != nil {
+		return nil, err
+	}
+	if n.Fresh() {
+		if err := c.Bootstrap(ctx); err != nil {
+			_ = c.Close()
+			return nil, err
+		}
+	}
+	return c, nil
 }
 
 // Close closes the clients and stops embedded servers.

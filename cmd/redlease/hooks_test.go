@@ -1,0 +1,33 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/stretchr/testify/assert"
+
+	"github.com/redlease/redlease/redlock"
+)
+
+// run's hooks name the nodes that could not vote, once per set of nodes,
+// and ignore attempts that every node answered.
+func TestRunHooksNameNodes(t *testing.T) {
+	var b bytes.Buffer
+	h := &runHooks{log: hclog.New(&hclog.LoggerOptions{Output: &b})}
+	down := &redlock.QuorumError{Op: "acquire", Need: 2, Yes: 1, Nodes: []redlock.NodeResult{
+		{Node: "a:1", Vote: redlock.VoteYes},
+		{Node: "b:2", Vote: redlock.VoteError, Err: errors.New("dial tcp b:2: connect: connection refused")},
+		{Node: "c:3", Vote: redlock.VoteError, Err: errors.New("not awaited: the outcome was decided without this node")},
+	}}
+	h.AcquireAttempt(0, down)
+	h.AcquireAttempt(0, down) // the same nodes: not again so soon
+	h.AcquireAttempt(0, &redlock.QuorumError{Need: 2, Nodes: []redlock.NodeResult{{Node: "a:1", Vote: redlock.VoteNo}}})
+	h.AcquireAttempt(0, errors.New("not a quorum error"))
+	out := b.String()
+	assert.Equal(t, 1, strings.Count(out, "nodes could not vote"), out)
+	assert.Contains(t, out, "b:2: dial tcp b:2: connect: connection refused")
+	assert.NotContains(t, out, "c:3")
+}

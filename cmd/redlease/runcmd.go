@@ -1,0 +1,247 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strconv"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/redlease/redlease/election"
+	"github.com/redlease/redlease/redlock"
+)
+
+const runUsage = `Usage: redlease run --name NAME [--ttl 10s] [--id ID] [--grace 5s] [--restart] [node flags] -- COMMAND [ARGS...]
+
+Campaigns for NAME. When elected, starts COMMAND with REDLEASE_TOKEN (the
+term's fencing token: pass it to what COMMAND writes, and have that refuse
+lower tokens), REDLEASE_NAME and REDLEASE_ID added to its environment. COMMAND
+runs in a process group of its own, with stdin from /dev/null.
+
+When leadership is lost (the term could not be refreshed), COMMAND's group
+gets SIGTERM, then SIGKILL after --grace, always before the term's validity
+ends: the term gives up --grace plus a slack (max(100ms, TTL/20)) before its
+validity ends, so --grace must fit in the TTL (the error says by how much).
+redlease then campaigns again, and starts COMMAND afresh when re-elected.
+
+When COMMAND exits on its own, redlease resigns (the next candidate takes
+over at once) and exits with COMMAND's code; with --restart it campaigns
+again instead (after 1s, so that another candidate may take over).
+
+SIGINT and SIGTERM are forwarded to COMMAND's group (SIGKILL after --grace);
+redlease then resigns and exits with COMMAND's code, or 0 if it was not
+leading.`
+
+// restartDelay is how long redlease stands aside after COMMAND exited
+// with --restart (election.Config.ResignDelay): a crash loop gives another
+// candidate the leadership, and is slowed down.
+const restartDelay = time.Second
+
+// errCommandExited ends Run when COMMAND exited on its own.
+var errCommandExited = errors.New("redlease: the command exited")
+
+func cmdRun(ctx context.Context, args []string, out *outputs) int {
+	c := newCommand("run", runUsage, out)
+	name := c.fs.String("name", "", "the election's `name` (required)")
+	ttl := c.fs.Duration("ttl", election.DefaultTTL, "time-to-live of the leadership: a crashed leader is replaced within it")
+	id := c.fs.String("id", "", "this candidate's `ID`, as status and watch show it (default <hostname>-<pid>)")
+	grace := c.fs.Duration("grace", 5*time.Second, "time COMMAND has to exit after SIGTERM before SIGKILL")
+	restart := c.fs.Bool("restart", false, "when COMMAND exits on its own, campaign again rather than exit")
+	if code := c.parse(args); code >= 0 {
+		return code
+	}
+	argv := c.fs.Args()
+	if err := requireName(*name); err != nil {
+		return c.fail(err)
+	}
+	if len(argv) == 0 {
+		return c.fail(usagef("missing COMMAND: redlease run --name NAME [flags] -- COMMAND [ARGS...]"))
+	}
+	set, err := c.nodeSet() // validates the node flags, --max-ttl included
+	if err != nil {
+		return c.fail(err)
+	}
+	p, err := planRun(*ttl, *grace, c.conn)
+	if err != nil {
+		return c.fail(err)
+	}
+	if _, err := exec.LookPath(argv[0]); err != nil {
+		fmt.Fprintf(out.err, "redlease run: COMMAND: %v\n", err)
+		return exitNoStart
+	}
+
+	log := out.logger(hclog.Info, c.conn.verbose)
+	ns, err := c.conn.connect(ctx, set, log)
+	if err != nil {
+		return c.fail(err)
+	}
+	defer ns.Close()
+	r := &runner{name: *name, argv: argv, plan: p, restart: *restart, stdout: out.rawOut, stderr: out.rawErr,
+		log: log, exited: make(chan int, 1)}
+	code, err := r.campaign(ctx, ns.client, *id)
+	if err != nil {
+		return c.fail(err)
+	}
+	return code
+}
+
+// runPlan is the timing of `redlease run`'s terms.
+type runPlan struct {
+	ttl, grace time.Duration
+	// margin is the term's SafetyMargin: --grace plus slack. The term's
+	// context is cancelled that long before its validity ends, when it
+	// could not be refreshed.
+	margin, slack time.Duration
+	// renew is the refresh interval, short enough that several refreshes
+	// are tried before the term gives up.
+	renew time.Duration
+}
+
+// planRun checks --ttl and --grace, and derives the terms' timing. Its
+// errors name the flags and their values.
+func planRun(ttl, grace time.Duration, conn connFlags) (runPlan, error) {
+	switch {
+	case ttl <= 0:
+		return runPlan{}, usagef("--ttl (%s) must be positive", ttl)
+	case ttl%time.Millisecond != 0:
+		return runPlan{}, usagef("--ttl (%s) must be a whole number of milliseconds", ttl)
+	case ttl > conn.maxTTL:
+		return runPlan{}, usagef("--ttl (%s) is above --max-ttl (%s)", ttl, conn.maxTTL)
+	case grace < 0:
+		return runPlan{}, usagef("--grace (%s) must not be negative", grace)
+	}
+	drift := time.Duration(float64(ttl)*redlock.DefaultDriftFactor) + redlock.MinDrift
+	if ttl <= 2*conn.nodeTimeout+drift {
+		return runPlan{}, usagef("--ttl (%s) must exceed 2 × --node-timeout + drift (%s)", ttl, 2*conn.nodeTimeout+drift)
+	}
+	p := runPlan{ttl: ttl, grace: grace, slack: max(100*time.Millisecond, ttl/20)}
+	p.margin = grace + p.slack
+	usable := ttl - drift // the validity of a term refreshed at once
+	if p.margin > usable*3/4 {
+		return runPlan{}, usagef("--grace (%s) does not fit --ttl (%s): COMMAND must be stopped before the term's validity ends, "+
+			"so --grace + %s of slack (%s) must be at most 3/4 of the TTL net of clock drift (%s), leaving the rest for refreshes; "+
+			"lower --grace or raise --ttl", grace, ttl, p.slack, p.margin, usable*3/4)
+	}
+	p.renew = min(ttl/3, (usable-p.margin)/3)
+	return p, nil
+}
+
+// runner is the state of `redlease run`.
+type runner struct {
+	name           string
+	argv           []string
+	plan           runPlan
+	restart        bool
+	stdout, stderr io.Writer // the child's: not filtered, its output is its own
+	log            hclog.Logger
+	e              *election.Elector // set before Run
+
+	// exited receives the code of a COMMAND that exited on its own (not
+	// --restart) or could not start: redlease resigns and exits with it.
+	exited chan int
+
+	mu   sync.Mutex
+	last int // the code of the last COMMAND stopped by redlease
+}
+
+// campaign runs the election until COMMAND exits (without --restart) or
+// ctx ends, and returns the exit code; an error when the election failed.
+func (r *runner) campaign(ctx context.Context, client *redlock.Client, id string) (int, error) {
+	e, err := election.New(client, r.name, election.Config{
+		ID: id, TTL: r.plan.ttl, RenewInterval: r.plan.renew, SafetyMargin: r.plan.margin,
+		ResignDelay: restartDelay, Logger: r.log, Hooks: &runHooks{log: r.log},
+		Callbacks: election.Callbacks{OnElected: r.onElected},
+	})
+	if err != nil {
+		return 0, err
+	}
+	r.e = e
+	runCtx, stop := context.WithCancelCause(ctx)
+	defer stop(nil)
+	done := make(chan error, 1)
+	go func() { done <- e.Run(runCtx) }()
+	r.log.Info("campaigning", "key", r.name, "id", e.ID(), "ttl", r.plan.ttl, "grace", r.plan.grace,
+		"gives_up_before_validity_end", r.plan.margin)
+
+	select {
+	case err := <-done:
+		if ctx.Err() != nil {
+			return r.lastCode(), nil // interrupted; Run handed the term over
+		}
+		return 0, err
+	case code := <-r.exited:
+		stop(errCommandExited) // hands the term over: resigns
+		if err := <-done; !errors.Is(err, election.ErrStopped) {
+			r.log.Warn("election ended with an error", "error", err)
+		}
+		r.log.Info("resigned; exiting with the command's code", "code", code)
+		return code, nil
+	}
+}
+
+func (r *runner) lastCode() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.last
+}
+
+// onElected runs COMMAND for one term, and stops it when the term ends.
+func (r *runner) onElected(ctx context.Context, t election.Term) {
+	env := append(os.Environ(), "REDLEASE_TOKEN="+strconv.FormatUint(t.Token, 10), "REDLEASE_NAME="+r.name, "REDLEASE_ID="+t.ID)
+	c, err := startChild(r.argv, env, r.stdout, r.stderr)
+	if err != nil {
+		r.log.Error("cannot start the command; resigning", "command", r.argv[0], "error", err)
+		r.exited <- exitNoStart
+		<-ctx.Done() // until campaign hands the term over
+		return
+	}
+	r.log.Info("command started", "pid", c.pid(), "token", t.Token)
+	select {
+	case <-c.done:
+		r.log.Info("command exited", "pid", c.pid(), "code", c.code, "token", t.Token)
+		if r.restart {
+			r.log.Info("resigning; campaigning again (--restart)", "delay", restartDelay)
+			_ = r.e.Resign(ctx) // returns at once: the handover follows our return
+			return
+		}
+		r.exited <- c.code
+		<-ctx.Done() // until campaign hands the term over
+		return
+	case <-ctx.Done():
+	}
+
+	cause := context.Cause(ctx)
+	sig := stopSignal(cause)
+	r.log.Info("term ending; stopping the command", "pid", c.pid(), "signal", sig, "grace", r.plan.grace, "cause", cause)
+	code, killed := c.stop(sig, r.plan.grace, t.ValidUntil().Add(-r.plan.slack/2))
+	r.mu.Lock()
+	r.last = code
+	r.mu.Unlock()
+	if left := time.Until(t.ValidUntil()); left > 0 {
+		r.log.Info("command stopped before the term's validity ended", "pid", c.pid(), "code", code,
+			"killed", killed, "validity_left", left.Round(time.Millisecond))
+	} else {
+		r.log.Error("command stopped after the term's validity ended: raise --ttl or lower --grace",
+			"pid", c.pid(), "code", code, "killed", killed, "late", (-left).Round(time.Millisecond))
+	}
+	if errors.Is(cause, election.ErrStopped) {
+		return
+	}
+	r.log.Info("campaigning again: the command starts afresh when elected", "cause", cause)
+}
+
+// stopSignal is the signal that stops COMMAND when its term ends for
+// cause: the signal that interrupted redlease, or SIGTERM.
+func stopSignal(cause error) os.Signal {
+	if sc, ok := errors.AsType[signalCause](cause); ok {
+		return sc.sig
+	}
+	return syscall.SIGTERM
+}

@@ -1,0 +1,204 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"text/tabwriter"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/redlease/redlease/lease"
+	"github.com/redlease/redlease/observer"
+	"github.com/redlease/redlease/redlock"
+)
+
+const statusUsage = `Usage: redlease status --name NAME [--json] [node flags]
+
+Reads NAME on every node and prints one row per node: address, holder (its
+ID), remaining TTL of the key, fencing token (the node's counter),
+quarantine state and error; then the majority's verdict: a leader (with its
+token and about how long it has left), no leader, or unknown (fewer than a
+majority of nodes could answer). It writes nothing but the quarantine
+marker of a node seen for the first time. Exits 0 when a majority answered,
+1 when the verdict is unknown.`
+
+// statusReport is what `redlease status --json` prints.
+type statusReport struct {
+	Name    string       `json:"name"`
+	Nodes   []nodeReport `json:"nodes"`
+	Verdict verdict      `json:"verdict"`
+}
+
+type nodeReport struct {
+	Node string `json:"node"`
+	// Master is the address of the master serving this copy (--cluster).
+	Master       string `json:"master,omitempty"`
+	Holder       string `json:"holder,omitempty"`
+	TTLMs        int64  `json:"ttl_ms"`
+	Token        uint64 `json:"token"`
+	Ready        bool   `json:"ready"`
+	QuarantineMs int64  `json:"quarantine_ms"`
+	Error        string `json:"error,omitempty"`
+}
+
+// verdict is the majority's answer.
+type verdict struct {
+	State       string `json:"state"` // "leader", "no leader" or "unknown" (observer.State)
+	Leader      string `json:"leader,omitempty"`
+	Token       uint64 `json:"token,omitempty"`
+	RemainingMs int64  `json:"remaining_ms,omitempty"`
+	Answered    int    `json:"answered"` // nodes that answered and may vote
+	Nodes       int    `json:"nodes"`
+	Quorum      int    `json:"quorum"`
+}
+
+func cmdStatus(ctx context.Context, args []string, out *outputs) int {
+	c := newCommand("status", statusUsage, out)
+	name := c.fs.String("name", "", "the election's `name` (required)")
+	asJSON := c.fs.Bool("json", false, "print the report as one JSON object")
+	if code := c.parse(args); code >= 0 {
+		return code
+	}
+	if err := firstErr(requireName(*name), noArgs(c.fs)); err != nil {
+		return c.fail(err)
+	}
+	set, err := c.nodeSet()
+	if err != nil {
+		return c.fail(err)
+	}
+	log := out.logger(hclog.Error, c.conn.verbose)
+	ns, err := c.conn.connect(ctx, set, log)
+	if err != nil {
+		return c.fail(err)
+	}
+	defer ns.Close()
+
+	rep, err := status(ctx, ns.client, *name)
+	if err != nil {
+		return c.fail(err)
+	}
+	if *asJSON {
+		enc := json.NewEncoder(out.out)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(rep); err != nil {
+			return c.fail(err)
+		}
+	} else {
+		printStatus(out.out, rep)
+	}
+	if rep.Verdict.State == observer.StateUnknown.String() {
+		return exitError
+	}
+	return exitOK
+}
+
+// status reads the election called name and makes the report.
+func status(ctx context.Context, client *redlock.Client, name string) (*statusReport, error) {
+	info, err := lease.Inspect(ctx, client, name)
+	if info == nil {
+		return nil, err // a closed client or a bad name: not the nodes' answer
+	}
+	masters := map[int]string{}
+	if rs, _ := client.Placement(ctx); rs != nil {
+		for _, r := range rs {
+			masters[r.Index] = r.Master
+		}
+	}
+	rep := &statusReport{Name: name}
+	for i, n := range info.Nodes {
+		nr := nodeReport{Node: n.Node, Master: masters[i], TTLMs: n.TTL.Milliseconds(), Token: n.Counter,
+			Ready: n.Ready && n.Quarantine == 0, QuarantineMs: n.Quarantine.Milliseconds()}
+		if n.Value != "" {
+			nr.Holder = lease.DecodeValue(n.Value).String()
+		}
+		if n.Err != nil {
+			nr.Error = n.Err.Error()
+			nr.Ready = false
+		}
+		rep.Nodes = append(rep.Nodes, nr)
+	}
+	rep.Verdict = judge(info, client.Quorum())
+	return rep, nil
+}
+
+// judge is the majority's verdict, as observer.Observer.Leader would give.
+func judge(info *lease.Info, quorum int) verdict {
+	v := verdict{Nodes: len(info.Nodes), Quorum: quorum}
+	for _, n := range info.Nodes {
+		if n.Err == nil && n.Ready && n.Quarantine == 0 {
+			v.Answered++
+		}
+	}
+	switch {
+	case info.Holder != nil:
+		v.State = observer.StateLeader.String()
+		v.Leader, v.Token, v.RemainingMs = info.Holder.String(), info.Token, info.Remaining.Milliseconds()
+	case v.Answered >= quorum:
+		v.State = observer.StateNoLeader.String()
+	default:
+		v.State = observer.StateUnknown.String()
+	}
+	return v
+}
+
+// printStatus prints the report as a table and a verdict line.
+func printStatus(w io.Writer, rep *statusReport) {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "NODE\tHOLDER\tTTL\tTOKEN\tQUARANTINE\tERROR")
+	for _, n := range rep.Nodes {
+		node := n.Node
+		if n.Master != "" {
+			node += " (" + n.Master + ")"
+		}
+		holder, ttl, token, quarantine, errText := "-", "-", "-", "-", "-"
+		if n.Error != "" {
+			errText = n.Error
+		} else {
+			if n.Holder != "" {
+				holder = n.Holder
+			}
+			if n.TTLMs > 0 {
+				ttl = ms(n.TTLMs).String()
+			}
+			if n.Token > 0 {
+				token = fmt.Sprint(n.Token)
+			}
+			switch {
+			case n.Ready:
+				quarantine = "ready"
+			case n.QuarantineMs > 0:
+				quarantine = "quarantined " + ms(n.QuarantineMs).String()
+			default:
+				quarantine = "awaiting fencing floor"
+			}
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", node, holder, ttl, token, quarantine, errText)
+	}
+	_ = tw.Flush()
+	v := rep.Verdict
+	switch v.State {
+	case observer.StateLeader.String():
+		fmt.Fprintf(w, "verdict: leader %s (token %d), about %s left; %d of %d nodes answered, %d needed\n",
+			v.Leader, v.Token, ms(v.RemainingMs), v.Answered, v.Nodes, v.Quorum)
+	case observer.StateNoLeader.String():
+		fmt.Fprintf(w, "verdict: no leader; %d of %d nodes answered, %d needed\n", v.Answered, v.Nodes, v.Quorum)
+	default:
+		fmt.Fprintf(w, "verdict: unknown: %d of %d nodes could answer, %d needed\n", v.Answered, v.Nodes, v.Quorum)
+	}
+}
+
+// ms is a count of milliseconds as a duration, for printing.
+func ms(n int64) time.Duration { return time.Duration(n) * time.Millisecond }
+
+// firstErr returns the first non-nil error.
+func firstErr(errs ...error) error {
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}

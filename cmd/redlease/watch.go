@@ -1,0 +1,128 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/redlease/redlease/observer"
+)
+
+const watchUsage = `Usage: redlease watch --name NAME [--json] [--poll 1s] [node flags]
+
+Prints every change of NAME's leader, one line each with a timestamp, until
+interrupted (SIGINT or SIGTERM): the state first, then a new leader (a new
+term, even of the same ID, with its fencing token), no leader, or unknown
+(fewer than a majority of nodes answered). Changes are seen within a round
+trip of the leader's change notices; --poll catches what Pub/Sub missed.
+Exits 0 when interrupted, 1 on an error.`
+
+// timeLayout is the timestamp of watch's lines: RFC 3339, milliseconds.
+const timeLayout = "2006-01-02T15:04:05.000Z07:00"
+
+// watchLine is one line of `redlease watch --json`.
+type watchLine struct {
+	Time        string `json:"time"`
+	State       string `json:"state"` // "leader", "no leader" or "unknown"
+	Leader      string `json:"leader,omitempty"`
+	Token       uint64 `json:"token,omitempty"`
+	RemainingMs int64  `json:"remaining_ms,omitempty"`
+	Error       string `json:"error,omitempty"`
+}
+
+func cmdWatch(ctx context.Context, args []string, out *outputs) int {
+	c := newCommand("watch", watchUsage, out)
+	name := c.fs.String("name", "", "the election's `name` (required)")
+	asJSON := c.fs.Bool("json", false, "print one JSON object per change")
+	poll := c.fs.Duration("poll", observer.DefaultPollInterval, "mean time between two reads when no change notice arrives")
+	if code := c.parse(args); code >= 0 {
+		return code
+	}
+	if err := firstErr(requireName(*name), noArgs(c.fs)); err != nil {
+		return c.fail(err)
+	}
+	if *poll < time.Millisecond {
+		return c.fail(usagef("--poll (%s) must be at least 1ms", *poll))
+	}
+	set, err := c.nodeSet()
+	if err != nil {
+		return c.fail(err)
+	}
+	log := out.logger(hclog.Info, c.conn.verbose)
+	ns, err := c.conn.connect(ctx, set, log)
+	if err != nil {
+		return c.fail(err)
+	}
+	defer ns.Close()
+	o, err := observer.New(ns.client, *name, observer.Config{PollInterval: *poll, Logger: log})
+	if err != nil {
+		return c.fail(err)
+	}
+
+	w := o.Watch(ctx)
+	for ev := range w.C() {
+		printEvent(out.out, fenced(ctx, o, ev), *asJSON)
+	}
+	if ctx.Err() != nil && errors.Is(w.Err(), ctx.Err()) {
+		return exitOK // interrupted
+	}
+	return c.fail(w.Err())
+}
+
+// fenced returns ev with its leader's token once written. A read made
+// while a new leader's fencing token is being written shows the token of
+// the term before; the observer reads again when that token is not above
+// the last one it saw, but the very first term of an election shows 0:
+// read again, briefly, for it.
+func fenced(ctx context.Context, o *observer.Observer, ev observer.Event) observer.Event {
+	for range 3 {
+		if ev.State != observer.StateLeader || ev.Leader.Token != 0 {
+			return ev
+		}
+		t := time.NewTimer(time.Millisecond)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return ev
+		}
+		l, err := o.Leader(ctx)
+		if err != nil || l.Value != ev.Leader.Value {
+			return ev // another change: the watch reports it next
+		}
+		ev.Leader = l
+	}
+	return ev
+}
+
+// printEvent prints one change.
+func printEvent(w io.Writer, ev observer.Event, asJSON bool) {
+	line := watchLine{Time: ev.At.Format(timeLayout), State: ev.State.String()}
+	switch ev.State {
+	case observer.StateLeader:
+		line.Leader, line.Token, line.RemainingMs = ev.Leader.ID, ev.Leader.Token, ev.Leader.Remaining.Milliseconds()
+	case observer.StateUnknown:
+		if ev.Err != nil {
+			line.Error = ev.Err.Error()
+		}
+	}
+	if asJSON {
+		b, _ := json.Marshal(line) // plain strings and numbers: cannot fail
+		fmt.Fprintf(w, "%s\n", b)
+		return
+	}
+	switch ev.State {
+	case observer.StateLeader:
+		fmt.Fprintf(w, "%s  leader %s  token %d  about %s left\n", line.Time, line.Leader, line.Token,
+			ev.Leader.Remaining.Round(time.Millisecond))
+	case observer.StateNoLeader:
+		fmt.Fprintf(w, "%s  no leader\n", line.Time)
+	default:
+		fmt.Fprintf(w, "%s  unknown: %s\n", line.Time, line.Error)
+	}
+}

@@ -1,0 +1,21 @@
+// Package faults holds the fault-injection tests of redlease's election
+// against real redis-server processes: candidates run as child processes
+// (internal/candidate, built by the tests), each reaching every node
+// through a fault proxy of its own, so that links can be slowed, cut,
+// reset or partitioned per client-node pair, servers can be paused, killed
+// and restarted empty or from an old snapshot, and candidates can be
+// paused (SIGSTOP) and killed for real. Candidates report their terms on
+// CLOCK_MONOTONIC, which every process of the host shares, and checkers
+// test the history:
+//
+//   - C1: leadership tenures never overlap, and IsLeader is never true
+//     outside its own tenure (nor past the term's validity);
+//   - C2: fencing tokens strictly increase from tenure to tenure;
+//   - C3: a fenced store that refuses stale tokens loses no update of the
+//     read-modify-writes the leaders make;
+//   - C4: every holder sees its term end before the term's validity ends
+//     (20ms of scheduling slack); failover times are recorded.
+//
+// Each checker has a negative control that must make it fail. See
+// faults_test.go for the scenarios. It has no API.
+package faults

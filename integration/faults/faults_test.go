@@ -1,0 +1,428 @@
+package faults
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/redlease/redlease/integration/faults/internal/wire"
+	"github.com/redlease/redlease/internal/redistest"
+)
+
+// TestFaults runs every scenario, then the negative controls of the
+// checkers, then the soak, one after the other (two cores: the candidates
+// and servers of one scenario are load enough), against one build of the
+// candidate program. Every scenario checks C1-C4 on its whole history.
+func TestFaults(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts real redis-server and candidate processes")
+	}
+	bin := buildCandidate(t, t.TempDir())
+	for _, sc := range []struct {
+		name string
+		run  func(*testing.T, string)
+	}{
+		{"no_faults_8_contenders", scNoFaults},
+		{"leader_links_time_out", scLeaderLinksTimeOut},
+		{"node_links_flap", scNodeFlap},
+		{"majorities_ring", scMajoritiesRing},
+		{"latency_over_ttl_on_two_nodes", scLatency},
+		{"sigstop_leader", scPauseLeader},
+		{"sigstop_server", scPauseServer},
+		{"kill9_server_restart_empty", scKillRestartEmpty},
+		{"restart_from_stale_rdb", scStaleRDB},
+		{"clock_jump_pexpire_majority", scClockJump},
+		{"flushall", scFlushAll},
+		{"reset_peer_and_killed_leader", scResetKilledLeader},
+		{"control/C1_C4_candidates_ignore_deadline", ctlIgnoreDeadline},
+		{"control/C2_fencing_disabled", ctlNoFencing},
+		{"control/C3_unfenced_store", ctlUnfencedStore},
+		{"soak", scSoak},
+	} {
+		t.Run(sc.name, func(t *testing.T) { sc.run(t, bin) })
+	}
+}
+
+// sleepUntil waits until the monotonic reading at: the timed end of a
+// fault, never a wait for an outcome.
+func sleepUntil(at int64) {
+	if d := time.Duration(at - wire.Now()); d > 0 {
+		time.Sleep(d)
+	}
+}
+
+func gap(from, to int64) time.Duration { return time.Duration(to - from).Round(time.Millisecond) }
+
+// scNoFaults: 8 contenders, leaders resigning after ~150ms in office: a
+// dozen handovers under contention, every checker green.
+func scNoFaults(t *testing.T, bin string) {
+	r := newRig(t, bin, rigOptions{cands: 8, resignAfter: 150 * time.Millisecond})
+	r.start()
+	r.waitTerms(12, 0, 30*time.Second)
+	rep := r.finish()
+	r.expect(rep)
+}
+
+// partitionLeader cuts every link of the leader (requests and replies
+// vanish: timeouts), and checks that it steps down before its validity
+// ends and that another candidate takes over; then heals.
+func partitionLeader(r *rig) {
+	l, el := r.leader()
+	r.waitWrites(l, el.TS, 3)
+	from := r.hist.len()
+	at := r.mark("partition every link of leader %s", l.id)
+	for _, p := range l.slot.proxies {
+		p.Partition()
+	}
+	sd, _ := r.waitEv(from, waitLong, "the partitioned leader's stepdown", ended(wire.Stepdown, l, el.TS))
+	next, _ := r.waitEv(from, waitLong, "a new leader", electedOther(l))
+	r.t.Logf("leader %s saw its term end %s after the partition; %s elected %s after the partition (%s after the old term's end)",
+		l.id, gap(at, sd.T), next.ID, gap(at, next.TS), gap(sd.T, next.TS))
+	for _, p := range l.slot.proxies {
+		p.Heal()
+	}
+	r.mark("healed %s's links", l.id)
+	r.waitEv(from, waitLong, "the old leader's demotion", ended(wire.Demoted, l, el.TS))
+}
+
+// scLeaderLinksTimeOut: the leader's links time out, twice.
+func scLeaderLinksTimeOut(t *testing.T, bin string) {
+	r := newRig(t, bin, rigOptions{})
+	r.start()
+	partitionLeader(r)
+	partitionLeader(r)
+	rep := r.finish()
+	r.expect(rep)
+}
+
+// scNodeFlap: one node's links (from every candidate) go down and up for
+// 3s, down as a blackhole or as refused connections, at random; leaders
+// resign meanwhile.
+func scNodeFlap(t *testing.T, bin string) {
+	r := newRig(t, bin, rigOptions{resignAfter: 250 * time.Millisecond})
+	r.start()
+	n := r.rng.IntN(r.o.nodes)
+	r.mark("node %d's links flap for 3s", n)
+	end := time.Now().Add(3 * time.Second)
+	flaps := 0
+	for time.Now().Before(end) {
+		blackhole := r.rng.IntN(2) == 0
+		for _, p := range r.nodeProxies(n) {
+			if blackhole {
+				p.Partition()
+			} else {
+				p.Disable()
+			}
+		}
+		time.Sleep(time.Duration(50+r.rng.IntN(250)) * time.Millisecond)
+		for _, p := range r.nodeProxies(n) {
+			p.Heal()
+			p.Enable()
+		}
+		time.Sleep(time.Duration(50+r.rng.IntN(250)) * time.Millisecond)
+		flaps++
+	}
+	healed := r.mark("node %d's links stable again after %d flaps", n, flaps)
+	r.waitTerms(2, healed, waitLong)
+	rep := r.finish()
+	r.expect(rep)
+}
+
+// scMajoritiesRing: 5 nodes, 5 candidates; candidate i reaches nodes i,
+// i+1 and i+2 (mod 5) only: every candidate sees a majority, a different
+// one, and any two of them meet. Leaders resign; terms go round.
+func scMajoritiesRing(t *testing.T, bin string) {
+	r := newRig(t, bin, rigOptions{nodes: 5, cands: 5, resignAfter: 250 * time.Millisecond})
+	r.start()
+	at := r.mark("majorities ring: candidate i reaches nodes i..i+2 (mod 5) only")
+	for i, sl := range r.slots {
+		for n, p := range sl.proxies {
+			if (n-i+5)%5 > 2 {
+				p.Partition()
+			}
+		}
+	}
+	got := r.waitTerms(6, at, 40*time.Second)
+	ids := map[string]bool{}
+	for _, ev := range got {
+		ids[ev.ID] = true
+	}
+	t.Logf("6 terms within the ring, held by %d candidates", len(ids))
+	rep := r.finish()
+	r.expect(rep)
+}
+
+// scLatency: replies of two of three nodes are delayed 1.5s (over the
+// TTL) for 2 TTLs: the leader cannot refresh and steps down before its
+// validity ends, nobody can be elected meanwhile, replies that come back
+// late elect nobody, and a leader is elected once the latency is gone.
+func scLatency(t *testing.T, bin string) {
+	r := newRig(t, bin, rigOptions{})
+	r.start()
+	l, el := r.leader()
+	r.waitWrites(l, el.TS, 3)
+	victims := r.rng.Perm(r.o.nodes)[:2]
+	from := r.hist.len()
+	at := r.mark("reply latency 1.5s on nodes %v for %s", victims, 2*ttl)
+	for _, v := range victims {
+		for _, p := range r.nodeProxies(v) {
+			p.SetLatency(1500 * time.Millisecond)
+		}
+	}
+	sd, _ := r.waitEv(from, waitLong, "the leader's stepdown", ended(wire.Stepdown, l, el.TS))
+	t.Logf("leader %s saw its term end %s after the latency began", l.id, gap(at, sd.T))
+	sleepUntil(at + (2 * ttl).Nanoseconds())
+	for _, v := range victims {
+		for _, p := range r.nodeProxies(v) {
+			p.SetLatency(0)
+		}
+	}
+	healed := r.mark("latency removed")
+	next, _ := r.waitEv(from, waitLong, "a leader after the latency", func(ev wire.Event) bool {
+		return ev.Ev == wire.Elected && ev.TS > el.TS
+	})
+	if next.TS < healed {
+		t.Errorf("%s was elected during the latency, %s after it began", next.ID, gap(at, next.TS))
+	}
+	t.Logf("%s elected %s after the latency was removed", next.ID, gap(healed, next.TS))
+	rep := r.finish()
+	r.expect(rep)
+}
+
+// scPauseLeader: the leader's process is stopped (SIGSTOP) for 2 TTLs: a
+// real pause, timers included. Another candidate takes over once the
+// term's keys lapse; the old leader, continued, must not believe it leads
+// (IsLeader checks the deadline), and its late writes meet the fence.
+func scPauseLeader(t *testing.T, bin string) {
+	r := newRig(t, bin, rigOptions{})
+	r.start()
+	l, el := r.leader()
+	r.waitWrites(l, el.TS, 3)
+	from := r.hist.len()
+	at := r.pause(l)
+	next, _ := r.waitEv(from, waitLong, "a new leader while the old one is paused", electedOther(l))
+	t.Logf("failover: %s elected %s after leader %s was paused", next.ID, gap(at, next.TS), l.id)
+	sleepUntil(at + (2 * ttl).Nanoseconds())
+	r.resume(l)
+	r.waitEv(from, waitLong, "the paused leader's demotion", ended(wire.Demoted, l, el.TS))
+	rep := r.finish()
+	r.expect(rep)
+}
+
+// scPauseServer: one of three servers is stopped (SIGSTOP) for 2 TTLs
+// while leaders come and go; elections go on with the other two.
+func scPauseServer(t *testing.T, bin string) {
+	r := newRig(t, bin, rigOptions{resignAfter: 300 * time.Millisecond})
+	r.start()
+	v := r.rng.IntN(r.o.nodes)
+	at := r.pauseServer(v)
+	r.waitTerms(2, at, waitLong)
+	sleepUntil(at + (2 * ttl).Nanoseconds())
+	r.resumeServer(v)
+	r.waitTerms(2, wire.Now(), waitLong)
+	rep := r.finish()
+	r.expect(rep)
+}
+
+// waitQuarantine waits for two terms that began after the forgetful
+// node's quarantine (MaxTTL from lostAt) ended.
+func waitQuarantine(r *rig, lostAt int64) {
+	r.waitTerms(2, lostAt+maxTTL.Nanoseconds(), maxTTL+waitLong)
+}
+
+// scKillRestartEmpty: kill -9 a server and restart it empty while leaders
+// come and go: it is quarantined, votes again after MaxTTL, and tokens
+// keep increasing.
+func scKillRestartEmpty(t *testing.T, bin string) {
+	r := newRig(t, bin, rigOptions{resignAfter: 300 * time.Millisecond})
+	r.start()
+	r.waitTerms(2, 0, waitLong)
+	v := r.rng.IntN(r.o.nodes)
+	require.NoError(t, r.g.Server(v).Kill())
+	require.NoError(t, r.g.Server(v).Restart(true))
+	waitQuarantine(r, r.mark("kill -9 server %d, restarted empty", v))
+	rep := r.finish()
+	r.expect(rep)
+}
+
+// counter reads server i's fencing counter (0 when absent).
+func (r *rig) counter(i int) uint64 {
+	r.t.Helper()
+	v, err := r.admin[i].Get(context.Background(), fenceKey).Result()
+	if err == redis.Nil {
+		return 0
+	}
+	require.NoError(r.t, err)
+	n, err := strconv.ParseUint(v, 10, 64)
+	require.NoError(r.t, err)
+	return n
+}
+
+// scStaleRDB: a server restarts from an RDB snapshot older than its last
+// writes (SAVE, more terms, kill -9, restart): its fencing counter and
+// quarantine marker go back in time; it is quarantined (new run_id) and
+// tokens keep increasing.
+func scStaleRDB(t *testing.T, bin string) {
+	r := newRig(t, bin, rigOptions{persistence: redistest.PersistRDB, resignAfter: 250 * time.Millisecond})
+	r.start()
+	r.waitTerms(2, 0, waitLong)
+	v := r.rng.IntN(r.o.nodes)
+	require.NoError(t, r.admin[v].Save(context.Background()).Err())
+	saved := r.counter(v)
+	r.mark("SAVE on server %d (fencing counter %d)", v, saved)
+	for i := 0; r.counter(v) <= saved; i++ {
+		require.Less(t, i, 30, "server %d's counter never moved past its snapshot's", v)
+		r.waitTerms(1, wire.Now(), waitLong)
+	}
+	before := r.counter(v)
+	require.NoError(t, r.g.Server(v).Kill()) // no shutdown save
+	require.NoError(t, r.g.Server(v).Restart(false))
+	after := r.counter(v)
+	lostAt := r.mark("kill -9 server %d, restarted from its snapshot: fencing counter back from %d to %d", v, before, after)
+	require.Less(t, after, before, "the snapshot is not older than the last writes")
+	waitQuarantine(r, lostAt)
+	rep := r.finish()
+	r.expect(rep)
+}
+
+// clockJump is Kleppmann's scenario: the servers of a majority see the
+// leader's key expire early (a clock jump, emulated by PEXPIRE 1ms) while
+// the leader, cut off, still believes it leads until its deadline. Another
+// candidate is elected during that time: leadership overlaps (C1 must say
+// so), which is what fencing is for: tokens still increase (C2) and the
+// fenced store loses no update (C3).
+func clockJump(t *testing.T, bin string, o rigOptions) (*rig, *report) {
+	o.compute, o.gap = 5*time.Millisecond, 2*time.Millisecond
+	r := newRig(t, bin, o)
+	r.start()
+	a, el := r.leader()
+	r.waitWrites(a, el.TS, 3)
+	from := r.hist.len()
+	for _, p := range a.slot.proxies {
+		p.Partition() // no refresh reaches the servers, none comes back
+	}
+	jumped := r.rng.Perm(r.o.nodes)[:r.o.nodes/2+1]
+	ctx := context.Background()
+	for _, n := range jumped {
+		// Until the key is gone: a refresh sent just before the partition
+		// may still land and set its TTL again.
+		for i := 0; ; i++ {
+			require.Less(t, i, 100, "the election key does not go away on node %d", n)
+			require.NoError(t, r.admin[n].PExpire(ctx, electionKey, time.Millisecond).Err())
+			time.Sleep(2 * time.Millisecond)
+			if k, err := r.admin[n].Exists(ctx, electionKey).Result(); err == nil && k == 0 {
+				break
+			}
+		}
+	}
+	at := r.mark("clock jump: the election key expired at once on nodes %v; leader %s cut off", jumped, a.id)
+	b, _ := r.waitEv(from, waitLong, "a leader elected after the jump", electedOther(a))
+	sd, _ := r.waitEv(from, waitLong, "the old leader's stepdown", ended(wire.Stepdown, a, el.TS))
+	t.Logf("%s elected %s after the jump, %s before %s saw its term end", b.ID, gap(at, b.TS), gap(b.TS, sd.T), a.id)
+	for _, p := range a.slot.proxies {
+		p.Heal()
+	}
+	r.waitEv(from, waitLong, "the old leader's demotion", ended(wire.Demoted, a, el.TS))
+	return r, r.finish()
+}
+
+func scClockJump(t *testing.T, bin string) {
+	r, rep := clockJump(t, bin, rigOptions{})
+	// C1 must see the overlap the jump made: the real-run negative control
+	// of C1's "tenures never overlap".
+	assert.NotEmpty(t, rep.c1, "C1 did not see the leaders overlap after the clock jump")
+	assert.Contains(t, fmt.Sprint(rep.c1), "tenures overlap")
+	t.Logf("C1 reports the overlap, as it must: %v", rep.c1)
+	r.expect(rep, "C1")
+}
+
+// scFlushAll: FLUSHALL on one server (locks, counters and its quarantine
+// marker gone) while leaders come and go.
+func scFlushAll(t *testing.T, bin string) {
+	r := newRig(t, bin, rigOptions{resignAfter: 300 * time.Millisecond})
+	r.start()
+	r.waitTerms(2, 0, waitLong)
+	v := r.rng.IntN(r.o.nodes)
+	require.NoError(t, r.admin[v].FlushAll(context.Background()).Err())
+	waitQuarantine(r, r.mark("FLUSHALL on server %d", v))
+	rep := r.finish()
+	r.expect(rep)
+}
+
+// resetAll resets every connection of every candidate, n times, 50-150ms
+// apart (TCP RST: reset_peer).
+func (r *rig) resetAll(n int) {
+	for range n {
+		for _, p := range r.allProxies() {
+			p.ResetAll()
+		}
+		time.Sleep(time.Duration(50+r.rng.IntN(100)) * time.Millisecond)
+	}
+}
+
+// scResetKilledLeader: connections reset under the candidates' feet
+// (attempts, refreshes, releases and notices cut in the middle; the
+// candidates' go-redis clients have their default options, so they retry
+// on a reset, running the same script twice), then the
+// leader killed -9 (no release): another takes over once its key lapses,
+// and once everybody stopped no key is left but the marker and the
+// fencing counter.
+func scResetKilledLeader(t *testing.T, bin string) {
+	r := newRig(t, bin, rigOptions{resignAfter: 400 * time.Millisecond, redisDefaults: 3})
+	r.start()
+	r.mark("reset_peer: every connection reset 10 times")
+	r.resetAll(10)
+	l, _ := r.leader()
+	from := r.hist.len()
+	at := r.kill(l)
+	next, _ := r.waitEv(from, waitLong, "a leader after the kill", electedOther(l))
+	t.Logf("failover: %s elected %s after leader %s was killed", next.ID, gap(at, next.TS), l.id)
+	r.mark("reset_peer again")
+	r.resetAll(5)
+	rep := r.finish()
+	r.expect(rep)
+	r.noStrayKeys(ttl + time.Second)
+}
+
+// ctlIgnoreDeadline: the negative control of C1 (validity) and C4: the
+// candidates believe they lead from OnElected to OnDemoted, ignoring
+// IsLeader and the term's context; the leader's links time out. Its
+// belief outlives its validity (C1) and it sees its term end only after
+// the validity ended (C4).
+func ctlIgnoreDeadline(t *testing.T, bin string) {
+	r := newRig(t, bin, rigOptions{unsafe: true})
+	r.start()
+	partitionLeader(r)
+	rep := r.finish()
+	require.NotEmpty(t, rep.c1, "C1 did not catch a leader that ignores its deadline")
+	assert.Contains(t, fmt.Sprint(rep.c1), "after its validity ended")
+	require.NotEmpty(t, rep.c4, "C4 did not catch a leader that sees its term end late")
+	t.Logf("caught, as they must be:\n%s\n%s", rep.c1[0], rep.c4[0])
+}
+
+// ctlNoFencing: the negative control of C2: fencing off in redlock, every
+// token is 0.
+func ctlNoFencing(t *testing.T, bin string) {
+	r := newRig(t, bin, rigOptions{noFencing: true, resignAfter: 150 * time.Millisecond})
+	r.start()
+	r.waitTerms(4, 0, waitLong)
+	rep := r.finish()
+	require.NotEmpty(t, rep.c2, "C2 did not catch tokens that do not increase")
+	t.Logf("caught, as it must be: %s (and %d C3 reports of repeated tokens)", rep.c2[0], len(rep.c3))
+}
+
+// ctlUnfencedStore: the negative control of C3: the clock-jump scenario
+// with a store that checks no token: the two leaders' read-modify-writes
+// interleave and updates are lost.
+func ctlUnfencedStore(t *testing.T, bin string) {
+	_, rep := clockJump(t, bin, rigOptions{unfencedStore: true})
+	require.NotEmpty(t, rep.c3, "C3 did not catch the lost updates of an unfenced store")
+	assert.Contains(t, fmt.Sprint(rep.c3), "lost update")
+	t.Logf("caught, as it must be: %d reports, the first: %s", len(rep.c3), rep.c3[0])
+}

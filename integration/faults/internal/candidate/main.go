@@ -1,0 +1,330 @@
+// Command candidate is one candidate of the fault tests
+// (integration/faults): it runs an election.Elector on the nodes it is
+// given (the test's fault proxies), does read-modify-writes on the test's
+// fenced store while it leads, and reports what it sees on stdout as JSON
+// lines (see package wire), with CLOCK_MONOTONIC times, so that the test
+// can check a history made of several processes. The test builds it with
+// go build and runs it as a child process, so that it can be paused
+// (SIGSTOP) and killed (SIGKILL) for real. SIGTERM stops it gracefully:
+// the elector hands its term over and the process exits.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net/http"
+	"net/url"
+	"os"
+	"os/signal"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/redlease/redlease/election"
+	"github.com/redlease/redlease/integration/faults/internal/wire"
+	"github.com/redlease/redlease/redlock"
+)
+
+type options struct {
+	id, nodes, key, store string
+	ttl, maxTTL           time.Duration
+	nodeTimeout           time.Duration
+	retryDelay            time.Duration
+	resignAfter           time.Duration
+	compute, gap          time.Duration
+	fencing               bool
+	redisDefaults         bool
+	unsafe                bool
+	logLevel              string
+}
+
+func main() {
+	var o options
+	flag.StringVar(&o.id, "id", "", "candidate ID")
+	flag.StringVar(&o.nodes, "nodes", "", "comma-separated node addresses")
+	flag.StringVar(&o.key, "key", "faults:election", "election name")
+	flag.StringVar(&o.store, "store", "", "base URL of the fenced store (empty: no work)")
+	flag.DurationVar(&o.ttl, "ttl", time.Second, "election TTL")
+	flag.DurationVar(&o.maxTTL, "maxttl", 2*time.Second, "redlock MaxTTL")
+	flag.DurationVar(&o.nodeTimeout, "node-timeout", 100*time.Millisecond, "redlock NodeTimeout")
+	flag.DurationVar(&o.retryDelay, "retry-delay", 50*time.Millisecond, "election RetryDelay")
+	flag.DurationVar(&o.resignAfter, "resign-after", 0, "resign after this long in office (jittered x0.5-1.5; 0: never)")
+	flag.DurationVar(&o.compute, "compute", 4*time.Millisecond, "time between the read and the write of a read-modify-write")
+	flag.DurationVar(&o.gap, "gap", 6*time.Millisecond, "time between two read-modify-writes")
+	flag.BoolVar(&o.fencing, "fencing", true, "fencing tokens (false: redlock DisableFencing, every token is 0)")
+	flag.BoolVar(&o.redisDefaults, "redis-defaults", false,
+		"go-redis clients with their default options (3 retries, 5s dial and 3s read timeouts): redlock must not depend on them")
+	flag.BoolVar(&o.unsafe, "unsafe-ignore-deadline", false,
+		"NEGATIVE CONTROL: believe it leads from OnElected to OnDemoted, ignoring IsLeader and the term's context")
+	flag.StringVar(&o.logLevel, "log-level", "debug", "hclog level of the logs on stderr")
+	flag.Parse()
+	if err := run(o); err != nil {
+		fmt.Fprintln(os.Stderr, "candidate:", err)
+		os.Exit(1)
+	}
+}
+
+// held is the term the candidate holds (or is handing over).
+type held struct {
+	term election.Term
+	ts   int64
+}
+
+type candidate struct {
+	o     options
+	clock wire.Clock
+	e     *election.Elector
+	http  *http.Client
+
+	out sync.Mutex // stdout
+	enc *json.Encoder
+
+	cur  atomic.Pointer[held] // from OnElected to OnDemoted
+	seen atomic.Pointer[held] // the term Term last returned
+	flag atomic.Int64         // -unsafe-ignore-deadline: the TS of the term believed held
+}
+
+func run(o options) error {
+	if o.id == "" || o.nodes == "" {
+		return errors.New("-id and -nodes are required")
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
+	defer stop()
+	log := hclog.New(&hclog.LoggerOptions{Name: o.id, Level: hclog.LevelFromString(o.logLevel), Output: os.Stderr})
+	c := &candidate{o: o, clock: wire.NewClock(), enc: json.NewEncoder(os.Stdout),
+		http: &http.Client{Timeout: 300 * time.Millisecond}}
+
+	var nodes []redis.UniversalClient
+	for a := range strings.SplitSeq(o.nodes, ",") {
+		ro := &redis.Options{
+			Addr: a, DialTimeout: 200 * time.Millisecond,
+			ReadTimeout: 300 * time.Millisecond, WriteTimeout: 300 * time.Millisecond,
+			PoolTimeout: 300 * time.Millisecond, MaxRetries: -1, DialerRetries: 1,
+		}
+		if o.redisDefaults {
+			ro = &redis.Options{Addr: a}
+		}
+		rc := redis.NewClient(ro)
+		defer rc.Close()
+		nodes = append(nodes, rc)
+	}
+	client, err := redlock.New(ctx, redlock.Config{NodeTimeout: o.nodeTimeout, MaxTTL: o.maxTTL,
+		DisableFencing: !o.fencing, Logger: log.Named("redlock")}, nodes...)
+	if err != nil {
+		return err
+	}
+	defer client.Close()
+	c.e, err = election.New(client, o.key, election.Config{
+		ID: o.id, TTL: o.ttl, RetryDelay: o.retryDelay, Logger: log,
+		Callbacks: election.Callbacks{OnElected: c.onElected, OnDemoted: c.onDemoted},
+	})
+	if err != nil {
+		return err
+	}
+
+	sctx, stopSampler := context.WithCancel(context.Background())
+	sampled := make(chan struct{})
+	go func() {
+		defer close(sampled)
+		c.sample(sctx)
+	}()
+	c.emit(wire.Event{Ev: wire.Ready, PID: os.Getpid()})
+	err = c.e.Run(ctx)
+	stopSampler()
+	<-sampled
+	c.emit(wire.Event{Ev: wire.Exit, Cause: fmt.Sprint(err)})
+	if errors.Is(err, election.ErrStopped) {
+		return nil
+	}
+	return err
+}
+
+func (c *candidate) emit(ev wire.Event) {
+	ev.ID = c.o.id
+	if ev.T == 0 {
+		ev.T = wire.Now()
+	}
+	c.out.Lock()
+	defer c.out.Unlock()
+	_ = c.enc.Encode(ev) // one write per line; a closed stdout means the test is gone
+}
+
+// believes reports whether the candidate believes it leads in the term
+// that began at ts: IsLeader (Term, which checks the deadline on every
+// call), or, under -unsafe-ignore-deadline, its own flag.
+func (c *candidate) believes(ts int64) bool {
+	ok, cur, _ := c.belief()
+	return ok && cur == ts
+}
+
+// belief is one look at whether the candidate leads (IsLeader), and in
+// which term.
+func (c *candidate) belief() (bool, int64, uint64) {
+	if c.o.unsafe {
+		ts := c.flag.Load()
+		if ts == 0 {
+			return false, 0, 0
+		}
+		var token uint64
+		if h := c.cur.Load(); h != nil {
+			token = h.term.Token
+		}
+		return true, ts, token
+	}
+	if !c.e.IsLeader() {
+		return false, 0, 0
+	}
+	// IsLeader said yes; Term names the term. If the term ended between
+	// the two calls, it is the term last seen, or the one OnElected holds.
+	if t, ok := c.e.Term(); ok {
+		c.seen.Store(&held{term: t, ts: c.clock.Of(t.Start)})
+	}
+	h := c.seen.Load()
+	if h == nil {
+		if h = c.cur.Load(); h == nil {
+			return false, 0, 0 // cannot name the term: no sample
+		}
+	}
+	return true, h.ts, h.term.Token
+}
+
+func (c *candidate) onElected(ctx context.Context, t election.Term) {
+	ts := c.clock.Of(t.Start)
+	c.cur.Store(&held{term: t, ts: ts})
+	c.emit(wire.Event{Ev: wire.Elected, TS: ts, Token: t.Token, VU: c.clock.Of(t.ValidUntil()), DL: c.clock.Of(t.Deadline())})
+	if c.o.unsafe {
+		c.flag.Store(ts)
+	}
+	worked := make(chan struct{})
+	go func() {
+		defer close(worked)
+		c.work(t, ts)
+	}()
+	var resign <-chan time.Time
+	if d := c.o.resignAfter; d > 0 {
+		timer := time.NewTimer(d/2 + rand.N(d+1))
+		defer timer.Stop()
+		resign = timer.C
+	}
+	select {
+	case <-ctx.Done():
+	case <-resign:
+		_ = c.e.Resign(ctx) // returns at once: ctx is the term's
+		<-ctx.Done()
+	}
+	now := wire.Now()
+	if c.o.unsafe {
+		return // NEGATIVE CONTROL: the work goes on until OnDemoted
+	}
+	c.emit(wire.Event{Ev: wire.Stepdown, T: now, TS: ts, Token: t.Token})
+	<-worked
+}
+
+func (c *candidate) onDemoted(t election.Term, cause error) {
+	ts := c.clock.Of(t.Start)
+	if c.o.unsafe {
+		c.flag.CompareAndSwap(ts, 0)
+		c.emit(wire.Event{Ev: wire.Stepdown, TS: ts, Token: t.Token})
+	}
+	c.emit(wire.Event{Ev: wire.Demoted, TS: ts, Token: t.Token, VU: c.clock.Of(t.ValidUntil()), Cause: fmt.Sprint(cause)})
+	if h := c.cur.Load(); h != nil && h.ts == ts {
+		c.cur.CompareAndSwap(h, nil)
+	}
+}
+
+// work does read-modify-writes on the store while the term lasts: read
+// the counter under the term's token, wait (the computation), check the
+// leadership once more, write counter+1 under the token.
+func (c *candidate) work(t election.Term, ts int64) {
+	if c.o.store == "" {
+		return
+	}
+	for c.believes(ts) {
+		v, status := c.call("read", t.Token, ts, -1)
+		if status == http.StatusOK {
+			time.Sleep(c.o.compute)
+			tb := wire.Now()
+			if !c.believes(ts) {
+				return
+			}
+			_, status = c.call("write", t.Token, ts, v)
+			c.emit(wire.Event{Ev: wire.Write, T: tb, TS: ts, Token: t.Token, OK: status == http.StatusOK, Status: status})
+		}
+		time.Sleep(c.o.gap)
+	}
+}
+
+// call is one request to the store: a read, or a write of base+1 computed
+// from the value base read. It returns the value and the HTTP status (0
+// when the request failed).
+func (c *candidate) call(op string, token uint64, ts int64, base int64) (int64, int) {
+	q := url.Values{"id": {c.o.id}, "token": {strconv.FormatUint(token, 10)}, "ts": {strconv.FormatInt(ts, 10)}}
+	if op == "write" {
+		q.Set("base", strconv.FormatInt(base, 10))
+	}
+	resp, err := c.http.Get(c.o.store + "/" + op + "?" + q.Encode())
+	if err != nil {
+		return 0, 0
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return 0, 0
+	}
+	v, _ := strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64)
+	return v, resp.StatusCode
+}
+
+// sample looks at the candidate's belief every millisecond while it leads
+// (every 10ms otherwise) and reports each run of "leader" samples when it
+// ends, and each move of the term's validity.
+func (c *candidate) sample(ctx context.Context) {
+	var (
+		active bool
+		run    wire.Event
+		lastVU int64
+	)
+	flush := func() {
+		if active {
+			c.emit(run)
+			active = false
+		}
+	}
+	defer flush()
+	for ctx.Err() == nil {
+		tb := wire.Now()
+		ok, ts, token := c.belief()
+		if active && (!ok || ts != run.TS) {
+			flush()
+		}
+		if ok {
+			if !active {
+				run, active = wire.Event{Ev: wire.Belief, TS: ts, Token: token, First: tb}, true
+			}
+			run.Last, run.N = tb, run.N+1
+		}
+		period := 10 * time.Millisecond
+		if h := c.cur.Load(); h != nil {
+			period = time.Millisecond
+			if vu := c.clock.Of(h.term.ValidUntil()); vu != lastVU {
+				lastVU = vu
+				c.emit(wire.Event{Ev: wire.Refresh, TS: h.ts, Token: h.term.Token, VU: vu, DL: c.clock.Of(h.term.Deadline())})
+			}
+		}
+		if active {
+			period = time.Millisecond
+		}
+		time.Sleep(period)
+	}
+}

@@ -1,0 +1,164 @@
+package faults
+
+import (
+	"context"
+	"os"
+	"testing"
+	"time"
+)
+
+// soakDefault is the soak's length in `make test`; REDLEASE_SOAK (a Go
+// duration) lengthens it, never shortens it.
+const soakDefault = 30 * time.Second
+
+func soakLength(t *testing.T) time.Duration {
+	d := soakDefault
+	if v := os.Getenv("REDLEASE_SOAK"); v != "" {
+		e, err := time.ParseDuration(v)
+		if err != nil {
+			t.Fatalf("REDLEASE_SOAK: %v", err)
+		}
+		d = max(d, e)
+	}
+	return d
+}
+
+// scSoak: 4 candidates on 3 servers, leaders resigning now and then, and a
+// random fault every 5 seconds (seeded): the leader cut off, killed or
+// paused; a server paused, killed and restarted empty, or flushed; a node
+// slowed over the TTL, or two; a node's links flapping; every connection
+// reset. At most one server forgets at a time (5s apart, MaxTTL 2s), the
+// fault model redlock promises safety under. Killed candidates are
+// replaced by new processes. Two candidates use go-redis clients with
+// their default options, two with short timeouts and no retries.
+func scSoak(t *testing.T, bin string) {
+	length := soakLength(t)
+	r := newRig(t, bin, rigOptions{cands: 4, resignAfter: 2 * time.Second, redisDefaults: 2})
+	r.start()
+	ctx := context.Background()
+	leaderOr := func() (*proc, bool) {
+		p, _, ok := r.tryLeader(2 * time.Second)
+		return p, ok
+	}
+	faults := []struct {
+		name string
+		run  func() bool // false: not applicable now
+	}{
+		{"partition-leader", func() bool {
+			l, ok := leaderOr()
+			if !ok {
+				return false
+			}
+			r.mark("soak: partition leader %s for 1.5s", l.id)
+			for _, p := range l.slot.proxies {
+				p.Partition()
+			}
+			time.Sleep(1500 * time.Millisecond)
+			for _, p := range l.slot.proxies {
+				p.Heal()
+			}
+			return true
+		}},
+		{"kill-leader", func() bool {
+			l, ok := leaderOr()
+			if !ok {
+				return false
+			}
+			r.kill(l)
+			time.Sleep(time.Second)
+			r.spawn(l.slot)
+			return true
+		}},
+		{"pause-leader", func() bool {
+			l, ok := leaderOr()
+			if !ok {
+				return false
+			}
+			r.pause(l)
+			time.Sleep(2 * ttl)
+			r.resume(l)
+			return true
+		}},
+		{"pause-server", func() bool {
+			v := r.rng.IntN(r.o.nodes)
+			r.pauseServer(v)
+			time.Sleep(2 * ttl)
+			r.resumeServer(v)
+			return true
+		}},
+		{"kill9-server-restart-empty", func() bool {
+			v := r.rng.IntN(r.o.nodes)
+			if err := r.g.Server(v).Kill(); err != nil {
+				t.Error(err)
+			}
+			if err := r.g.Server(v).Restart(true); err != nil {
+				t.Error(err)
+			}
+			r.mark("soak: kill -9 server %d, restarted empty", v)
+			return true
+		}},
+		{"flushall", func() bool {
+			v := r.rng.IntN(r.o.nodes)
+			if err := r.admin[v].FlushAll(ctx).Err(); err != nil {
+				t.Error(err)
+			}
+			r.mark("soak: FLUSHALL server %d", v)
+			return true
+		}},
+		{"latency", func() bool {
+			vs := r.rng.Perm(r.o.nodes)[:1+r.rng.IntN(2)]
+			r.mark("soak: reply latency 1.5s on nodes %v for 2s", vs)
+			for _, v := range vs {
+				for _, p := range r.nodeProxies(v) {
+					p.SetLatency(1500 * time.Millisecond)
+				}
+			}
+			time.Sleep(2 * time.Second)
+			for _, v := range vs {
+				for _, p := range r.nodeProxies(v) {
+					p.SetLatency(0)
+				}
+			}
+			return true
+		}},
+		{"flap-node", func() bool {
+			n := r.rng.IntN(r.o.nodes)
+			r.mark("soak: node %d's links flap for 2s", n)
+			end := time.Now().Add(2 * time.Second)
+			for time.Now().Before(end) {
+				for _, p := range r.nodeProxies(n) {
+					p.Partition()
+				}
+				time.Sleep(time.Duration(50+r.rng.IntN(200)) * time.Millisecond)
+				for _, p := range r.nodeProxies(n) {
+					p.Heal()
+				}
+				time.Sleep(time.Duration(50+r.rng.IntN(200)) * time.Millisecond)
+			}
+			return true
+		}},
+		{"reset-peer", func() bool {
+			r.mark("soak: every connection reset 5 times")
+			r.resetAll(5)
+			return true
+		}},
+	}
+	start := time.Now()
+	var done []string
+	for time.Since(start) < length {
+		next := time.Now().Add(5 * time.Second)
+		for {
+			f := faults[r.rng.IntN(len(faults))]
+			if f.run() {
+				done = append(done, f.name)
+				break
+			}
+		}
+		time.Sleep(time.Until(next))
+	}
+	t.Logf("soak of %s: %d faults: %v", length, len(done), done)
+	r.leader() // somebody leads once the faults are over
+	rep := r.finish()
+	r.expect(rep)
+	r.noStrayKeys(ttl + time.Second)
+}
