@@ -152,14 +152,18 @@ func (c *Client) attempt(ctx context.Context, key string, ttl time.Duration, o a
 	}
 	defer c.mu.RUnlock()
 
-	var failed atomic.Bool // set before the clean-up release is sent
+	// gone is set before any release of this value is sent: when the
+	// attempt failed, or later when its lock is released or lost. A yes
+	// that arrives after that (a straggler of the fan-out; the release may
+	// have run first on that node) is undone on its node.
+	gone := new(atomic.Bool)
 	undoLate := func(n *node, a answer) {
-		if a.vote == VoteYes && failed.Load() {
+		if a.vote == VoteYes && gone.Load() {
 			c.releaseOn(n, key, value)
 		}
 	}
 	fail := func(qe *QuorumError) (*Lock, error) {
-		failed.Store(true)
+		gone.Store(true)
 		c.wg.Go(func() { c.releaseAll(key, value, "", "") })
 		return nil, qe
 	}
@@ -206,7 +210,7 @@ func (c *Client) attempt(ctx context.Context, key string, ttl time.Duration, o a
 	if c.log.IsTrace() {
 		c.log.Trace("acquired", "key", key, "token", token, "validity", time.Until(validUntil), "elapsed", time.Since(t0))
 	}
-	return &Lock{c: c, key: key, value: value, token: token, ttl: ttl,
+	return &Lock{c: c, key: key, value: value, token: token, ttl: ttl, gone: gone,
 		notice: o.notice, msg: o.msg, acquiredAt: t0, validUntil: validUntil}, nil
 }
 

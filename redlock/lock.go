@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -22,6 +23,8 @@ type Lock struct {
 	notice     string
 	msg        string
 	acquiredAt time.Time
+
+	gone *atomic.Bool // set before any release is sent (see attempt)
 
 	mu         sync.Mutex
 	validUntil time.Time
@@ -145,6 +148,7 @@ func (l *Lock) Extend(ctx context.Context, ttl time.Duration) error {
 		// The old deadline passed while we waited: the lock was lost, and
 		// a late yes must not bring it back (S4).
 		l.released = true
+		l.gone.Store(true)
 		c.wg.Go(func() { c.releaseAll(l.key, l.value, l.notice, l.msg) }) // wakes waiters
 		return fmt.Errorf("%w: %q: the local deadline passed during extend", ErrNotHeld, l.key)
 	case yes < c.quorum:
@@ -174,6 +178,7 @@ func (l *Lock) Release(ctx context.Context) (int, error) {
 		return 0, fmt.Errorf("%w: %q: already released", ErrNotHeld, l.key)
 	}
 	l.released = true
+	l.gone.Store(true)
 	l.mu.Unlock()
 
 	c := l.c

@@ -201,7 +201,12 @@ func sfVote(qe *redlock.QuorumError, node string) redlock.Vote {
 func sfIssue(t testing.TB, c *redlock.Client, key string, ttl time.Duration, n int, last uint64) uint64 {
 	t.Helper()
 	for range n {
-		l, err := c.TryAcquire(context.Background(), key, ttl)
+		// Acquire, not TryAcquire: Release returns at a majority, and the
+		// straggler of the previous acquisition may still be being undone
+		// on the last node for a moment.
+		ctx, cancel := context.WithTimeout(context.Background(), ttl)
+		l, err := c.Acquire(ctx, key, ttl, redlock.WithRetry(redlock.JitterRetry(5*time.Millisecond)))
+		cancel()
 		require.NoError(t, err)
 		require.Greater(t, l.Token(), last, "fencing token went backwards")
 		last = l.Token()
