@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redlease/redlease/internal/testnodes"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -174,7 +176,7 @@ func TestCheckTenuresReportsViolations(t *testing.T) {
 func TestHandoverGuardNegativeControl(t *testing.T) {
 	for _, guard := range []bool{true, false} {
 		t.Run(fmt.Sprintf("guard=%t", guard), func(t *testing.T) {
-			_, nodes := minis(t, 3)
+			_, nodes := testnodes.Minis(t, 3)
 			h := newHistory()
 			var mu sync.Mutex
 			var latest uint64              // the token of the last term that began

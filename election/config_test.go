@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redlease/redlease/internal/testnodes"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -56,7 +58,7 @@ func TestConfigValidate(t *testing.T) {
 }
 
 func TestNewChecksClient(t *testing.T) {
-	_, nodes := minis(t, 3)
+	_, nodes := testnodes.Minis(t, 3)
 	c := newClient(t, redlock.Config{NodeTimeout: 100 * time.Millisecond, MaxTTL: 20 * time.Second}, nodes)
 	for _, tc := range []struct {
 		name string

@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redlease/redlease/internal/testnodes"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -18,7 +20,7 @@ const wait = 10 * time.Second // generous bound for events that come in ms
 // One candidate, alone: every callback and event in order, through a
 // Resign, a re-election after ResignDelay, and the stop of Run.
 func TestCallbacksAndEventsInOrder(t *testing.T) {
-	_, nodes := minis(t, 3)
+	_, nodes := testnodes.Minis(t, 3)
 	c := newClient(t, unitClientCfg, nodes)
 	// OnElected runs in a goroutine of its own, the other callbacks in the
 	// callback goroutine: each keeps its order.
@@ -115,7 +117,7 @@ func TestCallbacksAndEventsInOrder(t *testing.T) {
 // work winds down, its lease stays on the nodes and nobody else is
 // elected; then the standby is elected at once, with a higher token.
 func TestResignWaitsForOnElected(t *testing.T) {
-	ms, nodes := minis(t, 3)
+	ms, nodes := testnodes.Minis(t, 3)
 	winding := make(chan struct{})
 	finish := make(chan struct{})
 	var aReturned time.Time
@@ -169,7 +171,7 @@ func TestResignWaitsForOnElected(t *testing.T) {
 // term's validity ends, no longer; the elector does not campaign again
 // while it runs, and reports itself unhealthy.
 func TestBlockingOnElected(t *testing.T) {
-	_, nodes := minis(t, 3)
+	_, nodes := testnodes.Minis(t, 3)
 	clientCfg := unitClientCfg
 	clientCfg.NodeTimeout = 200 * time.Millisecond
 	unblock := make(chan struct{})
@@ -222,7 +224,7 @@ func TestBlockingOnElected(t *testing.T) {
 // A panic in OnElected ends the term with a *PanicError as the cause;
 // panics in the other callbacks are logged; the elector goes on.
 func TestPanickingCallbacks(t *testing.T) {
-	_, nodes := minis(t, 3)
+	_, nodes := testnodes.Minis(t, 3)
 	cfg := unitCfg(t, "p")
 	causes := make(chan error, 4)
 	cfg.Callbacks = Callbacks{
@@ -259,7 +261,7 @@ func TestPanickingCallbacks(t *testing.T) {
 // callbacks queued after them: terms begin and end, events flow, Resign
 // and Run return.
 func TestBlockingCallbacksDoNotWedge(t *testing.T) {
-	_, nodes := minis(t, 3)
+	_, nodes := testnodes.Minis(t, 3)
 	unblock := make(chan struct{})
 	cfg := unitCfg(t, "w")
 	cfg.StopTimeout = 20 * time.Millisecond
@@ -280,7 +282,7 @@ func TestBlockingCallbacksDoNotWedge(t *testing.T) {
 // Events never block the elector: with nobody reading, they are dropped,
 // counted, and reported to the hooks.
 func TestEventsDropped(t *testing.T) {
-	_, nodes := minis(t, 3)
+	_, nodes := testnodes.Minis(t, 3)
 	h := &countHooks{}
 	cfg := unitCfg(t, "d")
 	cfg.EventBuffer = 1
@@ -306,7 +308,7 @@ func TestEventsDropped(t *testing.T) {
 // After a crash (no release), a standby takes over once the key lapses
 // on the nodes, and the crashed leader's term ends by its deadline.
 func TestCrashTakeover(t *testing.T) {
-	ms, nodes := minis(t, 3)
+	ms, nodes := testnodes.Minis(t, 3)
 	cfg := unitCfg(t, "a")
 	cfg.TTL = 2 * time.Second
 	ca := newClient(t, unitClientCfg, nodes)

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redlease/redlease/internal/testnodes"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -36,7 +38,7 @@ func (h *countHooks) EventDropped(Event)  { h.dropped.Add(1) }
 // The hooks see terms, attempts and failed refreshes (the latter from the
 // lease's logs: this test breaks if the lease stops reporting them there).
 func TestHooks(t *testing.T) {
-	ms, nodes := minis(t, 5)
+	ms, nodes := testnodes.Minis(t, 5)
 	h := &countHooks{}
 	cfg := unitCfg(t, "h")
 	cfg.TTL = 2 * time.Second
@@ -59,7 +61,7 @@ func TestHooks(t *testing.T) {
 }
 
 func TestHealthCheck(t *testing.T) {
-	_, nodes := minis(t, 3)
+	_, nodes := testnodes.Minis(t, 3)
 	unblock := make(chan struct{})
 	clientCfg := unitClientCfg
 	clientCfg.NodeTimeout = 200 * time.Millisecond

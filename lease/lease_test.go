@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redlease/redlease/internal/testnodes"
+
 	"github.com/alicebob/miniredis/v2"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -16,7 +18,7 @@ import (
 
 func TestAcquireReleaseTwice(t *testing.T) {
 	ctx := context.Background()
-	ms, nodes := tcpNodes(t, 3)
+	ms, nodes := testnodes.Minis(t, 3)
 	c := newClient(t, redlock.Config{NodeTimeout: time.Second}, nodes)
 	cfg := Config{ID: "worker-7", Metadata: map[string]string{"addr": "10.0.0.7:8080"}}
 	l := mustAcquire(t, ctx, c, "twice", cfg)
@@ -67,7 +69,7 @@ func waitKey(t *testing.T, ms []*miniredis.Miniredis, key, value string) {
 // fast as it can; run with -race.
 func TestReleaseRacesRefresh(t *testing.T) {
 	ctx := context.Background()
-	ms, nodes := tcpNodes(t, 3)
+	ms, nodes := testnodes.Minis(t, 3)
 	// A NodeTimeout far above a round trip: the test is about races, and a
 	// loaded machine must not turn a stall into a failed release.
 	c := newClient(t, redlock.Config{NodeTimeout: time.Second}, nodes)
@@ -102,7 +104,7 @@ func TestReleaseRacesRefresh(t *testing.T) {
 
 func TestAcquireArguments(t *testing.T) {
 	ctx := context.Background()
-	_, nodes := tcpNodes(t, 1)
+	_, nodes := testnodes.Minis(t, 1)
 	c := newClient(t, redlock.Config{NodeTimeout: 100 * time.Millisecond, MaxTTL: 20 * time.Second}, nodes)
 
 	_, err := Acquire(ctx, nil, "k", Config{})
@@ -131,7 +133,7 @@ func TestAcquireArguments(t *testing.T) {
 
 func TestInspect(t *testing.T) {
 	ctx := context.Background()
-	_, nodes := tcpNodes(t, 3)
+	_, nodes := testnodes.Minis(t, 3)
 	c := newClient(t, redlock.Config{NodeTimeout: time.Second}, nodes)
 
 	info, err := Inspect(ctx, c, "inspected")

@@ -7,6 +7,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/redlease/redlease/internal/testnodes"
+
 	"github.com/alicebob/miniredis/v2"
 	"github.com/alicebob/miniredis/v2/server"
 	"github.com/hashicorp/go-hclog"
@@ -18,11 +20,7 @@ import (
 	"github.com/redlease/redlease/redlock"
 )
 
-// go-redis redials a dead server from a goroutine of its own that sleeps
-// up to a second before it notices its pool was closed: not ours to wait for.
-func TestMain(m *testing.M) {
-	goleak.VerifyTestMain(m, goleak.IgnoreAnyFunction("github.com/redis/go-redis/v9/internal/pool.(*ConnPool).tryDial"))
-}
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m, testnodes.IgnoreRedial) }
 
 // memNode is a miniredis served in memory (net.Pipe, no listener), so it
 // works inside a testing/synctest bubble, with TTLs that follow the
@@ -126,29 +124,8 @@ func (m *memNode) set(mode int) {
 	m.mode = mode
 }
 
-// tcpNodes starts n miniredis servers on TCP, with a go-redis client each.
-func tcpNodes(t testing.TB, n int) ([]*miniredis.Miniredis, []redis.UniversalClient) {
-	t.Helper()
-	var ms []*miniredis.Miniredis
-	var cs []redis.UniversalClient
-	for range n {
-		m := miniredis.RunT(t)
-		c := redis.NewClient(&redis.Options{Addr: m.Addr()})
-		t.Cleanup(func() { _ = c.Close() })
-		ms = append(ms, m)
-		cs = append(cs, c)
-	}
-	return ms, cs
-}
-
 // testLogger sends logs to t.Log.
-func testLogger(t testing.TB) hclog.Logger {
-	return hclog.New(&hclog.LoggerOptions{Name: t.Name(), Level: hclog.Trace, Output: tWriter{t}})
-}
-
-type tWriter struct{ t testing.TB }
-
-func (w tWriter) Write(p []byte) (int, error) { w.t.Log(string(p)); return len(p), nil }
+func testLogger(t testing.TB) hclog.Logger { return testnodes.Logger(t, hclog.Trace) }
 
 // newClient makes a bootstrapped redlock.Client over nodes, closed on
 // cleanup.

@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redlease/redlease/internal/testnodes"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -43,7 +45,7 @@ func TestConfigValidate(t *testing.T) {
 
 func TestLeader(t *testing.T) {
 	ctx := context.Background()
-	ms, nodes := minis(t, 5)
+	ms, nodes := testnodes.Minis(t, 5)
 	c := newClient(t, nodes)
 	o, err := New(c, "svc", Config{})
 	require.NoError(t, err)
@@ -94,7 +96,7 @@ func TestLeader(t *testing.T) {
 // anyway after a few tries.
 func TestLeaderRereadsUnfencedTerm(t *testing.T) {
 	ctx := context.Background()
-	ms, nodes := minis(t, 3)
+	ms, nodes := testnodes.Minis(t, 3)
 	c := newClient(t, nodes)
 	o, err := New(c, "svc", Config{})
 	require.NoError(t, err)
@@ -118,7 +120,7 @@ func TestLeaderRereadsUnfencedTerm(t *testing.T) {
 func TestWatch(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	_, nodes := minis(t, 3)
+	_, nodes := testnodes.Minis(t, 3)
 	c := newClient(t, nodes)
 	o, err := New(c, "svc", Config{Logger: testLogger(t)})
 	require.NoError(t, err)
@@ -152,7 +154,7 @@ func TestWatch(t *testing.T) {
 // who leads again once a majority answers. Closing the client ends it.
 func TestWatchUnknown(t *testing.T) {
 	ctx := context.Background()
-	ms, nodes := minis(t, 5)
+	ms, nodes := testnodes.Minis(t, 5)
 	c := newClient(t, nodes)
 	o, err := New(c, "svc", Config{PollInterval: 10 * time.Millisecond, Logger: testLogger(t)})
 	require.NoError(t, err)

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redlease/redlease/internal/testnodes"
+
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -28,7 +30,7 @@ func (h *roundTrips) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.P
 // Many locks refreshed at once share round trips to each node.
 func TestExtendsAreBatched(t *testing.T) {
 	ctx := context.Background()
-	_, nodes := minis(t, 3)
+	_, nodes := testnodes.Minis(t, 3)
 	hooks := make([]*roundTrips, len(nodes))
 	for i, n := range nodes {
 		hooks[i] = &roundTrips{}

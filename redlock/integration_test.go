@@ -14,9 +14,10 @@ import (
 	"context"
 	"errors"
 	"slices"
-	"strings"
 	"testing"
 	"time"
+
+	"github.com/redlease/redlease/internal/testnodes"
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/redis/go-redis/v9"
@@ -156,16 +157,7 @@ func itLocker(t *testing.T, cfg redlock.Config, nodes []redis.UniversalClient, b
 	return c
 }
 
-func itLogger(t *testing.T) hclog.Logger {
-	return hclog.New(&hclog.LoggerOptions{Name: t.Name(), Level: hclog.Debug, Output: itLogWriter{t}})
-}
-
-type itLogWriter struct{ t *testing.T }
-
-func (w itLogWriter) Write(p []byte) (int, error) {
-	w.t.Log(strings.TrimSpace(string(p)))
-	return len(p), nil
-}
+func itLogger(t *testing.T) hclog.Logger { return testnodes.Logger(t, hclog.Debug) }
 
 // itKey is a key unique to the test.
 func itKey(t *testing.T) string { return "it:" + t.Name() }

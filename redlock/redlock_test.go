@@ -5,13 +5,15 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redlease/redlease/internal/testnodes"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
 func TestAcquireExtendRelease(t *testing.T) {
 	ctx := context.Background()
-	ms, nodes := minis(t, 5)
+	ms, nodes := testnodes.Minis(t, 5)
 	c := newClient(t, Config{NodeTimeout: time.Second}, nodes)
 
 	l, err := c.TryAcquire(ctx, "job", 10*time.Second)

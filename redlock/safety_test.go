@@ -28,6 +28,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redlease/redlease/internal/testnodes"
+
 	"github.com/hashicorp/go-hclog"
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
@@ -150,16 +152,7 @@ func sfRunID(t testing.TB, c *redis.Client) string {
 	return ""
 }
 
-func sfLogger(t testing.TB) hclog.Logger {
-	return hclog.New(&hclog.LoggerOptions{Name: t.Name(), Level: hclog.Debug, Output: sfTestWriter{t}})
-}
-
-type sfTestWriter struct{ t testing.TB }
-
-func (w sfTestWriter) Write(p []byte) (int, error) {
-	w.t.Log(strings.TrimSpace(string(p)))
-	return len(p), nil
-}
+func sfLogger(t testing.TB) hclog.Logger { return testnodes.Logger(t, hclog.Debug) }
 
 // sfNew makes a Client, closed on cleanup; bootstrap declares the nodes
 // brand new (the rigs are fresh deployments).

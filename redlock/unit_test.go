@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redlease/redlease/internal/testnodes"
+
 	"github.com/hashicorp/go-hclog"
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
@@ -51,7 +53,7 @@ func TestConfigValidate(t *testing.T) {
 
 func TestNewRefusesBadNodes(t *testing.T) {
 	ctx := context.Background()
-	_, nodes := minis(t, 2)
+	_, nodes := testnodes.Minis(t, 2)
 	_, err := New(ctx, Config{})
 	require.ErrorIs(t, err, ErrInvalidConfig)
 	assert.Contains(t, err.Error(), "no nodes")
@@ -72,7 +74,7 @@ func TestNewRefusesBadNodes(t *testing.T) {
 
 func TestBadArguments(t *testing.T) {
 	ctx := context.Background()
-	_, nodes := minis(t, 3)
+	_, nodes := testnodes.Minis(t, 3)
 	c := newClient(t, unitCfg, nodes)
 	for _, tc := range []struct {
 		name string
@@ -105,7 +107,7 @@ func TestBadArguments(t *testing.T) {
 }
 
 func TestEvenNodesWarn(t *testing.T) {
-	_, nodes := minis(t, 2)
+	_, nodes := testnodes.Minis(t, 2)
 	var buf bytes.Buffer
 	c, err := New(context.Background(), Config{Logger: hclog.New(&hclog.LoggerOptions{Output: &buf})}, nodes...)
 	require.NoError(t, err)
@@ -116,7 +118,7 @@ func TestEvenNodesWarn(t *testing.T) {
 
 func TestSingleNode(t *testing.T) {
 	ctx := context.Background()
-	_, nodes := minis(t, 1)
+	_, nodes := testnodes.Minis(t, 1)
 	c := newClient(t, unitCfg, nodes)
 	assert.Equal(t, 1, c.Quorum())
 	l, err := c.TryAcquire(ctx, "one", 5*time.Second)
@@ -130,7 +132,7 @@ func TestSingleNode(t *testing.T) {
 
 func TestQuarantineOfFreshNodes(t *testing.T) {
 	ctx := context.Background()
-	ms, nodes := minis(t, 3)
+	ms, nodes := testnodes.Minis(t, 3)
 	c, err := New(ctx, Config{NodeTimeout: time.Second, MaxTTL: 5 * time.Second, Logger: testLogger(t)}, nodes...)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = c.Close() })
@@ -164,7 +166,7 @@ func TestQuarantineOfFreshNodes(t *testing.T) {
 
 func TestBootstrapEndsFirstQuarantine(t *testing.T) {
 	ctx := context.Background()
-	_, nodes := minis(t, 3)
+	_, nodes := testnodes.Minis(t, 3)
 	c, err := New(ctx, unitCfg, nodes...)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = c.Close() })
@@ -182,7 +184,7 @@ func TestBootstrapEndsFirstQuarantine(t *testing.T) {
 // includes it never hands out a token below one already given.
 func TestForgetfulNodeFloor(t *testing.T) {
 	ctx := context.Background()
-	ms, nodes := minis(t, 5)
+	ms, nodes := testnodes.Minis(t, 5)
 	cfg := unitCfg
 	cfg.MaxTTL = 5 * time.Second
 	c := newClient(t, cfg, nodes)
@@ -234,7 +236,7 @@ func TestForgetfulNodeFloor(t *testing.T) {
 
 func TestExtendAfterDeadline(t *testing.T) {
 	ctx := context.Background()
-	ms, nodes := minis(t, 3)
+	ms, nodes := testnodes.Minis(t, 3)
 	c := newClient(t, Config{NodeTimeout: 20 * time.Millisecond}, nodes)
 	l, err := c.TryAcquire(ctx, "short", 100*time.Millisecond)
 	require.NoError(t, err)
@@ -252,7 +254,7 @@ func TestExtendAfterDeadline(t *testing.T) {
 
 func TestExtendNeverRecreates(t *testing.T) {
 	ctx := context.Background()
-	ms, nodes := minis(t, 5)
+	ms, nodes := testnodes.Minis(t, 5)
 	c := newClient(t, unitCfg, nodes)
 	l, err := c.TryAcquire(ctx, "x", 10*time.Second)
 	require.NoError(t, err)
@@ -269,7 +271,7 @@ func TestExtendNeverRecreates(t *testing.T) {
 
 func TestWrongTypeIsFinal(t *testing.T) {
 	ctx := context.Background()
-	ms, nodes := minis(t, 3)
+	ms, nodes := testnodes.Minis(t, 3)
 	c := newClient(t, unitCfg, nodes)
 	for _, m := range ms {
 		_, err := m.Lpush("list", "a")
@@ -288,7 +290,7 @@ func TestWrongTypeIsFinal(t *testing.T) {
 
 func TestGarbageCounter(t *testing.T) {
 	ctx := context.Background()
-	ms, nodes := minis(t, 3)
+	ms, nodes := testnodes.Minis(t, 3)
 	c := newClient(t, unitCfg, nodes)
 	for _, m := range ms {
 		require.NoError(t, m.Set("g:fence", "not-a-number"))
@@ -312,7 +314,7 @@ func TestGarbageReplies(t *testing.T) {
 		"!!not resp at all\r\n",
 	} {
 		t.Run(strings.TrimSpace(garbage[:min(len(garbage), 8)]), func(t *testing.T) {
-			_, good := minis(t, 2)
+			_, good := testnodes.Minis(t, 2)
 			bad := redis.NewClient(&redis.Options{Addr: fakeServer(t, garbage), MaxRetries: -1})
 			t.Cleanup(func() { _ = bad.Close() })
 			c, err := New(ctx, Config{NodeTimeout: time.Second, DisableQuarantine: true, Logger: testLogger(t)}, good[0], good[1], bad)
@@ -402,7 +404,7 @@ func readCommand(r *bufio.Reader) (string, error) {
 
 func TestAcquireUntilContextEnds(t *testing.T) {
 	ctx := context.Background()
-	_, nodes := minis(t, 3)
+	_, nodes := testnodes.Minis(t, 3)
 	c := newClient(t, Config{NodeTimeout: time.Second, RetryDelay: 10 * time.Millisecond}, nodes)
 	l, err := c.TryAcquire(ctx, "busy", 10*time.Second)
 	require.NoError(t, err)
@@ -437,7 +439,7 @@ func TestAcquireUntilContextEnds(t *testing.T) {
 
 func TestInspect(t *testing.T) {
 	ctx := context.Background()
-	ms, nodes := minis(t, 5)
+	ms, nodes := testnodes.Minis(t, 5)
 	c := newClient(t, unitCfg, nodes)
 	l, err := c.TryAcquire(ctx, "seen", 10*time.Second)
 	require.NoError(t, err)
@@ -495,7 +497,7 @@ func TestRetryStrategies(t *testing.T) {
 }
 
 func TestClosedClient(t *testing.T) {
-	_, nodes := minis(t, 3)
+	_, nodes := testnodes.Minis(t, 3)
 	c := newClient(t, unitCfg, nodes)
 	require.NoError(t, c.Close())
 	require.NoError(t, c.Close())

@@ -7,14 +7,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redlease/redlease/internal/testnodes"
+
 	"go.uber.org/goleak"
 )
 
-// go-redis redials a dead server from a goroutine of its own that sleeps
-// up to a second before it notices its pool was closed: not ours to wait for.
-func TestMain(m *testing.M) {
-	goleak.VerifyTestMain(m, goleak.IgnoreAnyFunction("github.com/redis/go-redis/v9/internal/pool.(*ConnPool).tryDial"))
-}
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m, testnodes.IgnoreRedial) }
 
 // buildCandidate builds the candidate program into dir, with the race
 // detector when this test binary has it (the build then reuses the

@@ -6,6 +6,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/redlease/redlease/internal/testnodes"
+
 	"github.com/hashicorp/go-hclog"
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
@@ -15,11 +17,7 @@ import (
 	"github.com/redlease/redlease/redlock"
 )
 
-// go-redis redials a dead server from a goroutine of its own that sleeps
-// up to a second before it notices its pool was closed: not ours to wait for.
-func TestMain(m *testing.M) {
-	goleak.VerifyTestMain(m, goleak.IgnoreAnyFunction("github.com/redis/go-redis/v9/internal/pool.(*ConnPool).tryDial"))
-}
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m, testnodes.IgnoreRedial) }
 
 // skipShort skips tests that start real redis-server processes.
 func skipShort(t *testing.T) {

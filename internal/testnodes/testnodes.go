@@ -1,0 +1,48 @@
+// Package testnodes holds the helpers that the unit tests of every package
+// share: embedded miniredis nodes, a logger writing to t.Log, and the goleak
+// option for go-redis's own redial goroutine. It does not import redlock,
+// so that redlock's in-package tests can use it too.
+package testnodes
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/alicebob/miniredis/v2"
+	"github.com/hashicorp/go-hclog"
+	"github.com/redis/go-redis/v9"
+	"go.uber.org/goleak"
+)
+
+// IgnoreRedial is the goleak option for go-redis's redial goroutine: after
+// dials to a dead server fail, it sleeps up to a second before it notices
+// its pool was closed. Not ours to wait for.
+var IgnoreRedial = goleak.IgnoreAnyFunction("github.com/redis/go-redis/v9/internal/pool.(*ConnPool).tryDial")
+
+// Minis starts n miniredis servers on TCP and returns them with a go-redis
+// client each; everything is closed on cleanup.
+func Minis(t testing.TB, n int) ([]*miniredis.Miniredis, []redis.UniversalClient) {
+	t.Helper()
+	var ms []*miniredis.Miniredis
+	var cs []redis.UniversalClient
+	for range n {
+		m := miniredis.RunT(t)
+		c := redis.NewClient(&redis.Options{Addr: m.Addr()})
+		t.Cleanup(func() { _ = c.Close() })
+		ms = append(ms, m)
+		cs = append(cs, c)
+	}
+	return ms, cs
+}
+
+// Logger sends logs at level and above to t.Log.
+func Logger(t testing.TB, level hclog.Level) hclog.Logger {
+	return hclog.New(&hclog.LoggerOptions{Name: t.Name(), Level: level, Output: tWriter{t}})
+}
+
+type tWriter struct{ t testing.TB }
+
+func (w tWriter) Write(p []byte) (int, error) {
+	w.t.Log(strings.TrimSpace(string(p)))
+	return len(p), nil
+}
