@@ -35,7 +35,6 @@ const (
 // use by multiple goroutines.
 type Proxy struct {
 	ln     net.Listener
-	target string
 	ctx    context.Context // canceled by Close; aborts in-flight dials
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
@@ -47,6 +46,7 @@ type Proxy struct {
 	mu          sync.Mutex
 	changed     chan struct{} // closed and replaced on every state change
 	conns       map[*conn]struct{}
+	target      string
 	latency     time.Duration
 	held        bool
 	partitioned bool
@@ -97,8 +97,24 @@ func New(target string) (*Proxy, error) {
 // concurrent use.
 func (p *Proxy) Addr() string { return p.ln.Addr().String() }
 
-// Target returns the upstream address. It is safe for concurrent use.
-func (p *Proxy) Target() string { return p.target }
+// Target returns the upstream address new connections are forwarded to.
+// It is safe for concurrent use.
+func (p *Proxy) Target() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.target
+}
+
+// SetTarget forwards the connections accepted from now on to target
+// instead, as a failover manager, a DNS name or a virtual IP moving to
+// another server would. Connections already open keep their upstream
+// until it ends them or ResetAll is called. Safe for concurrent use.
+func (p *Proxy) SetTarget(target string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.target = target
+	p.notifyLocked()
+}
 
 // Close stops the listener, closes all proxied connections and waits until
 // every goroutine started by the proxy has exited. It is idempotent and safe
@@ -379,8 +395,11 @@ func (p *Proxy) acceptLoop() {
 // more goroutines read from the server and deliver to the client.
 func (p *Proxy) handle(c *conn) {
 	defer p.wg.Done()
+	p.mu.Lock()
+	target := p.target
+	p.mu.Unlock()
 	d := net.Dialer{Timeout: dialTimeout}
-	server, err := d.DialContext(p.ctx, "tcp", p.target)
+	server, err := d.DialContext(p.ctx, "tcp", target)
 	p.mu.Lock()
 	if err != nil || c.closed {
 		if err == nil {

@@ -23,6 +23,13 @@ const wait = 5 * time.Second // generous deadline for events that must happen
 // all its goroutines) in t.Cleanup.
 func startEcho(t *testing.T) string {
 	t.Helper()
+	return startGreeter(t, "")
+}
+
+// startGreeter starts an echo server that first sends greeting on every
+// connection, so that a test can tell servers apart.
+func startGreeter(t *testing.T, greeting string) string {
+	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -46,7 +53,9 @@ func startEcho(t *testing.T) string {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				_, _ = io.Copy(c, c)
+				if _, err := io.WriteString(c, greeting); err == nil {
+					_, _ = io.Copy(c, c)
+				}
 				_ = c.Close()
 				mu.Lock()
 				delete(conns, c)
@@ -168,12 +177,31 @@ func TestForward(t *testing.T) {
 	if n := p.Conns(); n != 2 {
 		t.Fatalf("Conns = %d, want 2", n)
 	}
-	if got, want := p.BytesUp(), int64(11+len(big)); got != want {
-		t.Fatalf("BytesUp = %d, want %d", got, want)
-	}
+	// The count follows the write upstream: the echo may come back first.
+	eventually(t, "BytesUp", func() bool { return p.BytesUp() == int64(11+len(big)) })
 	eventually(t, "BytesDown", func() bool { return p.BytesDown() == int64(11+len(big)) })
 	_ = c1.Close()
 	eventually(t, "conn removal", func() bool { return p.Conns() == 1 })
+}
+
+// TestSetTarget: new connections go to the new target; open ones keep
+// their upstream until reset.
+func TestSetTarget(t *testing.T) {
+	a, b := startGreeter(t, "A"), startGreeter(t, "B")
+	p := newProxy(t, a)
+	old := dial(t, p)
+	mustRecv(t, old, "A")
+	p.SetTarget(b)
+	if got := p.Target(); got != b {
+		t.Fatalf("Target = %s, want %s", got, b)
+	}
+	moved := dial(t, p)
+	mustRecv(t, moved, "B")
+	roundTrip(t, moved, "to b")
+	roundTrip(t, old, "still a")
+	p.ResetAll()
+	expectClosed(t, old)
+	mustRecv(t, dial(t, p), "B")
 }
 
 func TestUpstreamDown(t *testing.T) {

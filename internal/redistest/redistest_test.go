@@ -230,3 +230,31 @@ func TestMissingBinaryFails(t *testing.T) {
 		t.Fatalf("Fatalf message %q does not contain %q", r.msg, want)
 	}
 }
+
+// TestReplicaPromote: a replica holds what its master wrote, stops
+// following it once promoted, and takes writes of its own.
+func TestReplicaPromote(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	m := redistest.Start(t, 1).Server(0)
+	mc := m.Client(t)
+	must(t, mc.Set(ctx, "before", "1", 0).Err())
+	r := redistest.StartReplica(t, m.Addr())
+	rc := r.Client(t)
+	equal(t, rc.Get(ctx, "before").Val(), "1", "replica's copy after the first sync")
+	must(t, mc.Set(ctx, "after", "2", 0).Err())
+	n, err := mc.Wait(ctx, 1, 5000).Result()
+	must(t, err)
+	equal(t, n, int64(1), "replicas acknowledging")
+	equal(t, rc.Get(ctx, "after").Val(), "2", "replica's copy of a later write")
+	if err := rc.Set(ctx, "x", "y", 0).Err(); err == nil || !strings.Contains(err.Error(), "READONLY") {
+		t.Fatalf("SET on a replica: want READONLY, got %v", err)
+	}
+
+	must(t, m.Kill())
+	must(t, r.Promote())
+	must(t, rc.Set(ctx, "x", "y", 0).Err())
+	equal(t, rc.Get(ctx, "after").Val(), "2", "promoted replica keeps its data")
+	must(t, r.Restart(false)) // a master still, with no persistence: empty
+	equal(t, strings.Contains(rc.Info(ctx, "replication").Val(), "role:master"), true, "role after Restart")
+}
