@@ -2,7 +2,7 @@
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 GO_PKGS     := ./...
 
-.PHONY: test check redis-server unit fuzz bench
+.PHONY: test check redis-server unit fuzz bench soak
 
 ## test: install redis-server if missing, then gofmt, vet, staticcheck, every test
 ## with -race, and a short run of every fuzzer (their seed corpora run as tests too).
@@ -17,6 +17,16 @@ fuzz:
 	go test -run '^$$' -fuzz '^FuzzClientReplies$$' -fuzztime $(FUZZTIME) ./redlock/
 	go test -run '^$$' -fuzz '^FuzzDecodeValue$$' -fuzztime $(FUZZTIME) ./lease/
 	go test -run '^$$' -fuzz '^FuzzValueRoundTrip$$' -fuzztime $(FUZZTIME) ./lease/
+
+## soak: the fault suite's soak alone (integration/faults, -race): candidate processes
+## under a random fault every 5s for DURATION (default 90s; 30s at least), seeded
+## by SEED (default: a new seed, printed; SEED=<it> replays the run's choices).
+## REDLEASE_FAULTS_REPORT=<file> also writes its line of the "faults survived" table.
+DURATION ?= 90s
+SEED     ?=
+soak: redis-server
+	REDLEASE_SOAK=$(DURATION) $(if $(SEED),REDLEASE_FAULTS_SEED=$(SEED)) \
+	  go test -race -count=1 -timeout 0 -v -run '^TestFaults$$/^soak$$' ./integration/faults/
 
 ## check: formatting and static analysis only.
 check:

@@ -17,5 +17,8 @@
 //     (20ms of scheduling slack); failover times are recorded.
 //
 // Each checker has a negative control that must make it fail. See
-// faults_test.go for the scenarios. It has no API.
+// faults_test.go for the scenarios. REDLEASE_FAULTS_SEED replays a run's
+// choices, REDLEASE_SOAK lengthens the soak (`make soak`), and
+// REDLEASE_FAULTS_REPORT=<file> writes the run's "faults survived" table
+// (markdown) there; the table is in the test log too. It has no API.
 package faults

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -18,35 +19,56 @@ import (
 // TestFaults runs every scenario, then the negative controls of the
 // checkers, then the soak, one after the other (two cores: the candidates
 // and servers of one scenario are load enough), against one build of the
-// candidate program. Every scenario checks C1-C4 on its whole history.
+// candidate program. Every scenario checks C1-C4 on its whole history. The
+// "faults survived" table of the run is logged at the end, and written to
+// $REDLEASE_FAULTS_REPORT when set.
 func TestFaults(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts real redis-server and candidate processes")
 	}
+	const all = "C1 C2 C3 C4"
 	bin := buildCandidate(t, t.TempDir())
+	var rows []row
+	began := time.Now()
 	for _, sc := range []struct {
-		name string
-		run  func(*testing.T, string)
+		name, fault, checks string
+		run                 func(*testing.T, string)
 	}{
-		{"no_faults_8_contenders", scNoFaults},
-		{"leader_links_time_out", scLeaderLinksTimeOut},
-		{"node_links_flap", scNodeFlap},
-		{"majorities_ring", scMajoritiesRing},
-		{"latency_over_ttl_on_two_nodes", scLatency},
-		{"sigstop_leader", scPauseLeader},
-		{"sigstop_server", scPauseServer},
-		{"kill9_server_restart_empty", scKillRestartEmpty},
-		{"restart_from_stale_rdb", scStaleRDB},
-		{"clock_jump_pexpire_majority", scClockJump},
-		{"flushall", scFlushAll},
-		{"reset_peer_and_killed_leader", scResetKilledLeader},
-		{"control/C1_C4_candidates_ignore_deadline", ctlIgnoreDeadline},
-		{"control/C2_fencing_disabled", ctlNoFencing},
-		{"control/C3_unfenced_store", ctlUnfencedStore},
-		{"soak", scSoak},
+		{"no_faults_8_contenders", "none; leaders resign after ~150ms", all, scNoFaults},
+		{"leader_links_time_out", "every link of the leader blackholed, twice", all, scLeaderLinksTimeOut},
+		{"node_links_flap", "one node's links down and up for 3s", all, scNodeFlap},
+		{"majorities_ring", "5 nodes; each candidate reaches a different majority", all, scMajoritiesRing},
+		{"latency_over_ttl_on_two_nodes", "replies of 2 of 3 nodes 1.5s late (TTL 1s) for 2s", all, scLatency},
+		{"sigstop_leader", "leader process SIGSTOPped for 2 TTLs", all, scPauseLeader},
+		{"sigstop_server", "one redis-server SIGSTOPped for 2 TTLs", all, scPauseServer},
+		{"kill9_server_restart_empty", "kill -9 a redis-server, restart it empty", all, scKillRestartEmpty},
+		{"restart_from_stale_rdb", "kill -9 a redis-server, restart it from an older RDB", all, scStaleRDB},
+		{"failover_to_lagging_replica", "kill -9 a master, promote its replica that lacks the lock key", all, scFailoverLaggingReplica},
+		{"clock_jump_pexpire_majority", "the leader's key expires early on a majority (Kleppmann)", "C2 C3 C4; C1 must see the overlap", scClockJump},
+		{"flushall", "FLUSHALL on one server", all, scFlushAll},
+		{"evicting_policy", "one node switched to volatile-random, maxmemory 64KiB above its usage, memory pressure; a candidate restarted", all + "; New refuses the node", scEvictingPolicy},
+		{"duplicate_server", "a candidate given two addresses of one server", all + "; New refuses the nodes", scDuplicateServer},
+		{"reset_peer_and_killed_leader", "every connection reset 15 times, the leader killed -9", all + "; no stray keys", scResetKilledLeader},
+		{"control/C1_C4_candidates_ignore_deadline", "leader partitioned; candidates ignore their deadline", "C1 and C4 must fail", ctlIgnoreDeadline},
+		{"control/C2_fencing_disabled", "fencing off: every token 0", "C2 must fail", ctlNoFencing},
+		{"control/C3_unfenced_store", "the clock jump, with a store that checks no token", "C3 must fail", ctlUnfencedStore},
+		{"control/C1_failover_without_quarantine", "the lagging-replica failover, quarantine off", "C1 must fail", ctlFailoverNoQuarantine},
+		{"soak", fmt.Sprintf("a random fault every 5s for %s", soakLength(t)), all + "; no stray keys", scSoak},
 	} {
-		t.Run(sc.name, func(t *testing.T) { sc.run(t, bin) })
+		start := time.Now()
+		ok := t.Run(sc.name, func(t *testing.T) { sc.run(t, bin) })
+		if o, ran := outcomeOf(t.Name() + "/" + sc.name); ran {
+			result := "pass"
+			if strings.HasPrefix(sc.name, "control/") {
+				result = "caught"
+			}
+			if !ok {
+				result = "**FAIL**"
+			}
+			rows = append(rows, row{name: sc.name, fault: sc.fault, checks: sc.checks, result: result, o: o, took: time.Since(start)})
+		}
 	}
+	writeTable(t, rows, time.Since(began))
 }
 
 // sleepUntil waits until the monotonic reading at: the timed end of a

@@ -54,6 +54,7 @@ type rigOptions struct {
 	unsafe        bool // candidates believe they lead from OnElected to OnDemoted
 	noFencing     bool // redlock DisableFencing: every token is 0
 	unfencedStore bool // the store checks no token
+	noQuarantine  bool // redlock DisableQuarantine: forgetful nodes vote at once
 	compute, gap  time.Duration
 }
 
@@ -81,6 +82,7 @@ type rig struct {
 // that sits in it now (a killed candidate is replaced by a new process).
 type slot struct {
 	i       int
+	name    string // the candidates' ID: c<i> unless set
 	proxies []*faultproxy.Proxy
 	cur     *proc
 	gen     int
@@ -95,6 +97,9 @@ type proc struct {
 	slot   *slot
 	exited chan struct{}
 	err    error // Wait's result, once exited is closed
+	// wantExit is the exit status the test expects (see spawnRefused);
+	// 0: the candidate must run until the test ends it.
+	wantExit int
 
 	mu     sync.Mutex
 	ending bool // killed or stopped by the test
@@ -121,15 +126,25 @@ func (p *proc) alive() bool {
 	}
 }
 
-// seed returns the seed of a scenario: REDLEASE_FAULTS_SEED, or the time,
-// mixed with the scenario's name so that every scenario has its own.
-func seed(t *testing.T) uint64 {
-	s := uint64(time.Now().UnixNano())
+// runSeed is the seed of the whole run: REDLEASE_FAULTS_SEED, or the time
+// of the first call, so that one seed replays every scenario of a run.
+var runSeed = sync.OnceValues(func() (uint64, error) {
 	if v := os.Getenv("REDLEASE_FAULTS_SEED"); v != "" {
-		var err error
-		if s, err = strconv.ParseUint(v, 10, 64); err != nil {
-			t.Fatalf("REDLEASE_FAULTS_SEED: %v", err)
+		s, err := strconv.ParseUint(v, 10, 64)
+		if err != nil {
+			return 0, fmt.Errorf("REDLEASE_FAULTS_SEED: %w", err)
 		}
+		return s, nil
+	}
+	return uint64(time.Now().UnixNano()), nil
+})
+
+// seed returns the seed of a scenario: the run's seed mixed with the
+// scenario's name, so that every scenario has its own.
+func seed(t *testing.T) uint64 {
+	s, err := runSeed()
+	if err != nil {
+		t.Fatal(err)
 	}
 	t.Logf("seed %d (REDLEASE_FAULTS_SEED=%d replays this scenario's choices)", s, s)
 	h := fnv.New64a()
@@ -145,6 +160,7 @@ func newRig(t *testing.T, bin string, o rigOptions) *rig {
 		o.cands = 3
 	}
 	s := seed(t)
+	record(t.Name(), &report{}) // a row in the table, even if the scenario fails early
 	dir := t.TempDir()
 	if keep := os.Getenv("REDLEASE_FAULTS_KEEP"); keep != "" {
 		// A debugging aid: the history and the candidates' logs are kept
@@ -166,10 +182,7 @@ func (r *rig) start() {
 	t.Helper()
 	r.g = redistest.Start(t, r.o.nodes, redistest.Options{Persistence: r.o.persistence})
 	for _, s := range r.g.Servers() {
-		c := redis.NewClient(&redis.Options{Addr: s.Addr(), DialTimeout: time.Second,
-			ReadTimeout: time.Second, WriteTimeout: time.Second, MaxRetries: -1})
-		t.Cleanup(func() { _ = c.Close() })
-		r.admin = append(r.admin, c)
+		r.admin = append(r.admin, adminClient(t, s.Addr()))
 	}
 	r.bootstrap()
 	r.store = newStore(t, !r.o.unfencedStore)
@@ -224,20 +237,20 @@ func (r *rig) bootstrap() {
 	}
 }
 
-// spawn starts a candidate process in sl.
-func (r *rig) spawn(sl *slot) *proc {
+// spawn starts a candidate process in sl; extra are more flags of the
+// candidate program.
+func (r *rig) spawn(sl *slot, extra ...string) *proc {
 	t := r.t
 	t.Helper()
 	sl.gen++
-	id := fmt.Sprintf("c%d", sl.i)
+	id := sl.name
+	if id == "" {
+		id = fmt.Sprintf("c%d", sl.i)
+	}
 	if sl.gen > 1 {
-		id = fmt.Sprintf("c%d.%d", sl.i, sl.gen)
+		id = fmt.Sprintf("%s.%d", id, sl.gen)
 	}
-	var addrs []string
-	for _, p := range sl.proxies {
-		addrs = append(addrs, p.Addr())
-	}
-	args := []string{"-id", id, "-nodes", strings.Join(addrs, ","), "-key", electionKey, "-store", r.store.url(),
+	args := []string{"-id", id, "-nodes", strings.Join(sl.addrs(), ","), "-key", electionKey, "-store", r.store.url(),
 		"-ttl", ttl.String(), "-maxttl", maxTTL.String(), "-node-timeout", nodeTimeout.String(),
 		"-resign-after", r.o.resignAfter.String()}
 	if r.o.unsafe {
@@ -255,6 +268,10 @@ func (r *rig) spawn(sl *slot) *proc {
 	if r.o.gap > 0 {
 		args = append(args, "-gap", r.o.gap.String())
 	}
+	if r.o.noQuarantine {
+		args = append(args, "-disable-quarantine")
+	}
+	args = append(args, extra...)
 	p := &proc{id: id, slot: sl, log: filepath.Join(r.dir, id+".log"), exited: make(chan struct{})}
 	logf, err := os.Create(p.log)
 	if err != nil {
@@ -295,6 +312,59 @@ func (r *rig) spawn(sl *slot) *proc {
 		close(p.exited)
 	})
 	return p
+}
+
+// spawnRefused starts a candidate in sl that redlock.New must refuse, and
+// returns the Refused event it reports, once it has exited with status 3.
+// It fails the test if the candidate starts campaigning instead, or says
+// nothing within waitLong.
+func (r *rig) spawnRefused(sl *slot, extra ...string) wire.Event {
+	t := r.t
+	t.Helper()
+	from := r.hist.len()
+	p := r.spawn(sl, extra...)
+	p.wantExit = 3
+	ev, _ := r.waitEv(from, waitLong, "candidate "+p.id+" refused or ready", func(ev wire.Event) bool {
+		return ev.PID == p.pid && (ev.Ev == wire.Refused || ev.Ev == wire.Ready)
+	})
+	if ev.Ev == wire.Ready {
+		r.kill(p)
+		t.Fatalf("candidate %s was not refused: redlock.New accepted its nodes %v", p.id, sl.addrs())
+	}
+	select {
+	case <-p.exited:
+	case <-time.After(waitLong):
+		r.kill(p)
+		t.Fatalf("refused candidate %s did not exit within %s", p.id, waitLong)
+	}
+	if code := p.cmd.ProcessState.ExitCode(); code != p.wantExit {
+		t.Errorf("refused candidate %s exited with status %d, want %d: %v", p.id, code, p.wantExit, p.err)
+	}
+	t.Logf("candidate %s refused by redlock.New: %s", p.id, ev.Cause)
+	return ev
+}
+
+func (sl *slot) addrs() []string {
+	var out []string
+	for _, p := range sl.proxies {
+		out = append(out, p.Addr())
+	}
+	return out
+}
+
+// newSlot makes a candidate seat outside the rig's slots (no fault of the
+// rig reaches it), with one new proxy per target.
+func (r *rig) newSlot(name string, targets ...string) *slot {
+	sl := &slot{i: -1, name: name}
+	for _, target := range targets {
+		p, err := faultproxy.New(target)
+		if err != nil {
+			r.t.Fatalf("proxy: %v", err)
+		}
+		r.t.Cleanup(func() { _ = p.Close() })
+		sl.proxies = append(sl.proxies, p)
+	}
+	return sl
 }
 
 // cleanup kills every candidate still running, by PID, and waits for it.
@@ -554,13 +624,28 @@ func (r *rig) stopAll() {
 		}
 	}
 	for _, p := range procs {
-		select {
-		case <-p.exited:
-		case <-time.After(15 * time.Second):
-			r.t.Errorf("candidate %s (pid %d) did not stop within 15s of SIGTERM; killed", p.id, p.pid)
-			_ = p.cmd.Process.Kill()
-			<-p.exited
-		}
+		r.awaitStop(p)
+	}
+}
+
+// stop stops one candidate gracefully (SIGTERM) and waits for it: its
+// term, if it holds one, is handed over.
+func (r *rig) stop(p *proc) {
+	p.setEnding()
+	r.mark("SIGTERM candidate %s (pid %d)", p.id, p.pid)
+	_ = p.cmd.Process.Signal(syscall.SIGTERM)
+	r.awaitStop(p)
+}
+
+// awaitStop waits for a candidate sent SIGTERM to exit, and kills it if
+// it has not within 15s.
+func (r *rig) awaitStop(p *proc) {
+	select {
+	case <-p.exited:
+	case <-time.After(15 * time.Second):
+		r.t.Errorf("candidate %s (pid %d) did not stop within 15s of SIGTERM; killed", p.id, p.pid)
+		_ = p.cmd.Process.Kill()
+		<-p.exited
 	}
 }
 
@@ -588,6 +673,9 @@ func (r *rig) finish() *report {
 		if i := bytes.Index(logb, []byte("WARNING: DATA RACE")); i >= 0 {
 			t.Errorf("candidate %s: data race (log %s):\n%s", p.id, p.log, logb[i:min(len(logb), i+6000)])
 		}
+		if p.wantExit != 0 {
+			continue // checked by spawnRefused
+		}
 		if p.err != nil && !p.isEnding() {
 			t.Errorf("candidate %s (pid %d) exited on its own: %v; log tail:\n%s", p.id, p.pid, p.err, tail(logb, 20))
 		} else if p.err != nil && !strings.Contains(p.err.Error(), "killed") {
@@ -608,6 +696,7 @@ func (r *rig) finish() *report {
 	rep.c3 = r.store.check()
 	rep.c4 = checkC4(rep.terms)
 	rep.failovers = failovers(rep.terms)
+	record(t.Name(), rep)
 	value, accepted, refused, _ := r.store.stats()
 	ids := map[string]bool{}
 	var margins []time.Duration // validity left when the holder saw its term end

@@ -44,6 +44,8 @@ type options struct {
 	resignAfter           time.Duration
 	compute, gap          time.Duration
 	fencing               bool
+	allowEviction         bool
+	noQuarantine          bool
 	redisDefaults         bool
 	unsafe                bool
 	logLevel              string
@@ -63,17 +65,28 @@ func main() {
 	flag.DurationVar(&o.compute, "compute", 4*time.Millisecond, "time between the read and the write of a read-modify-write")
 	flag.DurationVar(&o.gap, "gap", 6*time.Millisecond, "time between two read-modify-writes")
 	flag.BoolVar(&o.fencing, "fencing", true, "fencing tokens (false: redlock DisableFencing, every token is 0)")
+	flag.BoolVar(&o.allowEviction, "allow-eviction", false, "redlock AllowEviction: accept nodes with an evicting maxmemory-policy")
+	flag.BoolVar(&o.noQuarantine, "disable-quarantine", false,
+		"NEGATIVE CONTROL: redlock DisableQuarantine: a node that forgot its locks votes at once")
 	flag.BoolVar(&o.redisDefaults, "redis-defaults", false,
 		"go-redis clients with their default options (3 retries, 5s dial and 3s read timeouts): redlock must not depend on them")
 	flag.BoolVar(&o.unsafe, "unsafe-ignore-deadline", false,
 		"NEGATIVE CONTROL: believe it leads from OnElected to OnDemoted, ignoring IsLeader and the term's context")
 	flag.StringVar(&o.logLevel, "log-level", "debug", "hclog level of the logs on stderr")
 	flag.Parse()
-	if err := run(o); err != nil {
+	err := run(o)
+	if errors.Is(err, errRefused) {
+		os.Exit(3)
+	}
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "candidate:", err)
 		os.Exit(1)
 	}
 }
+
+// errRefused: redlock.New refused the configuration (reported as a
+// Refused event).
+var errRefused = errors.New("configuration refused")
 
 // held is the term the candidate holds (or is handing over).
 type held struct {
@@ -120,9 +133,11 @@ func run(o options) error {
 		nodes = append(nodes, rc)
 	}
 	client, err := redlock.New(ctx, redlock.Config{NodeTimeout: o.nodeTimeout, MaxTTL: o.maxTTL,
-		DisableFencing: !o.fencing, Logger: log.Named("redlock")}, nodes...)
+		DisableFencing: !o.fencing, AllowEviction: o.allowEviction, DisableQuarantine: o.noQuarantine,
+		Logger: log.Named("redlock")}, nodes...)
 	if err != nil {
-		return err
+		c.emit(wire.Event{Ev: wire.Refused, PID: os.Getpid(), Cause: err.Error(), OK: errors.Is(err, redlock.ErrInvalidConfig)})
+		return errRefused
 	}
 	defer client.Close()
 	c.e, err = election.New(client, o.key, election.Config{

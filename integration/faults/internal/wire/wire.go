@@ -34,6 +34,10 @@ const (
 	Demoted = "demoted"
 	// Exit: Run returned (Cause).
 	Exit = "exit"
+	// Refused: redlock.New refused the configuration (Cause: its error;
+	// OK: the error is a redlock.ErrInvalidConfig). The candidate then
+	// exits with status 3.
+	Refused = "refused"
 	// Failure: something the test must hear about (Cause).
 	Failure = "failure"
 )
