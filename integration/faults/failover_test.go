@@ -66,22 +66,19 @@ func get(c *redis.Client, key string) string {
 }
 
 // lagged is what lagFailover leaves: the promoted replica (the new node
-// v), its run_id and the old master's, and when the candidates were
-// switched to it.
+// v), its run_id and the old master's, when the candidates were switched
+// to it and when the next leader was elected.
 type lagged struct {
-	v                   int
 	replica             *redis.Client
 	masterRun, replRun  string
-	leader              *proc
 	switchedAt, elected int64
 }
 
 // bare is a leader that holds its term on a bare majority of three nodes.
 type bare struct {
-	l     *proc
-	el    wire.Event
-	value string // its key's value
-	from  int    // the history's length before it was cut
+	l    *proc
+	el   wire.Event
+	from int // the history's length before it was cut
 }
 
 // bareMajority waits for a leader L, cuts it from node b and waits until
@@ -120,7 +117,7 @@ func (r *rig) bareMajority(v, b int, also func(value string) bool) bare {
 	if _, _, ok := r.hist.next(from, 0, ended(wire.Stepdown, l, el.TS)); ok {
 		t.Fatalf("leader %s lost its term on a bare majority before the fault: the scenario proves nothing", l.id)
 	}
-	return bare{l: l, el: el, value: value, from: from}
+	return bare{l: l, el: el, from: from}
 }
 
 // everywhere reports whether every node holds the election key with value.
@@ -148,8 +145,8 @@ func lagFailover(t *testing.T, bin string, o rigOptions) (*rig, *lagged) {
 	r := newRig(t, bin, o)
 	r.start()
 	ctx := context.Background()
-	f := &lagged{v: r.rng.IntN(r.o.nodes)}
-	v := f.v
+	f := &lagged{}
+	v := r.rng.IntN(r.o.nodes)
 	b := (v + 1 + r.rng.IntN(r.o.nodes-1)) % r.o.nodes
 	link, err := faultproxy.New(r.g.Server(v).Addr())
 	require.NoError(t, err)
@@ -166,7 +163,6 @@ func lagFailover(t *testing.T, bin string, o rigOptions) (*rig, *lagged) {
 	// The replica's copy of L's key expires (L's refreshes no longer reach
 	// it), as L's key on b does.
 	bm := r.bareMajority(v, b, func(value string) bool { return get(f.replica, electionKey) != value })
-	f.leader = bm.l
 	l, el, from := bm.l, bm.el, bm.from
 
 	require.NoError(t, r.g.Server(v).Kill())
