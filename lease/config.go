@@ -87,10 +87,13 @@ type Config struct {
 
 // DefaultConfig returns a Config with every default filled in.
 func DefaultConfig() Config {
-	return Config{}.withDefaults()
+	return Config{}.WithDefaults()
 }
 
-func (c Config) withDefaults() Config {
+// WithDefaults returns c with every zero field set to its default (some
+// defaults depend on other fields: RenewInterval on TTL, RetryInterval on
+// RenewInterval, SafetyMargin on TTL).
+func (c Config) WithDefaults() Config {
 	if c.TTL == 0 {
 		c.TTL = DefaultTTL
 	}
@@ -129,7 +132,7 @@ func defaultID() string {
 // the rules apply to the values with defaults filled in. Validate checks the
 // Config alone; [Acquire] also checks it against the client's settings.
 func (c Config) Validate() error {
-	c = c.withDefaults()
+	c = c.WithDefaults()
 	switch {
 	case c.TTL < 0:
 		return fmt.Errorf("%w: TTL (%s) must not be negative", ErrInvalidConfig, c.TTL)
@@ -158,6 +161,21 @@ func (c Config) Validate() error {
 		return fmt.Errorf("%w: ID and Metadata encode to %d bytes, above MaxHolderSize (%d)", ErrInvalidConfig, n, MaxHolderSize)
 	}
 	return nil
+}
+
+// ValidateFor is [Config.Validate], then a check of the Config (with
+// defaults filled in) against the settings of the client it is to be used
+// with: TTL at most MaxTTL, above NodeTimeout*2 + drift, and room for a
+// refresh before the lease would end. [Acquire] and [TryAcquire] call it;
+// a program may call it once at start-up to fail early.
+func (c Config) ValidateFor(client *redlock.Client) error {
+	if err := c.Validate(); err != nil {
+		return err
+	}
+	if client == nil {
+		return fmt.Errorf("%w: nil *redlock.Client", redlock.ErrInvalidArgument)
+	}
+	return c.WithDefaults().checkClient(client.Config())
 }
 
 // checkClient checks a valid Config, with defaults filled in, against the
