@@ -9,7 +9,6 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/redlease/redlease/lease"
-	"github.com/redlease/redlease/redlock"
 )
 
 // Defaults of [Config] that are not derived from other fields; see each
@@ -149,20 +148,10 @@ func (c Config) withDefaults() Config {
 	if c.TTL == 0 {
 		c.TTL = DefaultTTL
 	}
-	// The lease package's documented defaults, filled in here so that
-	// DefaultConfig shows them.
-	if c.RenewInterval == 0 {
-		c.RenewInterval = c.TTL / 3
-	}
-	if c.RetryInterval == 0 {
-		c.RetryInterval = c.RenewInterval / 4
-	}
-	if c.SafetyMargin == 0 {
-		c.SafetyMargin = c.TTL / 20
-	}
-	if c.RetryDelay == 0 {
-		c.RetryDelay = DefaultRetryDelay
-	}
+	// The lease package's defaults, filled in here so that DefaultConfig
+	// shows them.
+	l := c.lease().WithDefaults()
+	c.RenewInterval, c.RetryInterval, c.SafetyMargin, c.RetryDelay = l.RenewInterval, l.RetryInterval, l.SafetyMargin, l.RetryDelay
 	if c.ResignDelay == 0 {
 		c.ResignDelay = 2 * c.RetryDelay
 	}
@@ -217,22 +206,4 @@ func (c Config) lease() lease.Config {
 		Metadata:      maps.Clone(c.Metadata),
 		Logger:        c.Logger,
 	}
-}
-
-// checkClient checks a valid Config, with defaults filled in, against the
-// client's settings, as lease.Acquire will on every attempt: so that New
-// fails, rather than every campaign attempt.
-func (c Config) checkClient(rc redlock.Config) error {
-	drift := time.Duration(float64(c.TTL)*rc.DriftFactor) + redlock.MinDrift
-	switch {
-	case c.TTL > rc.MaxTTL:
-		return fmt.Errorf("%w: TTL (%s) is above the client's MaxTTL (%s)", ErrInvalidConfig, c.TTL, rc.MaxTTL)
-	case c.TTL <= rc.NodeTimeout*2+drift:
-		return fmt.Errorf("%w: TTL (%s) must exceed the client's NodeTimeout*2 + drift (%s)",
-			ErrInvalidConfig, c.TTL, rc.NodeTimeout*2+drift)
-	case c.RenewInterval+c.SafetyMargin >= c.TTL-drift:
-		return fmt.Errorf("%w: RenewInterval + SafetyMargin (%s + %s) must be below TTL - drift (%s - %s)",
-			ErrInvalidConfig, c.RenewInterval, c.SafetyMargin, c.TTL, drift)
-	}
-	return nil
 }

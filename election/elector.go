@@ -64,8 +64,10 @@ func New(client *redlock.Client, name string, cfg Config) (*Elector, error) {
 	}
 	cfg = cfg.withDefaults()
 	cfg.Metadata = maps.Clone(cfg.Metadata)
-	if err := cfg.checkClient(client.Config()); err != nil {
-		return nil, err
+	// As lease.Acquire will on every attempt: so that New fails, rather
+	// than every campaign attempt.
+	if err := cfg.lease().ValidateFor(client); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrInvalidConfig, err)
 	}
 	log := cfg.Logger.With("key", name, "id", cfg.ID)
 	obs, err := observer.New(client, name, observer.Config{PollInterval: cfg.RetryDelay, Logger: log})

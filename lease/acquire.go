@@ -116,14 +116,11 @@ func prepare(client *redlock.Client, key string, cfg Config) (*acquirer, error) 
 	case key == "":
 		return nil, fmt.Errorf("%w: key must not be empty", redlock.ErrInvalidArgument)
 	}
-	if err := cfg.Validate(); err != nil {
+	if err := cfg.ValidateFor(client); err != nil {
 		return nil, err
 	}
-	cfg = cfg.withDefaults()
+	cfg = cfg.WithDefaults()
 	cfg.Metadata = maps.Clone(cfg.Metadata)
-	if err := cfg.checkClient(client.Config()); err != nil {
-		return nil, err
-	}
 	return &acquirer{client: client, key: key, cfg: cfg,
 		fields: encodeHolder(cfg.ID, cfg.Metadata), channel: NoticeChannel(key)}, nil
 }

@@ -40,11 +40,16 @@ type Config struct {
 	// traffic and more retries before the deadline. Default: TTL/3.
 	RenewInterval time.Duration
 
-	// RetryInterval is how long after a failed refresh returned the next
-	// one starts; refreshes are retried until one succeeds or the lease
-	// ends. It must not exceed RenewInterval. Default: RenewInterval/4
-	// (with the other defaults, about seven retries fit before the lease
-	// ends).
+	// RetryInterval is how long after the start of a failed refresh the
+	// next one starts (at once, if the failed one took longer);
+	// refreshes are retried until one succeeds or the lease ends. It is also how long one refresh waits for a majority of
+	// the nodes (or the client's NodeTimeout, if that is longer): a refresh returns as soon as a majority agreed, so
+	// this matters only when the replies are late, e.g. in a process that
+	// refreshes thousands of leases or is short of CPU, and a late yes is
+	// as good as a prompt one (the new validity counts from the start of
+	// the refresh). It must not exceed RenewInterval. Default:
+	// RenewInterval/4 (with the other defaults, about seven retries fit
+	// before the lease ends).
 	RetryInterval time.Duration
 
 	// SafetyMargin is how long before its validity ends ([Lease.ValidUntil],
@@ -82,10 +87,13 @@ type Config struct {
 
 // DefaultConfig returns a Config with every default filled in.
 func DefaultConfig() Config {
-	return Config{}.withDefaults()
+	return Config{}.WithDefaults()
 }
 
-func (c Config) withDefaults() Config {
+// WithDefaults returns c with every zero field set to its default (some
+// defaults depend on other fields: RenewInterval on TTL, RetryInterval on
+// RenewInterval, SafetyMargin on TTL).
+func (c Config) WithDefaults() Config {
 	if c.TTL == 0 {
 		c.TTL = DefaultTTL
 	}
@@ -124,7 +132,7 @@ func defaultID() string {
 // the rules apply to the values with defaults filled in. Validate checks the
 // Config alone; [Acquire] also checks it against the client's settings.
 func (c Config) Validate() error {
-	c = c.withDefaults()
+	c = c.WithDefaults()
 	switch {
 	case c.TTL < 0:
 		return fmt.Errorf("%w: TTL (%s) must not be negative", ErrInvalidConfig, c.TTL)
@@ -153,6 +161,21 @@ func (c Config) Validate() error {
 		return fmt.Errorf("%w: ID and Metadata encode to %d bytes, above MaxHolderSize (%d)", ErrInvalidConfig, n, MaxHolderSize)
 	}
 	return nil
+}
+
+// ValidateFor is [Config.Validate], then a check of the Config (with
+// defaults filled in) against the settings of the client it is to be used
+// with: TTL at most MaxTTL, above NodeTimeout*2 + drift, and room for a
+// refresh before the lease would end. [Acquire] and [TryAcquire] call it;
+// a program may call it once at start-up to fail early.
+func (c Config) ValidateFor(client *redlock.Client) error {
+	if err := c.Validate(); err != nil {
+		return err
+	}
+	if client == nil {
+		return fmt.Errorf("%w: nil *redlock.Client", redlock.ErrInvalidArgument)
+	}
+	return c.WithDefaults().checkClient(client.Config())
 }
 
 // checkClient checks a valid Config, with defaults filled in, against the

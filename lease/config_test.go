@@ -7,6 +7,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/redlease/redlease/redlock"
 )
 
 func TestDefaultConfig(t *testing.T) {
@@ -22,7 +24,7 @@ func TestDefaultConfig(t *testing.T) {
 	require.NoError(t, Config{}.Validate(), "the zero Config is valid")
 
 	// Derived defaults follow the fields they derive from.
-	c = Config{TTL: 3 * time.Second, RenewInterval: 2 * time.Second}.withDefaults()
+	c = Config{TTL: 3 * time.Second, RenewInterval: 2 * time.Second}.WithDefaults()
 	assert.Equal(t, 500*time.Millisecond, c.RetryInterval)
 	assert.Equal(t, 150*time.Millisecond, c.SafetyMargin)
 }
@@ -58,4 +60,17 @@ func TestConfigValidate(t *testing.T) {
 			assert.Contains(t, err.Error(), tc.want)
 		})
 	}
+}
+
+func TestValidateFor(t *testing.T) {
+	_, nodes := memNodes(t, 3)
+	c := newClient(t, redlock.Config{NodeTimeout: 100 * time.Millisecond, MaxTTL: 20 * time.Second}, nodes)
+	require.NoError(t, Config{}.ValidateFor(c))
+	err := Config{TTL: 30 * time.Second}.ValidateFor(c)
+	require.ErrorIs(t, err, ErrInvalidConfig)
+	assert.EqualError(t, err, "lease: invalid config: TTL (30s) is above the client's MaxTTL (20s)")
+	err = Config{TTL: -time.Second}.ValidateFor(c)
+	require.ErrorIs(t, err, ErrInvalidConfig, "Validate's own checks come first")
+	assert.Contains(t, err.Error(), "TTL (-1s)")
+	require.ErrorIs(t, Config{}.ValidateFor(nil), redlock.ErrInvalidArgument)
 }

@@ -16,6 +16,33 @@ import (
 // Integration tests against real redis-server processes. Waits are on
 // events with generous deadlines, never fixed sleeps.
 
+// startServers starts 5 real servers and returns them with a go-redis
+// client each and a bootstrapped redlock.Client over them (NodeTimeout
+// 200ms). Paused servers are resumed on cleanup, before the client closes,
+// so that nothing waits on a frozen server.
+func startServers(t *testing.T) (*redistest.Group, []redis.UniversalClient, *redlock.Client) {
+	t.Helper()
+	g := redistest.Start(t, 5)
+	var nodes []redis.UniversalClient
+	for _, s := range g.Servers() {
+		// Short socket timeouts and no retries: requests stuck on a frozen
+		// server end soon after redlock stopped waiting for them.
+		c := redis.NewClient(&redis.Options{Addr: s.Addr(), DialTimeout: 250 * time.Millisecond,
+			ReadTimeout: time.Second, WriteTimeout: time.Second, MaxRetries: -1, DialerRetries: 1})
+		t.Cleanup(func() { _ = c.Close() })
+		nodes = append(nodes, c)
+	}
+	c := newClient(t, redlock.Config{NodeTimeout: 200 * time.Millisecond}, nodes)
+	t.Cleanup(func() {
+		for _, s := range g.Servers() {
+			if s.Running() {
+				_ = s.Resume()
+			}
+		}
+	})
+	return g, nodes, c
+}
+
 // TestIntegrationPausedMajorityEndsLeaseBeforeValidity: with a majority of
 // real servers frozen (SIGSTOP), refreshes time out, and Done closes at
 // ValidUntil - SafetyMargin, before ValidUntil on the monotonic clock,
@@ -26,22 +53,7 @@ func TestIntegrationPausedMajorityEndsLeaseBeforeValidity(t *testing.T) {
 		t.Skip("starts real redis-server processes")
 	}
 	ctx := context.Background()
-	g := redistest.Start(t, 5)
-	var nodes []redis.UniversalClient
-	for _, s := range g.Servers() {
-		// Short socket timeouts and no retries: requests stuck on a frozen
-		// server end soon after redlock stopped waiting for them.
-		c := redis.NewClient(&redis.Options{Addr: s.Addr(), DialTimeout: 250 * time.Millisecond,
-			ReadTimeout: time.Second, WriteTimeout: time.Second, MaxRetries: -1})
-		t.Cleanup(func() { _ = c.Close() })
-		nodes = append(nodes, c)
-	}
-	c := newClient(t, redlock.Config{NodeTimeout: 200 * time.Millisecond}, nodes)
-	t.Cleanup(func() { // before the client closes: nothing waits on a frozen server
-		for _, s := range g.Servers() {
-			_ = s.Resume()
-		}
-	})
+	g, nodes, c := startServers(t)
 
 	cfg := Config{TTL: 2 * time.Second, RenewInterval: 500 * time.Millisecond, RetryInterval: 100 * time.Millisecond,
 		SafetyMargin: 200 * time.Millisecond, ID: "first"}
@@ -90,4 +102,48 @@ func TestIntegrationPausedMajorityEndsLeaseBeforeValidity(t *testing.T) {
 	info, err := Inspect(ctx, c, "paused")
 	require.NoError(t, err)
 	assert.Equal(t, "second", info.Holder.ID)
+}
+
+// TestIntegrationMinorityDownKeepsLease: with one server killed (kill -9)
+// and another frozen (SIGSTOP), three of five still answer, and the lease
+// keeps refreshing on time (a refresh returns at the majority, without
+// waiting for the frozen server) through many renew intervals.
+func TestIntegrationMinorityDownKeepsLease(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts real redis-server processes")
+	}
+	ctx := context.Background()
+	g, nodes, c := startServers(t)
+	cfg := Config{TTL: time.Second, RenewInterval: 200 * time.Millisecond, RetryInterval: 50 * time.Millisecond,
+		SafetyMargin: 100 * time.Millisecond, ID: "minority"}
+	l := mustAcquire(t, ctx, c, "minority", cfg)
+	require.NoError(t, g.Server(0).Kill())
+	require.NoError(t, g.Server(1).Pause())
+
+	// Ten refreshes in a row, each seen as ValidUntil moving forward.
+	const refreshes = 10
+	last := l.ValidUntil()
+	for k := range refreshes {
+		select {
+		case <-l.Done():
+			t.Fatalf("lease lost after %d refreshes with a minority down: %v", k, l.Err())
+		default:
+		}
+		require.Eventually(t, func() bool { return l.ValidUntil().After(last) }, cfg.TTL, time.Millisecond,
+			"refresh %d did not come before the lease would end", k+1)
+		last = l.ValidUntil()
+		require.True(t, l.Held())
+	}
+	require.NoError(t, l.Err())
+
+	// Release returns once a majority deleted the keys; every server that
+	// answers ends up without them.
+	require.NoError(t, l.Release(ctx))
+	require.ErrorIs(t, l.Err(), ErrReleased)
+	for i := 2; i < 5; i++ {
+		require.Eventually(t, func() bool {
+			n, err := nodes[i].Exists(ctx, "minority").Result()
+			return err == nil && n == 0
+		}, 5*time.Second, 5*time.Millisecond, "server %d still holds the key", i)
+	}
 }

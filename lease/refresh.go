@@ -12,7 +12,14 @@ import (
 // The refresh goroutine (one per lease) keeps the lease and ends it:
 //
 //   - it refreshes (Lock.Extend) RenewInterval after the start of the last
-//     successful acquire or refresh, and RetryInterval after a failed one;
+//     successful acquire or refresh, and RetryInterval after the start of
+//     a failed one (no jitter: leases that refresh together share
+//     pipelines, which costs less than spreading them out);
+//   - a refresh waits up to RetryInterval for a majority (or NodeTimeout
+//     if longer: redlock.WithExtendTimeout), never past the lock's
+//     validity; a process that refreshes thousands of leases, or is
+//     short of CPU, reads its replies late, and the nodes' yes still counts
+//     (the new validity runs from the refresh's start);
 //   - the extend runs in a goroutine of its own, so that the deadline timer
 //     fires on time while a request is in flight: the end of a lease never
 //     waits for a reply (DESIGN S2);
@@ -76,7 +83,7 @@ func (l *Lease) refreshLoop() error {
 			return l.lost(why, lastErr)
 
 		case <-tick:
-			inflight = l.extend()
+			inflight = l.extend(l.refreshWait())
 
 		case r := <-inflight:
 			inflight = nil
@@ -86,9 +93,10 @@ func (l *Lease) refreshLoop() error {
 				if final(r.err) {
 					return l.lost("refresh refused", r.err)
 				}
+				retryIn := time.Until(r.start.Add(l.cfg.RetryInterval))
 				l.log.Debug("refresh failed; retrying", "key", l.key, "error", r.err,
-					"failures", failures, "retry_in", l.cfg.RetryInterval, "left", time.Until(l.Deadline()))
-				next.Reset(l.cfg.RetryInterval)
+					"failures", failures, "retry_in", max(0, retryIn), "left", time.Until(l.Deadline()))
+				next.Reset(retryIn)
 				continue
 			}
 			d, err := l.refreshed()
@@ -103,13 +111,23 @@ func (l *Lease) refreshLoop() error {
 	}
 }
 
+// refreshWait is how long one refresh may wait for a majority: the longer
+// of RetryInterval and the client's NodeTimeout, and never past the lock's
+// validity (an Extend that ends after it fails anyway).
+func (l *Lease) refreshWait() time.Duration {
+	return min(max(l.cfg.RetryInterval, l.client.Config().NodeTimeout), time.Until(l.lock.ValidUntil()))
+}
+
 // extend starts one refresh in a tracked goroutine and returns where its
 // result will be. The refresh runs under the lease's context, so it is cut
-// short when the lease ends; each request is bounded by NodeTimeout anyway.
-func (l *Lease) extend() <-chan extendResult {
+// short when the lease ends, and its requests wait up to wait for a
+// majority.
+func (l *Lease) extend(wait time.Duration) <-chan extendResult {
 	ch := make(chan extendResult, 1) // never blocks the sender
 	start := time.Now()
-	l.wg.Go(func() { ch <- extendResult{start: start, err: l.lock.Extend(l.ctx, 0)} })
+	l.wg.Go(func() {
+		ch <- extendResult{start: start, err: l.lock.Extend(l.ctx, 0, redlock.WithExtendTimeout(wait))}
+	})
 	return ch
 }
 

@@ -7,6 +7,11 @@ package lease_test
 //
 //	go test -run '^$' -bench LeaseScale -benchtime 1x -count 1 ./lease/
 //
+// REDLEASE_SCALE_LEASES=n runs one size, n leases, instead of 1,000 and
+// 10,000. REDLEASE_SCALE_HOGS=k starts k busy-loop processes once the
+// leases are held, for the window: the process and the servers then run
+// short of CPU (overload, on purpose).
+//
 // Each b.N iteration is one window (scaleWindow, > 7 renew intervals), so
 // ns/op is the window's length; acquisition and release are outside the
 // timer. The servers and the leases are fresh for each sub-benchmark.
@@ -39,6 +44,7 @@ import (
 	"fmt"
 	"maps"
 	"os"
+	"os/exec"
 	"regexp"
 	"runtime/metrics"
 	"slices"
@@ -76,7 +82,15 @@ func BenchmarkLeaseScale(b *testing.B) {
 	if testing.Short() {
 		b.Skip("starts real redis-server processes")
 	}
-	for _, n := range []int{1000, 10000} {
+	sizes := []int{1000, 10000}
+	if v := os.Getenv("REDLEASE_SCALE_LEASES"); v != "" { // e.g. 30000: past what the host can refresh
+		n, err := strconv.Atoi(v)
+		if err != nil || n <= 0 {
+			b.Fatalf("REDLEASE_SCALE_LEASES=%q: want a positive number of leases", v)
+		}
+		sizes = []int{n}
+	}
+	for _, n := range sizes {
 		b.Run(fmt.Sprintf("leases=%d", n), func(b *testing.B) { benchLeaseScale(b, n) })
 	}
 }
@@ -185,6 +199,7 @@ func benchLeaseScale(b *testing.B, n int) {
 	for i, l := range leases {
 		lastVU[i] = l.ValidUntil()
 	}
+	startHogs(b)
 	rlog.reset() // acquisition's failures are not the window's
 	b.ResetTimer()
 	for range b.N {
@@ -307,6 +322,30 @@ func benchLeaseScale(b *testing.B, n int) {
 	releaseAll(leases)
 	released.Store(true)
 	b.Logf("released %d leases in %s", n, time.Since(t1).Round(time.Millisecond))
+}
+
+// startHogs starts REDLEASE_SCALE_HOGS busy-loop processes, stopped by PID
+// when the benchmark ends.
+func startHogs(b *testing.B) {
+	v := os.Getenv("REDLEASE_SCALE_HOGS")
+	if v == "" {
+		return
+	}
+	k, err := strconv.Atoi(v)
+	if err != nil || k < 0 {
+		b.Fatalf("REDLEASE_SCALE_HOGS=%q: want a number of processes", v)
+	}
+	for range k {
+		cmd := exec.Command("sh", "-c", "while :; do :; done")
+		if err := cmd.Start(); err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() {
+			_ = cmd.Process.Kill()
+			_ = cmd.Wait()
+		})
+	}
+	b.Logf("started %d busy-loop processes for the window", k)
 }
 
 // diagnose logs, per node, how requests fare through redlock (5 Inspects,

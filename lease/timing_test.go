@@ -309,3 +309,53 @@ func TestAcquireContextEnds(t *testing.T) {
 		assert.Equal(t, 2*time.Second, time.Since(start))
 	})
 }
+
+// A refresh whose majority answers after NodeTimeout, but within
+// RetryInterval, succeeds: the replies of a busy process come late, and a
+// late yes is as good as a prompt one (the validity runs from the start).
+func TestRefreshWaitsPastNodeTimeout(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ms, nodes := memNodes(t, 3)
+		const nodeTimeout = 50 * time.Millisecond
+		c := newClient(t, redlock.Config{NodeTimeout: nodeTimeout}, nodes)
+		start := time.Now()
+		l := settledAcquire(t, c, "late-yes", timingConfig())
+		validity := tTTL - drift(c, tTTL)
+
+		at(start.Add(tRenew / 2))
+		ms[0].hang()
+		ms[1].hang()
+		scripts := ms[2].Scripts()
+		renewAt := start.Add(tRenew)
+		go func() {
+			sleepUntil(renewAt.Add(3 * nodeTimeout)) // past NodeTimeout, before RetryInterval
+			ms[0].heal()
+			ms[1].heal()
+		}()
+		at(renewAt.Add(3 * nodeTimeout))
+		require.Equal(t, tRenew+validity, l.ValidUntil().Sub(start),
+			"the refresh that started at RenewInterval counts, from its start")
+		assert.Equal(t, scripts+1, ms[2].Scripts(), "one refresh, not a retry")
+		require.True(t, l.Held())
+
+		// With every node hung, a refresh gives up after RetryInterval
+		// (not NodeTimeout), and the next starts then.
+		for _, m := range ms {
+			m.hang()
+		}
+		next := renewAt.Add(tRenew)
+		before := ms[2].Scripts()
+		at(next)
+		require.Equal(t, before+1, ms[2].Scripts())
+		at(next.Add(tRetry - time.Millisecond))
+		require.Equal(t, before+1, ms[2].Scripts(), "still waiting for the first attempt")
+		at(next.Add(tRetry))
+		require.Equal(t, before+2, ms[2].Scripts(), "the retry starts when the first attempt's wait ends")
+		for _, m := range ms {
+			m.heal()
+		}
+		synctest.Wait()
+		require.NoError(t, l.Err())
+		require.True(t, l.Held())
+	})
+}

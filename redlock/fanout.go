@@ -13,7 +13,8 @@ type call func(ctx context.Context, n *node) answer
 
 // fanout sends call to the given nodes at once and collects the answers.
 //
-// Every request of one fanout shares one context bounded by NodeTimeout, and
+// Every request of one fanout shares one context bounded by NodeTimeout
+// (or by wait, when positive: see [WithExtendTimeout]), and
 // the wait is cut at that deadline here rather than trusted to the go-redis
 // client (which does not cut socket reads on a context deadline unless
 // built with ContextTimeoutEnabled). done is consulted after every answer;
@@ -26,6 +27,15 @@ type call func(ctx context.Context, n *node) answer
 // their answers go to late, if not nil, which runs in that goroutine.
 // answers[i] belongs to nodes[i].
 func (c *Client) fanout(ctx context.Context, nodes []*node, do call, done func(answers []answer, got []bool) bool, late func(n *node, a answer)) (answers []answer) {
+	return c.fanoutWithin(ctx, 0, nodes, do, done, late)
+}
+
+// fanoutWithin is fanout with every request bounded by wait instead of
+// NodeTimeout when wait > 0.
+func (c *Client) fanoutWithin(ctx context.Context, wait time.Duration, nodes []*node, do call, done func(answers []answer, got []bool) bool, late func(n *node, a answer)) (answers []answer) {
+	if wait <= 0 {
+		wait = c.cfg.NodeTimeout
+	}
 	type indexed struct {
 		i int
 		a answer
@@ -38,7 +48,7 @@ func (c *Client) fanout(ctx context.Context, nodes []*node, do call, done func(a
 	)
 	// The last request to finish releases the context; until then it
 	// lives to its deadline, so stragglers are not cut short by our return.
-	nctx, cancel := deadline(ctx, c.cfg.NodeTimeout)
+	nctx, cancel := deadline(ctx, wait)
 	running.Store(int32(len(nodes)))
 	for i, n := range nodes {
 		c.wg.Go(func() {
@@ -92,7 +102,7 @@ collect:
 				}
 			}
 			if cut = ctx.Err(); cut == nil {
-				cut = errNodeTimeout{c.cfg.NodeTimeout}
+				cut = errNodeTimeout{wait, wait == c.cfg.NodeTimeout}
 			}
 			break collect
 		}
@@ -130,10 +140,19 @@ func deadline(ctx context.Context, d time.Duration) (context.Context, context.Ca
 // already decided by the other nodes' answers.
 var errNotAwaited = errors.New("not awaited: the outcome was decided without this node")
 
-// errNodeTimeout: a node did not answer within NodeTimeout.
-type errNodeTimeout struct{ d time.Duration }
+// errNodeTimeout: a node did not answer within NodeTimeout, or within the
+// longer wait of one call.
+type errNodeTimeout struct {
+	d           time.Duration
+	nodeTimeout bool // d is Config.NodeTimeout
+}
 
-func (e errNodeTimeout) Error() string   { return "no answer within NodeTimeout (" + e.d.String() + ")" }
+func (e errNodeTimeout) Error() string {
+	if e.nodeTimeout {
+		return "no answer within NodeTimeout (" + e.d.String() + ")"
+	}
+	return "no answer within " + e.d.String()
+}
 func (e errNodeTimeout) Timeout() bool   { return true }
 func (e errNodeTimeout) Temporary() bool { return true }
 

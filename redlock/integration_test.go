@@ -483,3 +483,46 @@ func TestIntegrationValidity(t *testing.T) {
 		cl.waitAbsentWithin(t, time.Until(t0.Add(ttl-itDrift(ttl)))/2, key)
 	})
 }
+
+// TestIntegrationExtendTimeout: an Extend whose majority answers later than
+// NodeTimeout fails; with WithExtendTimeout above the delay it succeeds,
+// and its new validity still counts from its start, so no node's key
+// expires before the local deadline.
+func TestIntegrationExtendTimeout(t *testing.T) {
+	ctx := context.Background()
+	cl := itStart(t, itConfig{n: 5, proxied: 5})
+	c := cl.locker(t, redlock.Config{NodeTimeout: itNodeTimeout})
+	const ttl = 5 * time.Second
+	l, err := c.TryAcquire(ctx, itKey(t), ttl)
+	require.NoError(t, err)
+	for _, p := range cl.proxies[:3] {
+		p.SetLatency(itNodeTimeout + 100*time.Millisecond)
+	}
+
+	// First the long wait (before a timed-out request makes go-redis dial
+	// again, through the slow proxies), then NodeTimeout.
+	t0 := time.Now()
+	require.NoError(t, l.Extend(ctx, 0, redlock.WithExtendTimeout(4*itNodeTimeout)))
+	elapsed := time.Since(t0)
+	assert.GreaterOrEqual(t, elapsed, itNodeTimeout, "the extend waited for the slow majority")
+	until := l.ValidUntil()
+	assert.False(t, until.Before(t0.Add(ttl-itDrift(ttl))), "validity counts from the extend's start")
+	assert.False(t, until.After(time.Now().Add(ttl-itDrift(ttl))))
+	// Every key that voted yes outlives the local deadline.
+	for i, d := range cl.direct[:3] {
+		pttl, err := d.PTTL(ctx, itKey(t)).Result()
+		require.NoError(t, err)
+		assert.Greater(t, time.Now().Add(pttl), until, "server %d's key expires before the local deadline", i)
+	}
+
+	err = l.Extend(ctx, 0)
+	require.ErrorIs(t, err, redlock.ErrNotExtended, "a majority later than NodeTimeout")
+	assert.ErrorContains(t, err, "NodeTimeout")
+	require.Equal(t, until, l.ValidUntil())
+
+	// A wait shorter than the delay fails, naming the wait.
+	err = l.Extend(ctx, 0, redlock.WithExtendTimeout(itNodeTimeout+10*time.Millisecond))
+	require.ErrorIs(t, err, redlock.ErrNotExtended)
+	assert.ErrorContains(t, err, "no answer within 210ms")
+	require.Equal(t, until, l.ValidUntil())
+}

@@ -78,13 +78,41 @@ func (l *Lock) Remaining() time.Duration {
 // its local deadline, checked on every call.
 func (l *Lock) Held() bool { return l.Remaining() > 0 }
 
+// ExtendOption changes one [Lock.Extend] call.
+type ExtendOption func(*extendOptions)
+
+type extendOptions struct {
+	wait time.Duration
+}
+
+// WithExtendTimeout lets one Extend wait up to d, instead of NodeTimeout,
+// for the nodes' answers. Extend still returns as soon as a majority
+// agreed (a slow or dead node does not hold it up), and as soon as ctx
+// ends. A longer wait costs no safety: the new validity counts from the
+// start of the Extend, whenever the answers arrive, and an Extend that
+// ends after the lock's local deadline loses the lock rather than reviving
+// it. It helps a process whose own replies queue behind many others (a
+// process that refreshes thousands of leases, or one starved of CPU),
+// where NodeTimeout would fail an Extend that the nodes had granted.
+// d <= 0 means NodeTimeout. The lease package uses this for its refreshes.
+func WithExtendTimeout(d time.Duration) ExtendOption {
+	return func(o *extendOptions) { o.wait = d }
+}
+
 // Extend prolongs the lock to ttl from now (0: the TTL it was acquired
 // with) on every node that still holds our value; it never re-creates an
 // expired key. It succeeds only with a majority within validity, and fails
 // with ErrNotHeld once the local deadline has passed, even if the nodes
 // still answer yes. On failure the lock keeps its previous deadline (a
-// *QuorumError matching ErrNotExtended), or is lost (ErrNotHeld).
-func (l *Lock) Extend(ctx context.Context, ttl time.Duration) error {
+// *QuorumError matching ErrNotExtended), or is lost (ErrNotHeld). Each
+// request is bounded by NodeTimeout, or by [WithExtendTimeout].
+func (l *Lock) Extend(ctx context.Context, ttl time.Duration, opts ...ExtendOption) error {
+	var o extendOptions
+	for _, opt := range opts {
+		if opt != nil {
+			opt(&o)
+		}
+	}
 	c := l.c
 	l.mu.Lock()
 	if ttl == 0 {
@@ -106,7 +134,7 @@ func (l *Lock) Extend(ctx context.Context, ttl time.Duration) error {
 	t0 := time.Now()
 	args := []any{l.value, ttl.Milliseconds(), c.cfg.MaxTTL.Milliseconds(), flag(!c.cfg.DisableQuarantine)}
 	plain := []string{l.key, markerKey}
-	answers := c.fanout(ctx, c.nodes, func(ctx context.Context, n *node) answer {
+	answers := c.fanoutWithin(ctx, o.wait, c.nodes, func(ctx context.Context, n *node) answer {
 		keys := plain
 		if n.tag != "" {
 			keys = []string{n.lockKey(l.key), n.marker()}
