@@ -177,6 +177,9 @@ func (c *Client) attempt(ctx context.Context, key string, ttl time.Duration, o a
 		if n.tag != "" {
 			keys = []string{n.lockKey(key), n.fenceKey(key), n.marker()}
 		}
+		if err := c.admit(ctx, n); err != nil {
+			return answer{vote: VoteError, err: err}
+		}
 		res, err := n.run(ctx, scriptAcquire, keys, args...)
 		a := parseAcquire(res, err)
 		if n.cluster != nil {

@@ -182,8 +182,13 @@ collect:
 	return nil
 }
 
-// probe runs probe.lua on one node and checks its configuration.
+// probe checks one node's configuration, then runs probe.lua on it. The
+// configuration comes first, so that a node that fails the script (out of
+// memory, say) is still refused for an evicting policy.
 func (c *Client) probe(ctx context.Context, n *node, bootstrap bool) (probeInfo, error) {
+	if err := c.checkConfig(ctx, n); err != nil {
+		return probeInfo{}, err
+	}
 	res, err := scriptProbe.Run(ctx, n.client, []string{n.marker()},
 		c.cfg.MaxTTL.Milliseconds(), flag(!c.cfg.DisableQuarantine), flag(bootstrap)).Result()
 	if err != nil {
@@ -214,31 +219,31 @@ func (c *Client) probe(ctx context.Context, n *node, bootstrap bool) (probeInfo,
 	if len(a) > 5 {
 		info.infoErr = asString(a[5])
 	}
-	return info, c.checkConfig(ctx, n)
+	return info, nil
 }
 
-// checkConfig refuses an evicting memory policy and warns when quarantine
-// is off on a node that does not fsync every write. Nodes that do not allow
-// CONFIG GET (managed services, ACL users, miniredis) are logged and
-// accepted: the check cannot be made there.
+// checkConfig refuses an evicting memory policy (see conf.go) and warns
+// about settings that weaken a node's vote. Nodes that do not allow CONFIG
+// GET (managed services, ACL users, miniredis) are logged and accepted:
+// the check cannot be made there. A node that cannot be read now is
+// checked before its first vote.
 func (c *Client) checkConfig(ctx context.Context, n *node) error {
-	var cfgClient redis.UniversalClient = n.client
-	if cc, ok := n.client.(*redis.ClusterClient); ok {
-		m, err := cc.MasterForKey(ctx, n.marker())
-		if err != nil {
-			c.log.Debug("cannot find the master of a cluster node; maxmemory-policy not checked", "node", n.addr, "error", err)
-			return nil
-		}
-		cfgClient = m
-	}
-	conf, err := cfgClient.ConfigGet(ctx, "*").Result()
+	conf, err := c.readConf(ctx, n)
 	if err != nil {
-		c.log.Debug("cannot read node configuration; maxmemory-policy not checked", "node", n.addr, "error", err)
+		if confRefused(err) {
+			n.conf.mu.Lock()
+			n.conf.uncheckable = true
+			n.conf.mu.Unlock()
+			c.log.Debug("cannot read node configuration; maxmemory-policy not checked", "node", n.addr, "error", err)
+		}
 		return nil
 	}
-	if p, ok := conf["maxmemory-policy"]; ok && p != "noeviction" && !c.cfg.AllowEviction {
-		return fmt.Errorf("%w: node %s has maxmemory-policy %s, which can evict a lock key and grant it twice; use noeviction or set Config.AllowEviction",
-			ErrInvalidConfig, n.addr, p)
+	refused := c.evicting(n, conf)
+	n.conf.mu.Lock()
+	n.conf.checkedAt, n.conf.refused = time.Now(), refused
+	n.conf.mu.Unlock()
+	if refused != nil {
+		return refused
 	}
 	if n.cluster != nil && conf["cluster-require-full-coverage"] == "yes" {
 		c.log.Warn("cluster-require-full-coverage is yes: while one failed master is being replaced, every master answers CLUSTERDOWN and no lock can be taken; set it to no so that one failure costs one vote",

@@ -53,6 +53,9 @@ func (c *Client) Inspect(ctx context.Context, key string) (*Inspection, error) {
 	t0 := time.Now()
 	args := []any{c.cfg.MaxTTL.Milliseconds(), flag(!c.cfg.DisableQuarantine)}
 	answers := c.fanout(ctx, c.nodes, func(ctx context.Context, n *node) answer {
+		if err := c.admit(ctx, n); err != nil {
+			return answer{vote: VoteError, err: err}
+		}
 		res, err := n.run(ctx, scriptInspect, []string{n.lockKey(key), n.fenceKey(key), n.marker()}, args...)
 		if err != nil {
 			return answer{vote: VoteError, err: err}

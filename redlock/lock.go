@@ -139,6 +139,9 @@ func (l *Lock) Extend(ctx context.Context, ttl time.Duration, opts ...ExtendOpti
 		if n.tag != "" {
 			keys = []string{n.lockKey(l.key), n.marker()}
 		}
+		if err := c.admit(ctx, n); err != nil {
+			return answer{vote: VoteError, err: err}
+		}
 		res, err := n.run(ctx, scriptExtend, keys, args...)
 		if err != nil {
 			return answer{vote: VoteError, err: err}

@@ -32,7 +32,8 @@ type node struct {
 	// may share a master; see Client.Placement).
 	cluster *redis.ClusterClient
 
-	batch batcher // requests to this node (see batch.go)
+	batch batcher  // requests to this node (see batch.go)
+	conf  nodeConf // what its configuration allows (see conf.go)
 }
 
 func (n *node) lockKey(key string) string {
