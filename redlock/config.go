@@ -73,8 +73,12 @@ type Config struct {
 	DisableFencing bool
 
 	// AllowEviction lets [New] accept nodes whose maxmemory-policy may evict
-	// keys. An evicted lock key is a lock granted twice, so this is refused
-	// by default. Default: false.
+	// keys, and lets them vote. An evicted lock key is a lock granted
+	// twice, so by default such nodes are refused: by New, and while the
+	// client is in use (the policy is re-checked about once a second while
+	// requests flow, before a vote once the last check is 5s old, so a
+	// change is seen within 6s): their votes then count as errors naming
+	// the policy. Default: false.
 	AllowEviction bool
 
 	// Logger receives the client's logs with stable keys (key, node, token,

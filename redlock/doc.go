@@ -13,7 +13,11 @@
 //   - a node that loses its data does not vote again before every lock it
 //     may have granted has expired: redlock enforces this with a quarantine
 //     of MaxTTL per node (marker keyed by run_id), unless turned off;
-//   - keys are never evicted (New refuses evicting maxmemory policies).
+//   - keys are never evicted: New refuses nodes with an evicting
+//     maxmemory-policy, and a node that turns evicting later (CONFIG SET,
+//     a restart with another configuration, a node that was down at
+//     start-up) stops counting within 6s of the change; keys it evicted in
+//     between are not covered (set noeviction on the servers themselves).
 //
 // Held is checked against a local deadline on the monotonic clock, never
 // against a network reply (S2). An acquire or extend counts only with a

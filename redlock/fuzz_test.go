@@ -441,11 +441,28 @@ func (f *fakeNode) answer(cmd redis.Cmder) {
 		}
 		cmd.SetErr(f.loadErr)
 	case name == "config":
-		if c, ok := cmd.(*redis.MapStringStringCmd); ok && f.configErr == nil {
+		switch c := cmd.(type) {
+		case *redis.Cmd: // CONFIG GET p1 p2 ..., RESP2 style
+			if f.configErr != nil {
+				c.SetErr(f.configErr)
+				return
+			}
+			var pairs []any
+			for k, v := range f.config {
+				if v != "" {
+					pairs = append(pairs, k, v)
+				}
+			}
+			c.SetVal(pairs)
+		case *redis.MapStringStringCmd:
+			if f.configErr != nil {
+				c.SetErr(f.configErr)
+				return
+			}
 			c.SetVal(f.config)
-			return
+		default:
+			cmd.SetErr(errors.New("fuzz: unexpected CONFIG command type"))
 		}
-		cmd.SetErr(f.configErr)
 	case name == "publish" || name == "spublish":
 		if c, ok := cmd.(*redis.IntCmd); ok && f.publishErr == nil {
 			c.SetVal(1)

@@ -92,6 +92,21 @@ func TestIntegrationNewRefuses(t *testing.T) {
 		allow.AllowEviction = true
 		require.NoError(t, itNewErr(t, allow, cl.nodes...), "AllowEviction accepts it")
 	})
+	t.Run("evicting and out of memory", func(t *testing.T) {
+		// The probe script fails with OOM: the policy must still be read.
+		s := cl.direct[1]
+		require.NoError(t, s.ConfigSet(ctx, "maxmemory-policy", "volatile-ttl").Err())
+		require.NoError(t, s.ConfigSet(ctx, "maxmemory", "1").Err())
+		t.Cleanup(func() {
+			_ = s.ConfigSet(ctx, "maxmemory", "0").Err()
+			_ = s.ConfigSet(ctx, "maxmemory-policy", "noeviction").Err()
+		})
+		require.ErrorContains(t, s.Set(ctx, "oom", "x", 0).Err(), "OOM", "the server must be out of memory")
+		err := itNewErr(t, cfg, cl.nodes...)
+		require.ErrorIs(t, err, redlock.ErrInvalidConfig)
+		assert.Contains(t, err.Error(), addr)
+		assert.Contains(t, err.Error(), "volatile-ttl")
+	})
 }
 
 // TestIntegrationBadArguments: bad keys and TTLs fail at once with an error
