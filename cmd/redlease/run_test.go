@@ -63,6 +63,14 @@ func alive(pid int) bool {
 	return false
 }
 
+// gone waits until the process group led by pid has no live member:
+// SIGKILL is sent to the group as the child is reaped, and takes effect a
+// moment later.
+func gone(t *testing.T, pid int, msg string) {
+	t.Helper()
+	assert.Eventually(t, func() bool { return !alive(pid) }, 5*time.Second, 5*time.Millisecond, msg)
+}
+
 // Elected, the child sees the token, the name and the ID; when it exits
 // with code 3, redlease resigns (nobody holds the election any more) and
 // exits 3.
@@ -108,7 +116,7 @@ func TestRunLosingLeadershipStopsChild(t *testing.T) {
 	c.stderr.waitContains(t, "command stopped before the term's validity ended")
 	assert.NotContains(t, c.stderr.String(), "after the term's validity ended")
 	assert.Contains(t, c.stderr.String(), "lease lost")
-	assert.False(t, alive(pid), "the child's group is gone")
+	gone(t, pid, "the child's group is gone")
 
 	// Standing by now (no majority): SIGTERM ends redlease; the child it
 	// stopped exited 0.
@@ -128,7 +136,7 @@ func TestRunForwardsSignal(t *testing.T) {
 	assert.Equal(t, 7, c.interrupt(t, signalCause{syscall.SIGINT}))
 	assert.Contains(t, c.stdout.String(), "got INT")
 	assert.Contains(t, c.stderr.String(), "killed=false")
-	assert.False(t, alive(pid), "the background sleep is gone with the group")
+	gone(t, pid, "the background sleep is gone with the group")
 
 	client := testClient(t, g, "")
 	_, err := lease.Inspect(context.Background(), client, "forward")
@@ -145,7 +153,7 @@ func TestRunKillsAfterGrace(t *testing.T) {
 	assert.Equal(t, 128+int(syscall.SIGKILL), c.interrupt(t, signalCause{syscall.SIGTERM}))
 	assert.GreaterOrEqual(t, time.Since(start), 200*time.Millisecond, "SIGKILL only after --grace")
 	assert.Contains(t, c.stderr.String(), "killed=true")
-	assert.False(t, alive(pid), "sleep, which ignored SIGTERM too, is gone with its group")
+	gone(t, pid, "sleep, which ignored SIGTERM too, is gone with its group")
 }
 
 // With --restart, a child that exits on its own is started again once
