@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -15,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/redlease/redlease/integration/faults/internal/wire"
+	"github.com/redlease/redlease/lease"
 )
 
 // infoInt reads one integer field of an INFO section.
@@ -25,86 +27,299 @@ func infoInt(t *testing.T, c *redis.Client, section, field string) int64 {
 	return n
 }
 
-// scEvictingPolicy: eviction is forgetting without quarantine, which is
-// why redlock.New refuses evicting nodes. A leader L is made to hold its
-// term on a bare majority (cut from node b until its key there lapses),
-// then, mid-run, node v of that majority is switched to an evicting
-// policy (volatile-random: keys with a TTL, as lock keys have, may go)
-// with a maxmemory just above its usage, and filler keys with a TTL press
-// on it until L's key is evicted there. v and b then elect another
-// candidate while L still leads: C1 must see the two leaders (as after the
-// clock jump); fencing must hold (C2, C3: the counters have no TTL, they
-// are not evicted), and C4 too. A candidate restarted against v is
-// refused by redlock.New, with an error naming the node and its policy,
-// and starts with AllowEviction.
-func scEvictingPolicy(t *testing.T, bin string) {
-	r := newRig(t, bin, rigOptions{})
-	r.start()
-	ctx := context.Background()
-	perm := r.rng.Perm(r.o.nodes)
-	v, b := perm[0], perm[1]
-	a := r.admin[v]
-	// Evictions are announced, so that the test sees the election key go.
-	require.NoError(t, a.ConfigSet(ctx, "notify-keyspace-events", "Ee").Err())
-	sub := a.Subscribe(ctx, "__keyevent@0__:evicted")
-	defer sub.Close()
-	_, err := sub.Receive(ctx)
-	require.NoError(t, err)
-	bm := r.bareMajority(v, b, func(string) bool { return true })
+// Eviction. An evicting node forgets lock keys without a quarantine:
+// redlock refuses it, in New and while in use (redlock/conf.go): a
+// vote-bearing request re-checks a node's configuration in the background
+// once its last check is older than a second, and waits for a check once
+// it is older than 5s, each check bounded by max(1s, NodeTimeout); the
+// refused node's votes count as errors naming its policy, and the acquire
+// and extend scripts are not sent to it. Config.AllowEviction documents
+// the bound: a change is seen within 6s.
+const (
+	// confStale is how old redlock lets a node's last configuration check
+	// get before a vote waits for a new one (redlock's confStale).
+	confStale = 5 * time.Second
+	// confCheck bounds one check: max(1s, NodeTimeout), NodeTimeout being
+	// 100ms here (a waited-for check is bounded by its request's deadline,
+	// shorter still: NodeTimeout, or a refresh's wait).
+	confCheck = time.Second
+	// confLand: a script admitted just before the bound may still reach the
+	// node after it; the candidates' read timeout is 300ms, their
+	// NodeTimeout 100ms.
+	confLand = time.Second
+)
 
-	limit := infoInt(t, a, "memory", "used_memory") + 64<<10
-	require.NoError(t, a.ConfigSet(ctx, "maxmemory-policy", "volatile-random").Err())
-	require.NoError(t, a.ConfigSet(ctx, "maxmemory", strconv.FormatInt(limit, 10)).Err())
+// evicting is the world of the eviction scenarios: a leader L held on a
+// bare majority (node v and the third node, cut from node b), and a watch
+// of v's key events.
+type evicting struct {
+	r        *rig
+	v, b, c  int // c: the third node
+	a        *redis.Client
+	bm       bare
+	w        *keyWatch
+	switched int64 // when v turned evicting
+	limit    int64
+}
+
+// startEvicting starts the rig, watches node v's key events (evictions
+// are announced, and every write of the election's keys), and makes a
+// leader hold its term on v and the third node only.
+func startEvicting(t *testing.T, bin string, o rigOptions) *evicting {
+	r := newRig(t, bin, o)
+	r.start()
+	perm := r.rng.Perm(r.o.nodes)
+	e := &evicting{r: r, v: perm[0], b: perm[1], c: perm[2]}
+	e.a = r.admin[e.v]
+	e.w = watchKeys(t, e.a)
+	e.bm = r.bareMajority(e.v, e.b, func(string) bool { return true })
+	return e
+}
+
+// switchPolicy turns node v evicting: volatile-random (keys with a TTL, as
+// lock keys have, may go) and a maxmemory just above its usage.
+func (e *evicting) switchPolicy() {
+	t, ctx := e.r.t, context.Background()
+	e.limit = infoInt(t, e.a, "memory", "used_memory") + 64<<10
+	require.NoError(t, e.a.ConfigSet(ctx, "maxmemory-policy", "volatile-random").Err())
+	require.NoError(t, e.a.ConfigSet(ctx, "maxmemory", strconv.FormatInt(e.limit, 10)).Err())
+	e.switched = e.r.mark("node %d: maxmemory-policy volatile-random, maxmemory %d (its usage + 64KiB)", e.v, e.limit)
+}
+
+// fill presses on node v's memory: a 16KiB filler key with a TTL every
+// 2ms (8 keys in turn, OOM now and then), until the returned func is
+// called.
+func (e *evicting) fill() (stop func()) {
 	var filler sync.WaitGroup
-	stop := make(chan struct{})
+	done := make(chan struct{})
 	filler.Go(func() {
+		ctx := context.Background()
 		value := bytes.Repeat([]byte("x"), 16<<10)
 		for i := 0; ; i++ {
 			select {
-			case <-stop:
+			case <-done:
 				return
 			case <-time.After(2 * time.Millisecond):
 			}
-			_ = a.Set(ctx, fmt.Sprintf("evict:filler:%d", i%8), value, time.Hour).Err() // OOM now and then
+			_ = e.a.Set(ctx, fmt.Sprintf("evict:filler:%d", i%8), value, time.Hour).Err() // OOM now and then
 		}
 	})
-	stopFiller := sync.OnceFunc(func() {
-		close(stop)
+	e.r.mark("node %d: 16KiB filler keys with a TTL every 2ms", e.v)
+	stop = sync.OnceFunc(func() {
+		close(done)
 		filler.Wait()
 	})
-	defer stopFiller()
-	at := r.mark("node %d: maxmemory-policy volatile-random, maxmemory %d (its usage + 64KiB), 16KiB filler keys with a TTL every 2ms", v, limit)
-	deadline := time.Now().Add(waitLong)
-	for evicted := false; !evicted; {
-		m, err := sub.ReceiveTimeout(ctx, time.Until(deadline))
-		require.NoError(t, err, "the election key was not evicted on node %d within %s", v, waitLong)
-		msg, ok := m.(*redis.Message)
-		evicted = ok && msg.Payload == electionKey
+	e.r.t.Cleanup(stop)
+	return stop
+}
+
+// keyWatch records a node's key events (__keyevent@0__:<event>) in the
+// order the node sent them, in a history of their own: Ev is the event
+// ("set", "expire", "del", "expired", "evicted"), What the key; marks the
+// test puts in the stream (a PING's reply) are Ev "mark", What the mark's
+// name; a failed read of the stream is Ev "error" (events may be lost).
+type keyWatch struct {
+	sub    *redis.PubSub
+	h      *history
+	mu     sync.Mutex
+	closed bool
+	done   sync.WaitGroup
+}
+
+func (w *keyWatch) isClosed() bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.closed
+}
+
+// watchKeys subscribes to node a's writes of strings (set), expiry
+// changes and deletions (expire, del), expirations and evictions.
+func watchKeys(t *testing.T, a *redis.Client) *keyWatch {
+	ctx := context.Background()
+	require.NoError(t, a.ConfigSet(ctx, "notify-keyspace-events", "E$gxe").Err())
+	w := &keyWatch{h: newHistory()}
+	w.sub = a.PSubscribe(ctx, "__keyevent@0__:*")
+	_, err := w.sub.Receive(ctx)
+	require.NoError(t, err)
+	w.done.Go(func() {
+		for {
+			m, err := w.sub.Receive(ctx)
+			switch m := m.(type) {
+			case nil:
+				if w.isClosed() {
+					return
+				}
+				w.h.add(wire.Event{Ev: "error", Cause: fmt.Sprint(err)})
+				time.Sleep(10 * time.Millisecond)
+			case *redis.Message:
+				w.h.add(wire.Event{Ev: strings.TrimPrefix(m.Channel, "__keyevent@0__:"), What: m.Payload})
+			case *redis.Pong:
+				w.h.add(wire.Event{Ev: "mark", What: m.Payload})
+			}
+		}
+	})
+	t.Cleanup(func() {
+		w.mu.Lock()
+		w.closed = true
+		w.mu.Unlock()
+		_ = w.sub.Close()
+		w.done.Wait()
+	})
+	return w
+}
+
+// mark puts a mark in the node's event stream and waits for it: the events
+// after it (from the index returned) happened on the node after the mark
+// was sent.
+func (w *keyWatch) mark(t *testing.T, name string) int {
+	t.Helper()
+	require.NoError(t, w.sub.Ping(context.Background(), name))
+	_, i := w.wait(t, 0, waitLong, "the mark "+name, func(ev wire.Event) bool { return ev.Ev == "mark" && ev.What == name })
+	return i + 1
+}
+
+// wait waits for the first event at index >= from that matches, and
+// returns it with its index.
+func (w *keyWatch) wait(t *testing.T, from int, timeout time.Duration, what string, match func(wire.Event) bool) (wire.Event, int) {
+	t.Helper()
+	ev, i, ok := w.h.next(from, timeout, match)
+	if !ok {
+		t.Fatalf("no %s within %s", what, timeout)
 	}
-	stopFiller()
-	evictedAt := r.mark("%s's key evicted on node %d, %s after the switch (%d keys evicted); the filler stopped",
-		bm.l.id, v, gap(at, wire.Now()), infoInt(t, a, "stats", "evicted_keys"))
-	next, _ := r.waitEv(bm.from, waitLong, "a second leader, elected by nodes "+strconv.Itoa(v)+" and "+strconv.Itoa(b), electedOther(bm.l))
-	t.Logf("%s elected %s after the eviction, while %s leads", next.ID, gap(evictedAt, next.TS), bm.l.id)
-	r.waitEv(bm.from, waitLong, "the old leader's stepdown", ended(wire.Stepdown, bm.l, bm.el.TS))
-	bm.l.slot.proxies[b].Heal()
+	return ev, i
+}
+
+// span returns the events at indexes [from, to) that match; to < 0: up to
+// the last.
+func (w *keyWatch) span(from, to int, match func(wire.Event) bool) []wire.Event {
+	evs, _ := w.h.snapshot()
+	if to < 0 || to > len(evs) {
+		to = len(evs)
+	}
+	return slices.DeleteFunc(evs[min(from, to):to], func(ev wire.Event) bool { return !match(ev) })
+}
+
+// onElectionKeys: an event of the election's key or fencing counter, or a
+// gap in the watch.
+func onElectionKeys(ev wire.Event) bool {
+	return ev.What == electionKey || ev.What == fenceKey || ev.Ev == "error"
+}
+
+func evicted(ev wire.Event) bool { return ev.Ev == "evicted" }
+
+func evictedFiller(ev wire.Event) bool {
+	return evicted(ev) && strings.HasPrefix(ev.What, "evict:filler:")
+}
+
+// scEvictingPolicy: a node switched to an evicting policy under a running
+// election is refused at run time. A leader L is made to hold its term on
+// a bare majority (cut from node b until its key there lapses: node v and
+// the third node c), then v is switched to volatile-random (keys with a
+// TTL, as lock keys have, may go) with a maxmemory just above its usage.
+// L's client re-checks v within about a second, counts its extend votes
+// as errors naming the policy and, left with c alone, steps down by its
+// local deadline (C4); its demotion's cause names the policy. Once the
+// documented bound has passed (every vote of v that any client counts
+// then comes from a check made after the switch), filler keys press on
+// v's memory (evictions), the leader's links are cut and the next leader
+// is elected by b and c: neither the election key nor its fencing counter
+// is written on v after the bound (no script is sent to a refused node).
+// A candidate restarted against v is refused by redlock.New, with an
+// error naming the node and its policy, and starts with AllowEviction.
+// C1-C4 hold.
+func scEvictingPolicy(t *testing.T, bin string) {
+	e := startEvicting(t, bin, rigOptions{})
+	r, l, el := e.r, e.bm.l, e.bm.el
+	e.switchPolicy()
+	sd, _ := r.waitEv(e.bm.from, waitLong, "the leader's stepdown", ended(wire.Stepdown, l, el.TS))
+	dm, _ := r.waitEv(e.bm.from, waitLong, "the leader's demotion", ended(wire.Demoted, l, el.TS))
+	t.Logf("leader %s saw its term end %s after the switch; demoted: %s", l.id, gap(e.switched, sd.T), dm.Cause)
+	// Positive evidence that the guard acted: the last refresh failed on
+	// v's refusal, not on a vote (no key of L's was evicted: no pressure yet).
+	assert.Contains(t, dm.Cause, "node "+l.slot.proxies[e.v].Addr()+" has maxmemory-policy volatile-random",
+		"the demotion's cause does not name node %d's refusal", e.v)
+	l.slot.proxies[e.b].Heal()
+	r.mark("healed %s's link to node %d", l.id, e.b)
+
+	// A vote of v counted at time t goes by a check that ended after
+	// t - confStale (an older one is waited for), and that check began at
+	// most confCheck before it ended: from switched + confStale +
+	// confCheck on, every vote of v a client counts comes from a check
+	// begun after the switch, which refuses it (Config.AllowEviction: "a
+	// change is seen within 6s"). confLand more for a script admitted just
+	// before the bound to reach v or be given up. This is the wait for a
+	// guarantee, not for an outcome.
+	bound := e.switched + (confStale + confCheck + confLand).Nanoseconds()
+	sleepUntil(bound)
+	after := e.w.mark(t, "bound")
+	// No pressure yet: v had 64KiB to spare and nothing to evict before
+	// the bound. A key evicted inside the window is not covered by the
+	// guard (Config.AllowEviction), so it would void the scenario.
+	if early := e.w.span(0, after, evicted); len(early) > 0 {
+		t.Errorf("node %d evicted keys before the bound, inside the window the guard does not cover: %v", e.v, early)
+	}
+	r.mark("%s after the switch: no client counts node %d's votes", gap(e.switched, bound), e.v)
+	stop := e.fill()
+	e.w.wait(t, after, waitLong, "an eviction of a filler key on node "+strconv.Itoa(e.v), evictedFiller)
+	partitionLeader(r)
+	p, pel := r.leader()
+	stop()
+	require.Greater(t, pel.TS, bound, "the leader %s was not elected after the bound", p.id)
+	for _, n := range []int{e.b, e.c} {
+		if h := lease.DecodeValue(get(r.admin[n], electionKey)); h.ID != p.id {
+			t.Errorf("node %d holds %q, not leader %s's key", n, h.Raw, p.id)
+		}
+	}
+	late := e.w.span(after, -1, onElectionKeys)
+	nEvicted := len(e.w.span(after, -1, evictedFiller))
+	t.Logf("%s elected by nodes %d and %d, %s after the bound; node %d: %d filler keys evicted, %d events of the election's keys since the bound",
+		p.id, e.b, e.c, gap(bound, pel.TS), e.v, nEvicted, len(late))
+	if len(late) > 0 || get(e.a, electionKey) != "" {
+		t.Errorf("node %d was written the election's keys after the bound, although refused: %v (now %q)", e.v, late, get(e.a, electionKey))
+	}
 
 	sl := r.slots[0]
 	r.stop(sl.cur)
 	ev := r.spawnRefused(sl)
 	assert.True(t, ev.OK, "the refusal is not a redlock.ErrInvalidConfig: %s", ev.Cause)
-	for _, want := range []string{"node " + sl.proxies[v].Addr(), "maxmemory-policy volatile-random", "AllowEviction"} {
+	for _, want := range []string{"node " + sl.proxies[e.v].Addr(), "maxmemory-policy volatile-random", "AllowEviction"} {
 		assert.Contains(t, ev.Cause, want)
 	}
 	from := r.hist.len()
-	p := r.spawn(sl, "-allow-eviction")
-	r.waitEv(from, waitLong, "candidate "+p.id+" ready with AllowEviction", func(ev wire.Event) bool {
-		return ev.Ev == wire.Ready && ev.PID == p.pid
+	np := r.spawn(sl, "-allow-eviction")
+	r.waitEv(from, waitLong, "candidate "+np.id+" ready with AllowEviction", func(ev wire.Event) bool {
+		return ev.Ev == wire.Ready && ev.PID == np.pid
 	})
+	rep := r.finish()
+	r.expect(rep)
+}
+
+// ctlEvictingAllowEviction: the negative control of the eviction guard:
+// the same deployment with every candidate allowing eviction
+// (AllowEviction), so that v's votes count whatever its policy. Under
+// memory pressure v evicts L's key, and v and b elect another candidate
+// while L still leads: C1 must see the two leaders (as after the clock
+// jump); fencing holds (C2, C3: the counters have no TTL, they are not
+// evicted), and C4 too.
+func ctlEvictingAllowEviction(t *testing.T, bin string) {
+	e := startEvicting(t, bin, rigOptions{allowEviction: true})
+	r, l, el := e.r, e.bm.l, e.bm.el
+	e.switchPolicy()
+	stop := e.fill()
+	e.w.wait(t, 0, waitLong, "the election key's eviction on node "+strconv.Itoa(e.v), func(ev wire.Event) bool {
+		return evicted(ev) && ev.What == electionKey
+	})
+	stop()
+	evictedAt := r.mark("%s's key evicted on node %d, %s after the switch (%d keys evicted); the filler stopped",
+		l.id, e.v, gap(e.switched, wire.Now()), infoInt(t, e.a, "stats", "evicted_keys"))
+	next, _ := r.waitEv(e.bm.from, waitLong, "a second leader, elected by nodes "+strconv.Itoa(e.v)+" and "+strconv.Itoa(e.b), electedOther(l))
+	t.Logf("%s elected %s after the eviction, while %s leads", next.ID, gap(evictedAt, next.TS), l.id)
+	r.waitEv(e.bm.from, waitLong, "the old leader's stepdown", ended(wire.Stepdown, l, el.TS))
+	l.slot.proxies[e.b].Heal()
 	rep := r.finish()
 	require.NotEmpty(t, rep.c1, "C1 did not see the two leaders the eviction made")
 	assert.Contains(t, strings.Join(rep.c1, "\n"), "tenures overlap")
-	t.Logf("C1 reports the double leadership, as it must: %v", rep.c1)
+	t.Logf("caught, as it must be: %v", rep.c1)
 	r.expect(rep, "C1")
 }
 

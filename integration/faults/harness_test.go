@@ -55,6 +55,7 @@ type rigOptions struct {
 	noFencing     bool // redlock DisableFencing: every token is 0
 	unfencedStore bool // the store checks no token
 	noQuarantine  bool // redlock DisableQuarantine: forgetful nodes vote at once
+	allowEviction bool // redlock AllowEviction: evicting nodes vote
 	compute, gap  time.Duration
 }
 
@@ -270,6 +271,9 @@ func (r *rig) spawn(sl *slot, extra ...string) *proc {
 	}
 	if r.o.noQuarantine {
 		args = append(args, "-disable-quarantine")
+	}
+	if r.o.allowEviction {
+		args = append(args, "-allow-eviction")
 	}
 	args = append(args, extra...)
 	p := &proc{id: id, slot: sl, log: filepath.Join(r.dir, id+".log"), exited: make(chan struct{})}

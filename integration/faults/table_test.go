@@ -77,7 +77,7 @@ func table(rows []row, total time.Duration) string {
 		}
 		fmt.Fprintf(&b, "| %s | %s | %s | %s | %d | %d | %s | %s |\n", r.name, r.fault, r.checks, r.result, r.o.terms, len(fo), p, r.took.Round(100*time.Millisecond))
 	}
-	b.WriteString("\nA control passes when its checker catches the fault. Failover: from the end of a lost term (its holder saw it end, or its validity ended) to the start of the next; negative when the next began first: after the clock jump and the eviction (fencing keeps them safe) and in the controls, where two leaders overlap.\n")
+	b.WriteString("\nA control passes when its checker catches the fault. Failover: from the end of a lost term (its holder saw it end, or its validity ended) to the start of the next; negative when the next began first: after the clock jump (fencing keeps it safe) and in the controls, where two leaders overlap.\n")
 	return b.String()
 }
 
