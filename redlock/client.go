@@ -228,6 +228,7 @@ func (c *Client) probe(ctx context.Context, n *node, bootstrap bool) (probeInfo,
 // the check cannot be made there. A node that cannot be read now is
 // checked before its first vote.
 func (c *Client) checkConfig(ctx context.Context, n *node) error {
+	start := time.Now()
 	conf, err := c.readConf(ctx, n)
 	if err != nil {
 		if confRefused(err) {
@@ -240,7 +241,7 @@ func (c *Client) checkConfig(ctx context.Context, n *node) error {
 	}
 	refused := c.evicting(n, conf)
 	n.conf.mu.Lock()
-	n.conf.checkedAt, n.conf.refused = time.Now(), refused
+	n.conf.checkedAt, n.conf.refused = start, refused
 	n.conf.mu.Unlock()
 	if refused != nil {
 		return refused

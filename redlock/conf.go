@@ -20,10 +20,12 @@ import (
 // until a later check finds noeviction, or Config.AllowEviction is set.
 //
 // Checks ride on requests, so an idle client sends none: a vote-bearing
-// request (acquire, extend, inspect) to a node whose last check is older
-// than confRecheck starts a new check in the background, and one whose
-// last check is older than confStale, or that was never checked, waits for
-// the check first (within the request's own deadline). A node that does
+// request (acquire, extend, inspect) to a node whose last check started
+// more than confRecheck ago starts a new check in the background, and one
+// whose last check started more than confStale ago, or that was never
+// checked, waits for a check that started since (within the request's own
+// deadline; a check that does not answer in time fails the vote). So a
+// change is seen by every vote counted confStale after it. A node that does
 // not allow CONFIG GET (an ACL user without it, a managed service,
 // miniredis) cannot be checked and is accepted, as at start-up.
 
@@ -40,15 +42,27 @@ var confParams = []string{"maxmemory-policy", "cluster-require-full-coverage", "
 
 // nodeConf is what the client knows of a node's configuration.
 type nodeConf struct {
-	mu          sync.Mutex
-	checkedAt   time.Time // of the last check that got an answer; zero: never
-	uncheckable bool      // the node refuses CONFIG GET: never checked again
-	refused     error     // non-nil: the node's votes do not count
-	checking    bool      // a check is under way
+	mu sync.Mutex
+	// checkedAt is when the newest check that got an answer started (the
+	// answer shows the node as it was at that moment or later); zero:
+	// never.
+	checkedAt   time.Time
+	uncheckable bool        // the node refuses CONFIG GET: never checked again
+	refused     error       // non-nil: the node's votes do not count
+	flight      *confFlight // the check under way, if any
+}
+
+// confFlight is one check of a node's configuration, shared by the
+// requests that wait for it.
+type confFlight struct {
+	start time.Time
+	done  chan struct{} // closed when err is set
+	err   error         // the refusal, a failed check, or nil: the vote may count
 }
 
 // admit reports whether n's vote may count: nil, or why not. It may check
-// n's configuration first (see above), bounded by ctx.
+// n's configuration first (see above), bounded by ctx: a vote counted at
+// time t is backed by a check that started after t - confStale.
 func (c *Client) admit(ctx context.Context, n *node) error {
 	nc := &n.conf
 	nc.mu.Lock()
@@ -56,55 +70,70 @@ func (c *Client) admit(ctx context.Context, n *node) error {
 		nc.mu.Unlock()
 		return nil
 	}
-	age := time.Since(nc.checkedAt)
-	start := age >= confRecheck && !nc.checking
-	if start {
-		nc.checking = true
+	now := time.Now()
+	age := now.Sub(nc.checkedAt)
+	fresh := !nc.checkedAt.IsZero() && age < confStale
+	f := nc.flight
+	if f != nil && now.Sub(f.start) >= confStale {
+		f = nil // a check that hangs (go-redis may not honour its deadline) is no use
 	}
-	wait := nc.checkedAt.IsZero() || age >= confStale
+	if f == nil && (!fresh || age >= confRecheck) {
+		f = c.startCheck(n)
+	}
 	refused := nc.refused
 	nc.mu.Unlock()
-
-	if !start {
-		return refused // a check is under way, or the last one is recent
-	}
-	if !wait {
-		c.wg.Go(func() {
-			cctx, cancel := context.WithTimeout(context.Background(), max(time.Second, c.cfg.NodeTimeout))
-			defer cancel()
-			_ = c.recheck(cctx, n)
-		})
+	if fresh {
 		return refused
 	}
-	return c.recheck(ctx, n)
+	select {
+	case <-f.done:
+		return f.err
+	case <-ctx.Done():
+		return fmt.Errorf("configuration check (maxmemory-policy) not answered: %w", ctx.Err())
+	}
 }
 
-// recheck reads n's configuration, records the outcome, and returns
-// whether n's vote may count. A check that gets no answer changes nothing
-// (the request that follows will most likely fail the same way).
-func (c *Client) recheck(ctx context.Context, n *node) error {
-	conf, err := c.readConf(ctx, n)
+// startCheck starts a check of n's configuration in the background and
+// makes it n's flight. The caller holds n.conf.mu.
+func (c *Client) startCheck(n *node) *confFlight {
 	nc := &n.conf
-	nc.mu.Lock()
-	defer nc.mu.Unlock()
-	nc.checking = false
-	switch {
-	case err != nil && confRefused(err):
-		nc.uncheckable, nc.refused = true, nil
-		c.log.Debug("cannot read node configuration; maxmemory-policy not checked", "node", n.addr, "error", err)
-		return nil
-	case err != nil:
-		return nc.refused
-	}
-	was := nc.refused
-	nc.checkedAt, nc.refused = time.Now(), c.evicting(n, conf)
-	switch {
-	case nc.refused != nil && was == nil:
-		c.log.Error("node refused: its votes do not count until it stops evicting", "node", n.addr, "error", nc.refused)
-	case nc.refused == nil && was != nil:
-		c.log.Warn("node no longer evicts: its votes count again", "node", n.addr)
-	}
-	return nc.refused
+	f := &confFlight{start: time.Now(), done: make(chan struct{})}
+	nc.flight = f
+	c.wg.Go(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), max(time.Second, c.cfg.NodeTimeout))
+		defer cancel()
+		conf, err := c.readConf(ctx, n)
+		nc.mu.Lock()
+		defer nc.mu.Unlock()
+		if nc.flight == f {
+			nc.flight = nil
+		}
+		defer close(f.done)
+		switch {
+		case err != nil && confRefused(err):
+			if !nc.uncheckable {
+				c.log.Debug("cannot read node configuration; maxmemory-policy not checked", "node", n.addr, "error", err)
+			}
+			nc.uncheckable, nc.refused = true, nil
+			return
+		case err != nil:
+			f.err = fmt.Errorf("configuration check (maxmemory-policy): %w", err)
+			return
+		}
+		f.err = c.evicting(n, conf)
+		if !f.start.After(nc.checkedAt) {
+			return // a newer check has answered already
+		}
+		was := nc.refused
+		nc.checkedAt, nc.refused = f.start, f.err
+		switch {
+		case nc.refused != nil && was == nil:
+			c.log.Error("node refused: its votes do not count until it stops evicting", "node", n.addr, "error", nc.refused)
+		case nc.refused == nil && was != nil:
+			c.log.Warn("node no longer evicts: its votes count again", "node", n.addr)
+		}
+	})
+	return f
 }
 
 // confRefused reports an error that means the node will never let us read

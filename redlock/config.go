@@ -76,8 +76,8 @@ type Config struct {
 	// keys, and lets them vote. An evicted lock key is a lock granted
 	// twice, so by default such nodes are refused: by New, and while the
 	// client is in use (the policy is re-checked about once a second while
-	// requests flow, before a vote once the last check is 5s old, so a
-	// change is seen within 6s): their votes then count as errors naming
+	// requests flow, before a vote once the last check began 5s ago, so a
+	// change is seen within 5s): their votes then count as errors naming
 	// the policy. Default: false.
 	AllowEviction bool
 

@@ -16,7 +16,7 @@
 //   - keys are never evicted: New refuses nodes with an evicting
 //     maxmemory-policy, and a node that turns evicting later (CONFIG SET,
 //     a restart with another configuration, a node that was down at
-//     start-up) stops counting within 6s of the change; keys it evicted in
+//     start-up) stops counting within 5s of the change; keys it evicted in
 //     between are not covered (set noeviction on the servers themselves).
 //
 // Held is checked against a local deadline on the monotonic clock, never

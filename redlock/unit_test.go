@@ -14,6 +14,7 @@ import (
 
 	"github.com/redlease/redlease/internal/testnodes"
 
+	"github.com/alicebob/miniredis/v2/server"
 	"github.com/hashicorp/go-hclog"
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
@@ -503,4 +504,52 @@ func TestClosedClient(t *testing.T) {
 	require.NoError(t, c.Close())
 	_, err := c.TryAcquire(context.Background(), "k", 5*time.Second)
 	require.ErrorIs(t, err, ErrClosed)
+}
+
+// A node whose configuration check does not answer does not vote: a
+// request to a node never checked waits for the check within its own
+// deadline, and fails without counting the node. Once the check answers
+// (noeviction), the node votes again.
+func TestUncheckedNodeDoesNotVote(t *testing.T) {
+	ctx := context.Background()
+	ms, nodes := testnodes.Minis(t, 3)
+	gate := make(chan struct{})
+	var once sync.Once
+	open := func() { once.Do(func() { close(gate) }) }
+	ms[0].Server().SetPreHook(func(p *server.Peer, cmd string, args ...string) bool {
+		if !strings.EqualFold(cmd, "CONFIG") {
+			return false
+		}
+		<-gate // hangs until opened
+		p.WriteLen(2)
+		p.WriteBulk("maxmemory-policy")
+		p.WriteBulk("noeviction")
+		return true
+	})
+	// Not bootstrapped (New's probe of node 0 waits for the check, and
+	// gives up): quarantine off, so that node 0 votes once checked.
+	c, err := New(ctx, Config{NodeTimeout: 100 * time.Millisecond, DisableQuarantine: true, Logger: testLogger(t)}, nodes...)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = c.Close() })
+	t.Cleanup(open) // first: Close waits for the hung checks
+
+	l, err := c.TryAcquire(ctx, "unchecked", time.Second)
+	require.NoError(t, err, "the two other nodes are a majority")
+	in, err := c.Inspect(ctx, "unchecked")
+	require.NoError(t, err)
+	require.ErrorContains(t, in.Nodes[0].Err, "configuration check (maxmemory-policy) not answered")
+	assert.Empty(t, ms[0].Keys(), "no script reached the unchecked node")
+	_, err = l.Release(ctx)
+	require.NoError(t, err)
+
+	open()
+	require.Eventually(t, func() bool {
+		in, err := c.Inspect(ctx, "unchecked")
+		return err != nil && in != nil && in.Nodes[0].Err == nil
+	}, 5*time.Second, 5*time.Millisecond, "the node answers again once checked")
+	l, err = c.TryAcquire(ctx, "unchecked", time.Second)
+	require.NoError(t, err)
+	require.Eventually(t, func() bool { return ms[0].Exists("unchecked") }, 5*time.Second, 5*time.Millisecond)
+	_, err = l.Release(ctx)
+	require.NoError(t, err)
 }

@@ -30,19 +30,15 @@ func infoInt(t *testing.T, c *redis.Client, section, field string) int64 {
 // Eviction. An evicting node forgets lock keys without a quarantine:
 // redlock refuses it, in New and while in use (redlock/conf.go): a
 // vote-bearing request re-checks a node's configuration in the background
-// once its last check is older than a second, and waits for a check once
-// it is older than 5s, each check bounded by max(1s, NodeTimeout); the
-// refused node's votes count as errors naming its policy, and the acquire
-// and extend scripts are not sent to it. Config.AllowEviction documents
-// the bound: a change is seen within 6s.
+// once its last check began more than a second ago, and waits for a check
+// begun since once it began more than 5s ago; the refused node's votes
+// count as errors naming its policy, and the acquire and extend scripts
+// are not sent to it. Config.AllowEviction documents the bound: a change
+// is seen within 5s.
 const (
 	// confStale is how old redlock lets a node's last configuration check
 	// get before a vote waits for a new one (redlock's confStale).
 	confStale = 5 * time.Second
-	// confCheck bounds one check: max(1s, NodeTimeout), NodeTimeout being
-	// 100ms here (a waited-for check is bounded by its request's deadline,
-	// shorter still: NodeTimeout, or a refresh's wait).
-	confCheck = time.Second
 	// confLand: a script admitted just before the bound may still reach the
 	// node after it; the candidates' read timeout is 300ms, their
 	// NodeTimeout 100ms.
@@ -241,15 +237,14 @@ func scEvictingPolicy(t *testing.T, bin string) {
 	l.slot.proxies[e.b].Heal()
 	r.mark("healed %s's link to node %d", l.id, e.b)
 
-	// A vote of v counted at time t goes by a check that ended after
-	// t - confStale (an older one is waited for), and that check began at
-	// most confCheck before it ended: from switched + confStale +
-	// confCheck on, every vote of v a client counts comes from a check
-	// begun after the switch, which refuses it (Config.AllowEviction: "a
-	// change is seen within 6s"). confLand more for a script admitted just
-	// before the bound to reach v or be given up. This is the wait for a
-	// guarantee, not for an outcome.
-	bound := e.switched + (confStale + confCheck + confLand).Nanoseconds()
+	// A vote of v counted at time t goes by a check that began after
+	// t - confStale (an older one is waited for, within the request's
+	// deadline): from switched + confStale on, every vote of v a client
+	// counts comes from a check begun after the switch, which refuses it
+	// (Config.AllowEviction: "a change is seen within 5s"). confLand more
+	// for a script admitted just before the bound to reach v or be given
+	// up. This is the wait for a guarantee, not for an outcome.
+	bound := e.switched + (confStale + confLand).Nanoseconds()
 	sleepUntil(bound)
 	after := e.w.mark(t, "bound")
 	// No pressure yet: v had 64KiB to spare and nothing to evict before
