@@ -14,10 +14,12 @@ import (
 // (increment a counter, observe a histogram). Embed [NopHooks] to implement
 // only some of them.
 type Hooks interface {
-	// Elected is called when a term of this elector begins.
+	// Elected is called when a term of this elector begins, just before
+	// EventElected is sent.
 	Elected(t Term)
 	// Demoted is called when a term of this elector ended and was
-	// released, with why it ended; time.Since(t.Start) is its length.
+	// released, with why it ended, just before EventDemoted is sent;
+	// time.Since(t.Start) is its length.
 	Demoted(t Term, cause error)
 	// AcquireAttempt is called after every campaign attempt with its
 	// duration: err is nil when it won the election, and otherwise says

@@ -106,8 +106,8 @@ func (c *candidate) runTerm(ctx context.Context, l *lease.Lease) {
 	e.setCurrent(t)
 	e.log.Info("elected", "token", t.Token, "validity", time.Until(l.ValidUntil()))
 	c.see(t.leader())
+	e.hooks.Elected(t.Term) // before the event: a reader of Events sees hooks that agree
 	e.emit(Event{Kind: EventElected, Term: t.Term})
-	e.hooks.Elected(t.Term)
 	if f := e.cfg.Callbacks.OnElected; f != nil {
 		e.wg.Go(func() {
 			defer close(t.elected)
@@ -154,8 +154,8 @@ func (c *candidate) handover(t *term, cause error) {
 	close(t.over)
 	e.log.Info("demoted", "token", t.Token, "cause", cause, "elapsed", time.Since(t.Start), "release_error", t.releaseErr)
 
-	e.emit(Event{Kind: EventDemoted, Term: t.Term, Cause: cause})
 	e.hooks.Demoted(t.Term, cause)
+	e.emit(Event{Kind: EventDemoted, Term: t.Term, Cause: cause})
 	f := e.cfg.Callbacks.OnDemoted
 	c.d.push(func() {
 		defer close(t.demoted)

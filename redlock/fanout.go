@@ -53,6 +53,12 @@ func (c *Client) fanoutWithin(ctx context.Context, wait time.Duration, nodes []*
 	for i, n := range nodes {
 		c.wg.Go(func() {
 			a := do(nctx, n)
+			if a.vote == VoteError && errors.Is(a.err, context.DeadlineExceeded) && ctx.Err() == nil {
+				// Cut by the fan-out's own deadline, wherever it was stuck
+				// (queued, on the wire, in a configuration check): say so
+				// in one way.
+				a.err = errNodeTimeout{wait, wait == c.cfg.NodeTimeout}
+			}
 			if a.vote == VoteError {
 				c.nodeFailed(n, a.err)
 			}
