@@ -227,6 +227,11 @@ func TestForgetfulNodeFloor(t *testing.T) {
 		return ms[0].HGet(markerKey, "ok") == "1"
 	}, 5*time.Second, 5*time.Millisecond)
 	assert.Equal(t, "3", ms[0].HGet(markerKey, "b"))
+	// The failed attempt is undone in the background too: its yes on
+	// nodes 3 and 4 must be gone before the next attempt.
+	require.Eventually(t, func() bool {
+		return !ms[3].Exists("res") && !ms[4].Exists("res")
+	}, 5*time.Second, 5*time.Millisecond, "the failed attempt was not undone")
 	ms[0].SetTime(time.Now().Add(6 * time.Second))
 	l, err := c.TryAcquire(ctx, "res", 4*time.Second)
 	require.NoError(t, err)
