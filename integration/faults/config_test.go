@@ -73,13 +73,21 @@ func startEvicting(t *testing.T, bin string, o rigOptions) *evicting {
 }
 
 // switchPolicy turns node v evicting: volatile-random (keys with a TTL, as
-// lock keys have, may go) and a maxmemory just above its usage.
+// lock keys have, may go). Nothing is evicted yet: v has no maxmemory
+// (see tighten).
 func (e *evicting) switchPolicy() {
 	t, ctx := e.r.t, context.Background()
-	e.limit = infoInt(t, e.a, "memory", "used_memory") + 64<<10
 	require.NoError(t, e.a.ConfigSet(ctx, "maxmemory-policy", "volatile-random").Err())
+	e.switched = e.r.mark("node %d: maxmemory-policy volatile-random (no maxmemory yet)", e.v)
+}
+
+// tighten sets node v's maxmemory just above its usage, so that the
+// filler makes it evict.
+func (e *evicting) tighten() {
+	t, ctx := e.r.t, context.Background()
+	e.limit = infoInt(t, e.a, "memory", "used_memory") + 64<<10
 	require.NoError(t, e.a.ConfigSet(ctx, "maxmemory", strconv.FormatInt(e.limit, 10)).Err())
-	e.switched = e.r.mark("node %d: maxmemory-policy volatile-random, maxmemory %d (its usage + 64KiB)", e.v, e.limit)
+	e.r.mark("node %d: maxmemory %d (its usage + 64KiB)", e.v, e.limit)
 }
 
 // fill presses on node v's memory: a 16KiB filler key with a TTL every
@@ -211,13 +219,13 @@ func evictedFiller(ev wire.Event) bool {
 // election is refused at run time. A leader L is made to hold its term on
 // a bare majority (cut from node b until its key there lapses: node v and
 // the third node c), then v is switched to volatile-random (keys with a
-// TTL, as lock keys have, may go) with a maxmemory just above its usage.
+// TTL, as lock keys have, may go), with no maxmemory yet.
 // L's client re-checks v within about a second, counts its extend votes
 // as errors naming the policy and, left with c alone, steps down by its
 // local deadline (C4); its demotion's cause names the policy. Once the
 // documented bound has passed (every vote of v that any client counts
-// then comes from a check made after the switch), filler keys press on
-// v's memory (evictions), the leader's links are cut and the next leader
+// then comes from a check made after the switch), v gets a maxmemory just
+// above its usage and filler keys press on it (evictions), the leader's links are cut and the next leader
 // is elected by b and c: neither the election key nor its fencing counter
 // is written on v after the bound (no script is sent to a refused node).
 // A candidate restarted against v is refused by redlock.New, with an
@@ -247,13 +255,14 @@ func scEvictingPolicy(t *testing.T, bin string) {
 	bound := e.switched + (confStale + confLand).Nanoseconds()
 	sleepUntil(bound)
 	after := e.w.mark(t, "bound")
-	// No pressure yet: v had 64KiB to spare and nothing to evict before
-	// the bound. A key evicted inside the window is not covered by the
-	// guard (Config.AllowEviction), so it would void the scenario.
+	// No pressure yet: v has no maxmemory before the bound, so nothing
+	// is evicted inside the window the guard does not cover
+	// (Config.AllowEviction); an eviction there would void the scenario.
 	if early := e.w.span(0, after, evicted); len(early) > 0 {
 		t.Errorf("node %d evicted keys before the bound, inside the window the guard does not cover: %v", e.v, early)
 	}
 	r.mark("%s after the switch: no client counts node %d's votes", gap(e.switched, bound), e.v)
+	e.tighten()
 	stop := e.fill()
 	e.w.wait(t, after, waitLong, "an eviction of a filler key on node "+strconv.Itoa(e.v), evictedFiller)
 	partitionLeader(r)
@@ -300,6 +309,7 @@ func ctlEvictingAllowEviction(t *testing.T, bin string) {
 	e := startEvicting(t, bin, rigOptions{allowEviction: true})
 	r, l, el := e.r, e.bm.l, e.bm.el
 	e.switchPolicy()
+	e.tighten()
 	stop := e.fill()
 	e.w.wait(t, 0, waitLong, "the election key's eviction on node "+strconv.Itoa(e.v), func(ev wire.Event) bool {
 		return evicted(ev) && ev.What == electionKey
