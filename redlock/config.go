@@ -27,7 +27,8 @@ type Config struct {
 	// NodeTimeout bounds every request to one node, enforced by redlock
 	// itself whatever the go-redis client's own timeouts and retries are.
 	// A node that has not answered within it counts as a "no" vote.
-	// It should be small next to the TTL: a few round trips.
+	// It should be small next to the TTL: a few round trips. An Extend
+	// may wait longer for late replies when asked ([WithExtendTimeout]).
 	// Default: 50ms.
 	NodeTimeout time.Duration
 
