@@ -41,15 +41,16 @@ type Config struct {
 	RenewInterval time.Duration
 
 	// RetryInterval is how long after the start of a failed refresh the
-	// next one starts (at once, if the failed one took longer);
-	// refreshes are retried until one succeeds or the lease ends. It is also how long one refresh waits for a majority of
-	// the nodes (or the client's NodeTimeout, if that is longer): a refresh returns as soon as a majority agreed, so
-	// this matters only when the replies are late, e.g. in a process that
-	// refreshes thousands of leases or is short of CPU, and a late yes is
-	// as good as a prompt one (the new validity counts from the start of
-	// the refresh). It must not exceed RenewInterval. Default:
-	// RenewInterval/4 (with the other defaults, about seven retries fit
-	// before the lease ends).
+	// next one starts (at once, if the failed one took longer); refreshes
+	// are retried until one succeeds or the lease ends. It is also how long
+	// one refresh waits for a majority of the nodes (or the client's
+	// NodeTimeout, if that is longer): a refresh returns as soon as a
+	// majority agreed, so this matters only when the replies are late, e.g.
+	// in a process that refreshes thousands of leases or is short of CPU,
+	// and a late yes is as good as a prompt one (the new validity counts
+	// from the start of the refresh). It must not exceed RenewInterval.
+	// Default: RenewInterval/4 (with the other defaults, about seven
+	// retries fit before the lease ends).
 	RetryInterval time.Duration
 
 	// SafetyMargin is how long before its validity ends ([Lease.ValidUntil],

@@ -15,9 +15,9 @@
 // Refresh. Each [Lease] owns one goroutine that extends the keys on the
 // nodes every RenewInterval, and after a failure every RetryInterval. A
 // refresh returns as soon as a majority agreed, and waits for late replies
-// up to RetryInterval (a busy process reads its replies late). Each success moves [Lease.ValidUntil]
-// forward: start of the refresh + TTL - drift, on the local monotonic
-// clock.
+// up to RetryInterval (a busy process reads its replies late). Each
+// success moves [Lease.ValidUntil] forward: start of the refresh + TTL -
+// drift, on the local monotonic clock.
 //
 // Loss. The lease ends at [Lease.Deadline] = ValidUntil - SafetyMargin by a
 // local timer, unless a refresh succeeded before: it never waits for a

@@ -49,6 +49,7 @@ func (c *Client) fanoutWithin(ctx context.Context, wait time.Duration, nodes []*
 	// The last request to finish releases the context; until then it
 	// lives to its deadline, so stragglers are not cut short by our return.
 	nctx, cancel := deadline(ctx, wait)
+	timedOut := errNodeTimeout{wait, wait == c.cfg.NodeTimeout}
 	running.Store(int32(len(nodes)))
 	for i, n := range nodes {
 		c.wg.Go(func() {
@@ -57,7 +58,7 @@ func (c *Client) fanoutWithin(ctx context.Context, wait time.Duration, nodes []*
 				// Cut by the fan-out's own deadline, wherever it was stuck
 				// (queued, on the wire, in a configuration check): say so
 				// in one way.
-				a.err = errNodeTimeout{wait, wait == c.cfg.NodeTimeout}
+				a.err = timedOut
 			}
 			if a.vote == VoteError {
 				c.nodeFailed(n, a.err)
@@ -108,7 +109,7 @@ collect:
 				}
 			}
 			if cut = ctx.Err(); cut == nil {
-				cut = errNodeTimeout{wait, wait == c.cfg.NodeTimeout}
+				cut = timedOut
 			}
 			break collect
 		}
