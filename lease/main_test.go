@@ -15,12 +15,11 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/redis/go-redis/v9/maintnotifications"
 	"github.com/stretchr/testify/require"
-	"go.uber.org/goleak"
 
 	"github.com/redlease/redlease/redlock"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m, testnodes.IgnoreRedial) }
+func TestMain(m *testing.M) { testnodes.Main(m) }
 
 // memNode is a miniredis served in memory (net.Pipe, no listener), so it
 // works inside a testing/synctest bubble, with TTLs that follow the

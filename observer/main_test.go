@@ -10,13 +10,12 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
-	"go.uber.org/goleak"
 
 	"github.com/redlease/redlease/lease"
 	"github.com/redlease/redlease/redlock"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m, testnodes.IgnoreRedial) }
+func TestMain(m *testing.M) { testnodes.Main(m) }
 
 func testLogger(t testing.TB) hclog.Logger { return testnodes.Logger(t, hclog.Debug) }
 

@@ -37,8 +37,6 @@ package redlock_test
 
 import (
 	"context"
-	"log"
-	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -165,9 +163,6 @@ func newBenchFixture(b *testing.B, sc benchScenario) *benchFixture {
 	b.Helper()
 	f := &benchFixture{sc: sc, group: redistest.Start(b, benchNodes)}
 	if sc == scenarioDown {
-		// go-redis logs every failed dial to the dead node on stderr.
-		redis.SetLogger(discardLogger{})
-		b.Cleanup(func() { redis.SetLogger(stderrLogger{log.New(os.Stderr, "redis: ", log.LstdFlags)}) })
 		// Runs after the clients are closed (cleanups run last-in first-out):
 		// go-redis' dial-error breaker probes a dead node from a goroutine
 		// that sleeps 1s between probes and only then sees its pool closed;
@@ -311,14 +306,6 @@ func processCPU() time.Duration {
 	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
-
-type discardLogger struct{}
-
-func (discardLogger) Printf(context.Context, string, ...any) {}
-
-type stderrLogger struct{ l *log.Logger }
-
-func (s stderrLogger) Printf(_ context.Context, format string, v ...any) { s.l.Printf(format, v...) }
 
 type errFloor string
 

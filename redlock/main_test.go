@@ -9,10 +9,9 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
-	"go.uber.org/goleak"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m, testnodes.IgnoreRedial) }
+func TestMain(m *testing.M) { testnodes.Main(m) }
 
 // testLogger sends a client's logs to t.Log.
 func testLogger(t testing.TB) hclog.Logger { return testnodes.Logger(t, hclog.Debug) }

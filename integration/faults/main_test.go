@@ -8,11 +8,9 @@ import (
 	"time"
 
 	"github.com/redlease/redlease/internal/testnodes"
-
-	"go.uber.org/goleak"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m, testnodes.IgnoreRedial) }
+func TestMain(m *testing.M) { testnodes.Main(m) }
 
 // buildCandidate builds the candidate program into dir, with the race
 // detector when this test binary has it (the build then reuses the

@@ -11,13 +11,12 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
-	"go.uber.org/goleak"
 
 	"github.com/redlease/redlease/internal/redistest"
 	"github.com/redlease/redlease/redlock"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m, testnodes.IgnoreRedial) }
+func TestMain(m *testing.M) { testnodes.Main(m) }
 
 // skipShort skips tests that start real redis-server processes.
 func skipShort(t *testing.T) {

@@ -5,6 +5,7 @@
 package testnodes
 
 import (
+	"context"
 	"strings"
 	"testing"
 
@@ -46,3 +47,18 @@ func (w tWriter) Write(p []byte) (int, error) {
 	w.t.Log(strings.TrimSpace(string(p)))
 	return len(p), nil
 }
+
+// Main runs a package's tests (call it from TestMain) and then checks for
+// leaked goroutines with goleak, ignoring IgnoreRedial and opts. It drops
+// go-redis's own log lines first: a test that stops a server makes go-redis
+// log every failed redial on stderr, hundreds of lines that would bury a
+// failing test's report (go test prints a failed package's output whole,
+// and CI shows its end).
+func Main(m *testing.M, opts ...goleak.Option) {
+	redis.SetLogger(quietRedis{})
+	goleak.VerifyTestMain(m, append(opts, IgnoreRedial)...)
+}
+
+type quietRedis struct{}
+
+func (quietRedis) Printf(context.Context, string, ...any) {}
