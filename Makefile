@@ -1,4 +1,5 @@
 # redlease: `make test` is everything CI runs.
+SHELL       := /bin/bash
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 GO_PKGS     := ./...
 
@@ -6,8 +7,16 @@ GO_PKGS     := ./...
 
 ## test: install redis-server if missing, then gofmt, vet, staticcheck, every test
 ## with -race, and a short run of every fuzzer (their seed corpora run as tests too).
+## A failed run ends with its failures again (the failing tests' names, assertion
+## reports, panics and leak reports), taken from the whole output kept in TEST_LOG.
+TEST_LOG ?= $(or $(TMPDIR),/tmp)/redlease-test.log
 test: redis-server check
-	go test -race -count=1 -timeout 15m $(GO_PKGS)
+	@echo "go test -race -count=1 -timeout 15m $(GO_PKGS)  (output also in $(TEST_LOG))"
+	@set -o pipefail; go test -race -count=1 -timeout 15m $(GO_PKGS) 2>&1 | tee $(TEST_LOG) || { \
+	  echo; echo "==== failures, repeated from $(TEST_LOG) ===="; \
+	  grep -E -A7 -e 'Error Trace:|^panic:|goleak:|\[setup failed\]|build failed' $(TEST_LOG) | cut -c1-240 | tail -n 80; \
+	  echo "==== failed:"; grep -E -e '--- FAIL|^FAIL|^panic:' $(TEST_LOG) | tail -n 25; \
+	  exit 1; }
 	$(MAKE) --no-print-directory fuzz FUZZTIME=5s
 
 ## fuzz: every fuzzer for FUZZTIME each (default 5m).
