@@ -394,11 +394,13 @@ func TestIntegrationValidity(t *testing.T) {
 			p.SetLatency(d)
 		}
 	}
-	const ttl = time.Second
 
+	// The delays below leave hundreds of milliseconds between what a test
+	// tells apart (NodeTimeout and the latency, MinValidity and the validity
+	// left), for a busy machine's scheduling under -race.
 	t.Run("latency is subtracted", func(t *testing.T) {
-		c := cl.locker(t, redlock.Config{NodeTimeout: itNodeTimeout})
-		const d = 30 * time.Millisecond
+		const ttl, d = 2 * time.Second, 100 * time.Millisecond
+		c := cl.locker(t, redlock.Config{NodeTimeout: 500 * time.Millisecond})
 		setLatency(d)
 		defer setLatency(0)
 
@@ -439,7 +441,7 @@ func TestIntegrationValidity(t *testing.T) {
 
 	t.Run("latency above NodeTimeout on a majority", func(t *testing.T) {
 		c := cl.locker(t, redlock.Config{NodeTimeout: itNodeTimeout})
-		const d = 2 * itNodeTimeout
+		const d = 3 * itNodeTimeout
 		setLatency(d)
 		defer setLatency(0)
 		key, cp := itKey(t), itNewCapture()
@@ -459,8 +461,8 @@ func TestIntegrationValidity(t *testing.T) {
 	})
 
 	t.Run("MinValidity", func(t *testing.T) {
-		const ttl, minValidity = 3 * time.Second, 2800 * time.Millisecond
-		c := cl.locker(t, redlock.Config{NodeTimeout: 300 * time.Millisecond, MinValidity: minValidity})
+		const ttl, minValidity = 4 * time.Second, 3600 * time.Millisecond
+		c := cl.locker(t, redlock.Config{NodeTimeout: 800 * time.Millisecond, MinValidity: minValidity})
 		key, cp := itKey(t), itNewCapture()
 
 		// Control: without latency the validity left is above MinValidity.
@@ -469,8 +471,8 @@ func TestIntegrationValidity(t *testing.T) {
 		_, err = l.Release(ctx)
 		require.NoError(t, err)
 
-		// TTL - drift - latency = 3000 - 32 - 200 = 2768ms < 2800ms.
-		setLatency(200 * time.Millisecond)
+		// TTL - drift - latency = 4000 - 42 - 400 = 3558ms < 3600ms.
+		setLatency(400 * time.Millisecond)
 		defer setLatency(0)
 		t0 := time.Now()
 		_, err = c.TryAcquire(ctx, key, ttl, cp.option())
