@@ -22,11 +22,11 @@ import (
 func TestIntegrationNoResurrection(t *testing.T) {
 	ctx := context.Background()
 	cl := itStart(t, itConfig{n: 5})
-	c := cl.locker(t, redlock.Config{NodeTimeout: 100 * time.Millisecond})
+	c := cl.locker(t, redlock.Config{NodeTimeout: 400 * time.Millisecond})
 
 	t.Run("expired", func(t *testing.T) {
 		key := itKey(t)
-		l, err := c.TryAcquire(ctx, key, 300*time.Millisecond)
+		l, err := c.TryAcquire(ctx, key, time.Second)
 		require.NoError(t, err)
 		cl.waitAbsent(t, key) // expired on every server
 		assert.False(t, l.Held(), "the local deadline comes before the keys expire")

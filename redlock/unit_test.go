@@ -243,10 +243,12 @@ func TestForgetfulNodeFloor(t *testing.T) {
 func TestExtendAfterDeadline(t *testing.T) {
 	ctx := context.Background()
 	ms, nodes := testnodes.Minis(t, 3)
-	c := newClient(t, Config{NodeTimeout: 20 * time.Millisecond}, nodes)
-	l, err := c.TryAcquire(ctx, "short", 100*time.Millisecond)
+	// NodeTimeout leaves room for a busy machine under -race (20ms did
+	// not: a fencing fan-out timed out); the TTL is the shortest it allows.
+	c := newClient(t, Config{NodeTimeout: 200 * time.Millisecond}, nodes)
+	l, err := c.TryAcquire(ctx, "short", 500*time.Millisecond)
 	require.NoError(t, err)
-	require.Eventually(t, func() bool { return !l.Held() }, 2*time.Second, time.Millisecond)
+	require.Eventually(t, func() bool { return !l.Held() }, 5*time.Second, time.Millisecond)
 	assert.Equal(t, time.Duration(0), l.Remaining())
 	// The keys are still on the servers (miniredis does not expire them
 	// by itself), yet the holder's deadline is final (S2, S4).
