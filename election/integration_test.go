@@ -149,7 +149,9 @@ func TestIntegrationManyTerms(t *testing.T) {
 	}
 	const terms = 33
 	g := redistest.Start(t, 5)
-	clientCfg := redlock.Config{NodeTimeout: 100 * time.Millisecond}
+	// NodeTimeout: room for a busy machine under -race (at 100ms a Resign's
+	// release timed out on a majority in a loaded run here).
+	clientCfg := redlock.Config{NodeTimeout: 250 * time.Millisecond}
 	h := newHistory()
 	cfgFor := func(id string) Config {
 		return Config{ID: id, TTL: time.Second, RenewInterval: 300 * time.Millisecond, SafetyMargin: 200 * time.Millisecond,
