@@ -703,7 +703,7 @@ func TestSafetyLaggingReplicaPromotedWithoutQuarantine(t *testing.T) {
 func TestSafetyFloorNeedsHealthyMajority(t *testing.T) {
 	ctx := context.Background()
 	rig := sfStart(t, 5, redistest.Options{})
-	cfg := redlock.Config{NodeTimeout: 100 * time.Millisecond, MaxTTL: time.Second, RetryDelay: 20 * time.Millisecond}
+	cfg := redlock.Config{NodeTimeout: 200 * time.Millisecond, MaxTTL: time.Second, RetryDelay: 20 * time.Millisecond}
 	c := sfNew(t, cfg, rig.nodes(t), true)
 	key := sfKey(t)
 	const ttl = 500 * time.Millisecond
