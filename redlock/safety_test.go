@@ -85,7 +85,11 @@ func sfStart(t testing.TB, n int, o redistest.Options) *sfRig {
 	t.Helper()
 	r := &sfRig{g: redistest.Start(t, n, o)}
 	for _, s := range r.g.Servers() {
-		r.direct = append(r.direct, sfRedis(t, sfOptions(s.Addr())))
+		// Set-up and checks: a longer read timeout than the nodes', which
+		// a stalled test process can overrun on a loaded machine.
+		o := sfOptions(s.Addr())
+		o.ReadTimeout, o.WriteTimeout = time.Second, time.Second
+		r.direct = append(r.direct, sfRedis(t, o))
 	}
 	return r
 }
@@ -321,7 +325,10 @@ func TestSafetyRestartFromOlderRDBSnapshot(t *testing.T) {
 	// The snapshot's counter: the token of the last acquisition whose
 	// majority included node 0 (a call returns at quorum: not necessarily 2).
 	snapCounter := rig.counter(t, key, 0)
-	require.NoError(t, rig.direct[0].Save(ctx).Err())
+	// SAVE forks and writes the file: on a loaded machine it can take longer
+	// than the direct clients' 200ms read timeout, so it gets go-redis'
+	// defaults.
+	require.NoError(t, rig.g.Server(0).Client(t).Save(ctx).Err())
 	rig.setForeign(t, key, 2) // later tokens live on nodes 0 and 1 only
 	last := sfIssue(t, c, key, sfForgetTTL, 3, snap)
 	require.Equal(t, strconv.FormatUint(last, 10), rig.counter(t, key, 0))
