@@ -6,6 +6,7 @@ package redlock_test
 
 import (
 	"context"
+	"slices"
 	"strconv"
 	"testing"
 	"time"
@@ -44,6 +45,12 @@ func TestIntegrationNoResurrection(t *testing.T) {
 		l, err := c.TryAcquire(ctx, key, 5*time.Second)
 		require.NoError(t, err)
 		until := l.ValidUntil()
+		// TryAcquire returns at a majority: a straggler's SET could land
+		// after the deletes below and make the majority whole again.
+		v := l.Value()
+		require.Eventually(t, func() bool {
+			return slices.Equal(cl.values(key), []string{v, v, v, v, v})
+		}, itWaitFor, itTick, "the key on every node")
 		for i := range 3 {
 			require.NoError(t, cl.direct[i].Del(ctx, key).Err())
 		}

@@ -266,6 +266,16 @@ func TestExtendNeverRecreates(t *testing.T) {
 	c := newClient(t, unitCfg, nodes)
 	l, err := c.TryAcquire(ctx, "x", 10*time.Second)
 	require.NoError(t, err)
+	// TryAcquire returns at a majority: a straggler's SET could land after
+	// the deletes below and make the majority whole again.
+	require.Eventually(t, func() bool {
+		for _, m := range ms {
+			if v, _ := m.Get("x"); v != l.Value() {
+				return false
+			}
+		}
+		return true
+	}, 5*time.Second, time.Millisecond, "the key on every node")
 	for _, m := range ms[:3] {
 		m.Del("x")
 	}
