@@ -64,7 +64,8 @@ type Leader struct {
 	// Token is the fencing token of the leader's term. A read made within
 	// the round trip in which the new leader's token is written may show
 	// the previous token; [Observer.Leader] reads again briefly when a new
-	// leader shows a token that is not above the last one it saw.
+	// leader shows a token that is not above the last one it saw, and a
+	// [Watch] reports the term again once its own token shows.
 	Token uint64
 	// Remaining is the validity the leader had left when it was read, as
 	// far as the nodes tell (lowest PTTL of the majority minus the read's

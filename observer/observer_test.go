@@ -2,6 +2,7 @@ package observer
 
 import (
 	"context"
+	"strconv"
 	"testing"
 	"time"
 
@@ -115,6 +116,43 @@ func TestLeaderRereadsUnfencedTerm(t *testing.T) {
 	assert.Equal(t, "b", l.ID)
 	assert.Equal(t, l0.Token(), l.Token)
 	assert.GreaterOrEqual(t, time.Since(start), unfencedRereads*unfencedWait)
+}
+
+// A watch that read a new term before its token was written back reports
+// the term again, same Value, once its token shows. Without it, standbys
+// would go on showing the previous term's token for the new leader.
+func TestWatchReportsLateToken(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	ms, nodes := testnodes.Minis(t, 3)
+	c := newClient(t, nodes)
+	o, err := New(c, "svc", Config{PollInterval: 10 * time.Millisecond, Logger: testLogger(t)})
+	require.NoError(t, err)
+	a := hold(t, c, "svc", "a")
+	w := o.Watch(ctx)
+	ev := next(t, w)
+	require.Equal(t, a.Token(), ev.Leader.Token)
+
+	// A new term whose token is not written back yet: the counters still
+	// hold a's token.
+	forged := "rl1:AAAAAAAAAAAAAAAAAAAAAA:id=b"
+	for _, m := range ms {
+		m.Set("svc", forged)
+	}
+	ev = next(t, w)
+	require.Equal(t, "b", ev.Leader.ID)
+	require.Equal(t, a.Token(), ev.Leader.Token, "read before the write-back")
+
+	// The write-back lands.
+	written := strconv.FormatUint(a.Token()+1, 10)
+	for _, m := range ms {
+		m.Set("svc:fence", written)
+	}
+	ev = next(t, w)
+	assert.Equal(t, StateLeader, ev.State)
+	assert.Equal(t, "b", ev.Leader.ID)
+	assert.Equal(t, forged, ev.Leader.Value, "the same term")
+	assert.Equal(t, a.Token()+1, ev.Leader.Token)
 }
 
 func TestWatch(t *testing.T) {

@@ -60,7 +60,9 @@ type Watch struct {
 
 // C returns the events. The first event is the state when the watch
 // started; then one event per change: a new leader (a new term, even of the
-// same ID), no leader, or unknown. The channel is closed when the watch
+// same ID), no leader, or unknown. A term read before its token was written
+// back (see [Leader.Token]) is reported again, with the same Value, once a
+// read shows its own token. The channel is closed when the watch
 // ends; [Watch.Err] then says why.
 func (w *Watch) C() <-chan Event { return w.c }
 
@@ -205,10 +207,12 @@ func event(l Leader, err error) Event {
 	return ev
 }
 
-// changed reports whether ev is a change from last: another state, or
-// another term.
+// changed reports whether ev is a change from last: another state,
+// another term, or the same term with another token (a term first read
+// before its token was written back, see [Leader.Token], is reported
+// again once its token shows).
 func changed(last, ev Event) bool {
-	return last.State != ev.State || last.Leader.Value != ev.Leader.Value
+	return last.State != ev.State || last.Leader.Value != ev.Leader.Value || last.Leader.Token != ev.Leader.Token
 }
 
 // jitter returns a random duration in [d/2, d*3/2].
