@@ -49,6 +49,7 @@ type Proxy struct {
 	target      string
 	latency     time.Duration
 	held        bool
+	writing     int // server->client chunks being written to clients now
 	partitioned bool
 	disabled    bool
 	closed      bool
@@ -158,13 +159,21 @@ func (p *Proxy) Latency() time.Duration {
 }
 
 // Hold stops delivering server->client data on all connections; replies are
-// buffered (in order) until Release. A chunk already being written to the
-// client when Hold is called is still delivered. Safe for concurrent use.
+// buffered (in order) until Release. It returns once the chunks that were
+// being written to clients when it was called are written: from then on no
+// server->client byte is delivered (BytesDown stays put) until Release.
+// Safe for concurrent use.
 func (p *Proxy) Hold() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.held = true
 	p.notifyLocked()
+	for p.writing > 0 {
+		ch := p.changed
+		p.mu.Unlock()
+		<-ch
+		p.mu.Lock()
+	}
 }
 
 // Release ends a Hold; buffered replies are flushed in order (still subject
@@ -503,15 +512,20 @@ func (p *Proxy) writeDown(c *conn) {
 		ch := c.queue[0]
 		c.queue[0] = chunk{}
 		c.queue = c.queue[1:]
+		p.writing++
 		p.notifyLocked()
 		p.mu.Unlock()
 		_, err := c.client.Write(ch.data)
 		p.mu.Lock()
+		if err == nil {
+			p.bytesDown.Add(int64(len(ch.data)))
+		}
+		p.writing--
+		p.notifyLocked()
 		if err != nil {
 			p.closeConnLocked(c, false)
 			return
 		}
-		p.bytesDown.Add(int64(len(ch.data)))
 	}
 }
 
