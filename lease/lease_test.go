@@ -9,7 +9,6 @@ import (
 
 	"github.com/redlease/redlease/internal/testnodes"
 
-	"github.com/alicebob/miniredis/v2"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -35,7 +34,7 @@ func TestAcquireReleaseTwice(t *testing.T) {
 	h.Metadata["addr"] = "changed"
 	assert.Equal(t, "10.0.0.7:8080", l.Holder().Metadata["addr"], "Holder returns a copy")
 	// Every node gets the value (the slowest may land after Acquire returned).
-	waitKey(t, ms, "twice", h.Raw)
+	testnodes.WaitValue(t, ms, "twice", h.Raw)
 
 	require.NoError(t, l.Release(ctx))
 	require.NoError(t, l.Release(ctx), "releasing twice is fine")
@@ -43,26 +42,13 @@ func TestAcquireReleaseTwice(t *testing.T) {
 	assert.ErrorIs(t, context.Cause(l.Context()), ErrReleased)
 	assert.False(t, l.Held())
 	assert.True(t, closed(l.Done()))
-	waitKey(t, ms, "twice", "")
+	testnodes.WaitValue(t, ms, "twice", "")
 
 	cancelled, cancel := context.WithCancel(ctx)
 	cancel()
 	l2 := mustAcquire(t, ctx, c, "twice", cfg)
 	require.NoError(t, l2.Release(cancelled), "a cancelled ctx does not stop the release")
-	waitKey(t, ms, "twice", "")
-}
-
-// waitKey waits until every node holds value at key ("" = no key).
-func waitKey(t *testing.T, ms []*miniredis.Miniredis, key, value string) {
-	t.Helper()
-	require.Eventually(t, func() bool {
-		for _, m := range ms {
-			if v, _ := m.Get(key); v != value {
-				return false
-			}
-		}
-		return true
-	}, 5*time.Second, time.Millisecond, "waiting for %q = %q on every node", key, value)
+	testnodes.WaitValue(t, ms, "twice", "")
 }
 
 // Release, from many goroutines at once, while the lease refreshes as
@@ -98,7 +84,7 @@ func TestReleaseRacesRefresh(t *testing.T) {
 		}
 		require.ErrorIs(t, l.Err(), ErrReleased)
 		require.False(t, l.Held())
-		waitKey(t, ms, key, "") // a refresh in flight cannot bring it back: extends never create keys
+		testnodes.WaitValue(t, ms, key, "") // a refresh in flight cannot bring it back: extends never create keys
 	}
 }
 

@@ -23,14 +23,7 @@ func TestAcquireExtendRelease(t *testing.T) {
 	assert.Greater(t, l.Remaining(), 9*time.Second)
 	// TryAcquire returns at a majority; the other nodes' SETs may land a
 	// moment later.
-	require.Eventually(t, func() bool {
-		for _, m := range ms {
-			if got, _ := m.Get("job"); got != l.Value() {
-				return false
-			}
-		}
-		return true
-	}, 5*time.Second, time.Millisecond, "the key on every node")
+	testnodes.WaitValue(t, ms, "job", l.Value())
 
 	_, err = c.TryAcquire(ctx, "job", 10*time.Second)
 	require.ErrorIs(t, err, ErrNotAcquired)

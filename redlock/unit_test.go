@@ -268,14 +268,7 @@ func TestExtendNeverRecreates(t *testing.T) {
 	require.NoError(t, err)
 	// TryAcquire returns at a majority: a straggler's SET could land after
 	// the deletes below and make the majority whole again.
-	require.Eventually(t, func() bool {
-		for _, m := range ms {
-			if v, _ := m.Get("x"); v != l.Value() {
-				return false
-			}
-		}
-		return true
-	}, 5*time.Second, time.Millisecond, "the key on every node")
+	testnodes.WaitValue(t, ms, "x", l.Value())
 	for _, m := range ms[:3] {
 		m.Del("x")
 	}

@@ -8,10 +8,12 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/alicebob/miniredis/v2"
 	"github.com/hashicorp/go-hclog"
 	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 )
 
@@ -62,3 +64,18 @@ func Main(m *testing.M, opts ...goleak.Option) {
 type quietRedis struct{}
 
 func (quietRedis) Printf(context.Context, string, ...any) {}
+
+// WaitValue waits until every one of ms holds value at key ("": no key),
+// failing t after 5s. A call that returned at a majority may still have
+// requests landing on the other nodes.
+func WaitValue(t testing.TB, ms []*miniredis.Miniredis, key, value string) {
+	t.Helper()
+	require.Eventually(t, func() bool {
+		for _, m := range ms {
+			if v, _ := m.Get(key); v != value {
+				return false
+			}
+		}
+		return true
+	}, 5*time.Second, time.Millisecond, "waiting for %q = %q on every node", key, value)
+}
