@@ -5,7 +5,6 @@ package redlock_test
 
 import (
 	"context"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -223,9 +222,7 @@ func TestIntegrationReadOnlyNode(t *testing.T) {
 	assert.GreaterOrEqual(t, n, 3)
 	// Release returns at a majority: let the other deletes land, or a
 	// slow one is a third "no" below that decides before node 4 answers.
-	require.Eventually(t, func() bool {
-		return slices.Equal(cl.values(key), []string{"", "", "", "", ""})
-	}, itWaitFor, itTick)
+	cl.waitAbsent(t, key)
 
 	cl.setForeign(t, key, 0, 1)
 	_, err = c.TryAcquire(ctx, key, 2*time.Second)
@@ -290,16 +287,11 @@ func TestIntegrationInspect(t *testing.T) {
 	require.NoError(t, err)
 	_, err = l1.Release(ctx)
 	require.NoError(t, err)
-	require.Eventually(t, func() bool { // Release returns at a majority; the rest follows
-		return slices.Equal(cl.values(key), []string{"", "", "", "", ""})
-	}, itWaitFor, itTick)
+	cl.waitAbsent(t, key) // Release returns at a majority; the rest follows
 	l, err := c.TryAcquire(ctx, key, ttl)
 	require.NoError(t, err)
 	require.Equal(t, uint64(2), l.Token())
-	require.Eventually(t, func() bool { // the acquisition returned at a majority too
-		v := l.Value()
-		return slices.Equal(cl.values(key), []string{v, v, v, v, v})
-	}, itWaitFor, itTick)
+	cl.waitHeld(t, key, l.Value()) // the acquisition returned at a majority too
 
 	in, err := c.Inspect(ctx, key)
 	require.NoError(t, err)

@@ -6,7 +6,6 @@ package redlock_test
 
 import (
 	"context"
-	"slices"
 	"strconv"
 	"testing"
 	"time"
@@ -47,10 +46,7 @@ func TestIntegrationNoResurrection(t *testing.T) {
 		until := l.ValidUntil()
 		// TryAcquire returns at a majority: a straggler's SET could land
 		// after the deletes below and make the majority whole again.
-		v := l.Value()
-		require.Eventually(t, func() bool {
-			return slices.Equal(cl.values(key), []string{v, v, v, v, v})
-		}, itWaitFor, itTick, "the key on every node")
+		cl.waitHeld(t, key, l.Value())
 		for i := range 3 {
 			require.NoError(t, cl.direct[i].Del(ctx, key).Err())
 		}

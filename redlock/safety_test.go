@@ -87,9 +87,9 @@ func sfStart(t testing.TB, n int, o redistest.Options) *sfRig {
 	for _, s := range r.g.Servers() {
 		// Set-up and checks: a longer read timeout than the nodes', which
 		// a stalled test process can overrun on a loaded machine.
-		o := sfOptions(s.Addr())
-		o.ReadTimeout, o.WriteTimeout = time.Second, time.Second
-		r.direct = append(r.direct, sfRedis(t, o))
+		opts := sfOptions(s.Addr())
+		opts.ReadTimeout, opts.WriteTimeout = time.Second, time.Second
+		r.direct = append(r.direct, sfRedis(t, opts))
 	}
 	return r
 }
@@ -326,8 +326,7 @@ func TestSafetyRestartFromOlderRDBSnapshot(t *testing.T) {
 	// majority included node 0 (a call returns at quorum: not necessarily 2).
 	snapCounter := rig.counter(t, key, 0)
 	// SAVE forks and writes the file: on a loaded machine it can take longer
-	// than the direct clients' 200ms read timeout, so it gets go-redis'
-	// defaults.
+	// than the direct clients' read timeout, so it gets go-redis' defaults.
 	require.NoError(t, rig.g.Server(0).Client(t).Save(ctx).Err())
 	rig.setForeign(t, key, 2) // later tokens live on nodes 0 and 1 only
 	last := sfIssue(t, c, key, sfForgetTTL, 3, snap)

@@ -517,15 +517,13 @@ func (p *Proxy) writeDown(c *conn) {
 		p.mu.Unlock()
 		_, err := c.client.Write(ch.data)
 		p.mu.Lock()
-		if err == nil {
-			p.bytesDown.Add(int64(len(ch.data)))
-		}
 		p.writing--
 		p.notifyLocked()
 		if err != nil {
 			p.closeConnLocked(c, false)
 			return
 		}
+		p.bytesDown.Add(int64(len(ch.data)))
 	}
 }
 
