@@ -170,7 +170,7 @@ func (c *Client) attempt(ctx context.Context, key string, ttl time.Duration, o a
 
 	t0 := time.Now()
 	validUntil := t0.Add(ttl - c.cfg.drift(ttl))
-	args := []any{value, ttl.Milliseconds(), c.cfg.MaxTTL.Milliseconds(), flag(!c.cfg.DisableQuarantine)}
+	args := []any{value, ttl.Milliseconds(), c.cfg.MaxTTL.Milliseconds(), c.quarantineMode()}
 	plain := []string{key, key + ":fence", markerKey}
 	answers := c.fanout(ctx, c.nodes, func(ctx context.Context, n *node) answer {
 		keys := plain
@@ -291,7 +291,7 @@ func (c *Client) fence(ctx context.Context, key, value string, answers []answer)
 		}
 	}
 	token := max + 1
-	args := []any{value, strconv.FormatInt(token, 10), flag(!c.cfg.DisableQuarantine)}
+	args := []any{value, strconv.FormatInt(token, 10), c.quarantineMode()}
 	plain := []string{key, key + ":fence", markerKey}
 	res := c.fanout(ctx, yesNodes, func(ctx context.Context, n *node) answer {
 		keys := plain
@@ -377,7 +377,7 @@ func (c *Client) raisePass() {
 	}
 	c.wg.Go(func() {
 		defer c.raising.Store(false)
-		args := []any{c.cfg.MaxTTL.Milliseconds(), flag(!c.cfg.DisableQuarantine), "0"}
+		args := []any{c.cfg.MaxTTL.Milliseconds(), c.quarantineMode(), "0"}
 		answers := c.fanout(context.Background(), c.nodes, func(ctx context.Context, n *node) answer {
 			res, err := n.run(ctx, scriptProbe, []string{n.marker()}, args...)
 			if err != nil {

@@ -190,7 +190,7 @@ func (c *Client) probe(ctx context.Context, n *node, bootstrap bool) (probeInfo,
 		return probeInfo{}, err
 	}
 	res, err := scriptProbe.Run(ctx, n.client, []string{n.marker()},
-		c.cfg.MaxTTL.Milliseconds(), flag(!c.cfg.DisableQuarantine), flag(bootstrap)).Result()
+		c.cfg.MaxTTL.Milliseconds(), c.quarantineMode(), flag(bootstrap)).Result()
 	if err != nil {
 		return probeInfo{}, err
 	}

@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
+
+	"github.com/redlease/redlease/internal/unsafeopt"
 )
 
 // Defaults of [Config]; see each field for what it means.
@@ -85,6 +87,26 @@ type Config struct {
 	// Logger receives the client's logs with stable keys (key, node, token,
 	// validity, elapsed). Default: a null logger.
 	Logger hclog.Logger
+
+	// unsafeOff: guards turned off by a test's negative control
+	// (internal/unsafeopt); zero in every other use.
+	unsafeOff unsafeopt.Off
+}
+
+func init() {
+	unsafeopt.Register(func(cfg any, off unsafeopt.Off) { cfg.(*Config).unsafeOff = off })
+}
+
+// quarantineMode is the scripts' quarantine argument (lua/quarantine.lua):
+// "0" off, "1" on, "2" on without the replication-ID check (a control).
+func (c *Client) quarantineMode() string {
+	switch {
+	case c.cfg.DisableQuarantine:
+		return "0"
+	case c.cfg.unsafeOff.ReplicationIDCheck:
+		return "2"
+	}
+	return "1"
 }
 
 // DefaultConfig returns a Config with every default filled in.

@@ -51,7 +51,7 @@ func (c *Client) Inspect(ctx context.Context, key string) (*Inspection, error) {
 	}
 	defer c.mu.RUnlock()
 	t0 := time.Now()
-	args := []any{c.cfg.MaxTTL.Milliseconds(), flag(!c.cfg.DisableQuarantine)}
+	args := []any{c.cfg.MaxTTL.Milliseconds(), c.quarantineMode()}
 	answers := c.fanout(ctx, c.nodes, func(ctx context.Context, n *node) answer {
 		if err := c.admit(ctx, n); err != nil {
 			return answer{vote: VoteError, err: err}

@@ -132,7 +132,7 @@ func (l *Lock) Extend(ctx context.Context, ttl time.Duration, opts ...ExtendOpti
 	defer c.mu.RUnlock()
 
 	t0 := time.Now()
-	args := []any{l.value, ttl.Milliseconds(), c.cfg.MaxTTL.Milliseconds(), flag(!c.cfg.DisableQuarantine)}
+	args := []any{l.value, ttl.Milliseconds(), c.cfg.MaxTTL.Milliseconds(), c.quarantineMode()}
 	plain := []string{l.key, markerKey}
 	answers := c.fanoutWithin(ctx, o.wait, c.nodes, func(ctx context.Context, n *node) answer {
 		keys := plain

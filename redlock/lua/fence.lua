@@ -1,6 +1,6 @@
 -- fence: phase 2 of fencing, write the token back where we still hold the lock.
 -- KEYS[1] lock key, KEYS[2] fencing counter, KEYS[3] quarantine marker
--- ARGV[1] value, ARGV[2] token, ARGV[3] '1' = quarantine on (keep marker.h)
+-- ARGV[1] value, ARGV[2] token, ARGV[3] quarantine mode ('0' off; else keep marker.h)
 -- Reply: 1 = counter is the token, 0 = lock not held by ARGV[1],
 --   -1 = the counter is already above the token (never hand it out).
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
@@ -8,7 +8,7 @@ local t = tonumber(ARGV[2])
 local c = tonumber(redis.call('GET', KEYS[2]) or '0')
 if c == nil or c > t then return -1 end
 if c < t then redis.call('SET', KEYS[2], ARGV[2]) end
-if ARGV[3] == '1' then
+if ARGV[3] ~= '0' then
   local h = tonumber(redis.call('HGET', KEYS[3], 'h') or '0') or 0
   if h < t then redis.call('HSET', KEYS[3], 'h', ARGV[2]) end
 end

@@ -1,11 +1,11 @@
 -- inspect: read-only view of a lock on this node.
 -- KEYS[1] lock key, KEYS[2] fencing counter, KEYS[3] quarantine marker
--- ARGV[1] MaxTTL ms, ARGV[2] '1' = quarantine on
+-- ARGV[1] MaxTTL ms, ARGV[2] quarantine mode ('0' off, '1' on; see quarantine.lua)
 -- Reply: {value or '', pttl, counter, quarantine left ms, ok}
 local v = redis.call('GET', KEYS[1]) or ''
 local pttl = redis.call('PTTL', KEYS[1])
 local c = tonumber(redis.call('GET', KEYS[2]) or '0') or 0
-if ARGV[2] ~= '1' then return {v, pttl, c, 0, 1} end
-local left, ok, created, base = redlease_marker(KEYS[3], tonumber(ARGV[1]), false)
+if ARGV[2] == '0' then return {v, pttl, c, 0, 1} end
+local left, ok, created, base = redlease_marker(KEYS[3], tonumber(ARGV[1]), false, ARGV[2])
 if c < base then c = base end
 return {v, pttl, c, left, ok and 1 or 0}

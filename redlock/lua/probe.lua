@@ -3,19 +3,19 @@
 -- lock exists), a node with no marker, or still in its quarantine, gets a
 -- marker dated MaxTTL ago, ready to vote.
 -- KEYS[1] quarantine marker
--- ARGV[1] MaxTTL ms, ARGV[2] '1' = quarantine on, ARGV[3] '1' = bootstrap
+-- ARGV[1] MaxTTL ms, ARGV[2] quarantine mode ('0' off, '1' on; see quarantine.lua), ARGV[3] '1' = bootstrap
 -- Reply: {left, ok, run_id, created, high, INFO error ('' when INFO answers)}
 local max_ttl = tonumber(ARGV[1])
-if ARGV[3] == '1' and ARGV[2] == '1' then
-  local left, ok = redlease_marker(KEYS[1], max_ttl, false)
+if ARGV[3] == '1' and ARGV[2] ~= '0' then
+  local left, ok = redlease_marker(KEYS[1], max_ttl, false, ARGV[2])
   if left > 0 or not ok then
-    redis.call('HSET', KEYS[1], 'r', redlease_run_id(), 'c', redlease_int(redlease_now() - max_ttl),
-      'ok', 1, 'b', 0, 'h', 0, 'mx', redlease_int(max_ttl))
+    local rid, rep = redlease_ids()
+    redlease_new_marker(KEYS[1], rid, rep, redlease_now() - max_ttl, max_ttl, 1)
   end
 end
 local info = redis.pcall('INFO', 'server')
 local info_err = ''
 if type(info) == 'table' and info.err then info_err = info.err end
-if ARGV[2] ~= '1' then return {0, 1, redlease_run_id(), 0, 0, info_err} end
-local left, ok, created, base, high, rid = redlease_marker(KEYS[1], max_ttl, true)
+if ARGV[2] == '0' then return {0, 1, (redlease_ids()), 0, 0, info_err} end
+local left, ok, created, base, high, rid = redlease_marker(KEYS[1], max_ttl, true, ARGV[2])
 return {left, ok and 1 or 0, rid, created, high, info_err}

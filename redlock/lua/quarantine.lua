@@ -1,14 +1,26 @@
 -- Shared prelude of acquire.lua, extend.lua, probe.lua and inspect.lua: the
 -- forgetful-node check (DESIGN 3.5). Not a script of its own.
 --
--- The marker is a hash per node: r = run_id, c = created (server ms),
--- ok = 1 once the node's fencing floor was raised (or bootstrapped),
--- b = fencing floor (base), h = highest token ever written here,
--- mx = the MaxTTL of the client that created it (the quarantine length).
+-- The marker is a hash per node: r = run_id, p = replication ID
+-- (master_replid), c = created (server ms), ok = 1 once the node's fencing
+-- floor was raised (or bootstrapped), b = fencing floor (base), h = highest
+-- token ever written here, mx = the MaxTTL of the client that created it
+-- (the quarantine length).
+--
+-- The quarantine mode (an ARGV of the scripts that use the marker) is '0'
+-- (off), '1' (on) or '2' (on, but the replication ID not compared: only
+-- the negative control of a test sets it).
 
 -- Integers go to Redis as decimal strings (a Lua number may print as 1e+12).
 local function redlease_int(n)
   return string.format('%d', n)
+end
+
+-- A new marker: the quarantine of this incarnation starts at created; ok
+-- is 1 when its floor needs no raise (bootstrap).
+local function redlease_new_marker(key, rid, rep, created, max_ttl, ok)
+  redis.call('HSET', key, 'r', rid, 'p', rep, 'c', redlease_int(created), 'ok', ok, 'b', 0, 'h', 0,
+    'mx', redlease_int(max_ttl))
 end
 
 local function redlease_now()
@@ -16,29 +28,44 @@ local function redlease_now()
   return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 end
 
--- run_id of this server, or '' where INFO server is not available (miniredis).
-local function redlease_run_id()
-  local info = redis.pcall('INFO', 'server')
-  if type(info) ~= 'string' then return '' end
-  -- A plain find: a pattern match over INFO costs several microseconds.
+-- run_id and replication ID of this server, or '' where INFO is not
+-- available (miniredis). The run_id changes when the process restarts; the
+-- replication ID changes at every promotion and full resync, and stays put
+-- while a master serves (docs/design.md, "What the marker catches").
+local function redlease_ids()
+  local info = redis.pcall('INFO', 'server', 'replication')
+  if type(info) ~= 'string' then
+    -- A server that takes one INFO section per call.
+    info = redis.pcall('INFO', 'server')
+    if type(info) ~= 'string' then return '', '' end
+    local r = redis.pcall('INFO', 'replication')
+    if type(r) == 'string' then info = info .. r end
+  end
+  -- Plain finds: a pattern match over INFO costs several microseconds.
+  local rid, rep = '', ''
   local i = string.find(info, 'run_id:', 1, true)
-  if not i then return '' end
-  return string.sub(info, i + 7, i + 46) -- run_id is 40 hex digits
+  if i then rid = string.sub(info, i + 7, i + 46) end -- 40 hex digits
+  i = string.find(info, 'master_replid:', 1, true)
+  if i then rep = string.sub(info, i + 14, i + 53) end
+  return rid, rep
 end
 
 -- Reads (and, when create is true, starts) the quarantine of this node.
+-- mode is the quarantine mode ('1' or '2', see above).
 -- Returns left (ms of quarantine left; 0 once over), ok (floor raised),
 -- created, base, high, run_id, mx.
-local function redlease_marker(key, max_ttl, create)
+local function redlease_marker(key, max_ttl, create, mode)
   local now = redlease_now()
-  local rid = redlease_run_id()
-  local m = redis.call('HMGET', key, 'r', 'c', 'ok', 'b', 'h', 'mx')
-  if not m[2] or (rid ~= '' and m[1] ~= rid) then
-    -- No marker, or the server is not the one that wrote it: this node
-    -- may have forgotten locks it granted. It votes no for MaxTTL.
+  local rid, rep = redlease_ids()
+  local m = redis.call('HMGET', key, 'r', 'c', 'ok', 'b', 'h', 'mx', 'p')
+  if mode == '2' then rep = '' end
+  if not m[2] or (rid ~= '' and m[1] ~= rid) or (rep ~= '' and m[7] ~= rep) then
+    -- No marker, or not the server that wrote it (another process), or
+    -- its dataset may have been replaced since (a promotion, a full
+    -- resync): this node may have forgotten locks it granted. It votes
+    -- no for MaxTTL.
     if create then
-      redis.call('HSET', key, 'r', rid, 'c', redlease_int(now), 'ok', 0, 'b', 0, 'h', 0,
-        'mx', redlease_int(max_ttl))
+      redlease_new_marker(key, rid, rep, now, max_ttl, 0)
     end
     return max_ttl, false, now, 0, 0, rid, max_ttl
   end

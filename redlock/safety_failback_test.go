@@ -1,0 +1,179 @@
+package redlock_test
+
+import (
+	"context"
+	"net"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/redlease/redlease/internal/faultproxy"
+	"github.com/redlease/redlease/internal/redistest"
+	"github.com/redlease/redlease/internal/unsafeopt"
+	"github.com/redlease/redlease/redlock"
+)
+
+// sfFailback: servers A (0), B (1), C (2), D (3). B replicates A through a
+// TCP proxy. Node 0 of both redlock clients is A, at A's own address
+// throughout; nodes 1 and 2 are C and D. Client 1 takes the lock on A and C
+// (D is held by another client) while the replication link is cut, so B
+// never gets it. Then B is promoted, A becomes B's replica (a full resync
+// replaces A's dataset with B's: no lock, but A's own marker, written by A's
+// process, which never restarts), and A is promoted back: a failback. D's
+// holder lets go, so A's vote decides whether client 2 can win the lock that
+// client 1 still holds.
+type sfFailback struct {
+	rig        *sfRig
+	c2         *redlock.Client
+	l1         *redlock.Lock
+	key        string
+	node0      string
+	failedBack time.Time
+}
+
+var sfFailbackCfg = redlock.Config{NodeTimeout: 200 * time.Millisecond, MaxTTL: 3 * time.Second, RetryDelay: 20 * time.Millisecond}
+
+// sfWaitRole waits until c's INFO replication contains every one of want.
+func sfWaitRole(t *testing.T, c *redis.Client, what string, want ...string) {
+	t.Helper()
+	require.Eventually(t, func() bool {
+		info, err := c.Info(context.Background(), "replication").Result()
+		if err != nil {
+			return false
+		}
+		for _, w := range want {
+			if !strings.Contains(info, w) {
+				return false
+			}
+		}
+		return true
+	}, 10*time.Second, sfTick, what)
+}
+
+func sfReplicaOf(t *testing.T, c *redis.Client, master string) {
+	t.Helper()
+	host, port, err := net.SplitHostPort(master)
+	require.NoError(t, err)
+	require.NoError(t, c.Do(context.Background(), "REPLICAOF", host, port).Err())
+	sfWaitRole(t, c, "no synchronised replica of "+master, "master_link_status:up", "master_sync_in_progress:0")
+}
+
+func sfFailbackSetup(t *testing.T, noReplIDCheck bool) *sfFailback {
+	ctx := context.Background()
+	cfg := sfFailbackCfg
+	if noReplIDCheck {
+		unsafeopt.Apply(&cfg, unsafeopt.Off{ReplicationIDCheck: true})
+	}
+	rig := sfStart(t, 4, redistest.Options{})
+	a, b := rig.direct[0], rig.direct[1]
+	link, err := faultproxy.New(rig.addr(0))
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = link.Close() })
+	sfReplicaOf(t, b, link.Addr())
+
+	f := &sfFailback{rig: rig, key: sfKey(t), node0: rig.addr(0)}
+	nodes := func() []redis.UniversalClient {
+		var out []redis.UniversalClient
+		for _, i := range []int{0, 2, 3} {
+			out = append(out, sfRedis(t, sfOptions(rig.addr(i))))
+		}
+		return out
+	}
+	c1 := sfNew(t, cfg, nodes(), true)
+	f.c2 = sfNew(t, cfg, nodes(), false)
+	// B holds A's marker: a faithful copy up to here.
+	n, err := a.Wait(ctx, 1, 5000).Result()
+	require.NoError(t, err)
+	require.Equal(t, int64(1), n, "B did not acknowledge A's writes")
+	runA := sfRunID(t, a)
+	r, err := b.HGet(ctx, sfMarker, "r").Result()
+	require.NoError(t, err)
+	require.Equal(t, runA, r, "B holds A's marker, with A's run_id")
+
+	// The replication link breaks; A takes the lock, B never sees it.
+	link.Partition()
+	rig.setForeign(t, f.key, 3)
+	f.l1, err = c1.TryAcquire(ctx, f.key, cfg.MaxTTL)
+	require.NoError(t, err)
+	require.Equal(t, f.l1.Value(), a.Get(ctx, f.key).Val())
+	require.ErrorIs(t, b.Get(ctx, f.key).Err(), redis.Nil, "B lags: it does not have the lock")
+
+	// Failover to B, then back to A with B's dataset. A's process, and so
+	// its run_id, survive throughout.
+	require.NoError(t, b.Do(ctx, "REPLICAOF", "NO", "ONE").Err())
+	sfWaitRole(t, b, "B was not promoted", "role:master")
+	sfReplicaOf(t, a, rig.addr(1))
+	require.NoError(t, a.Do(ctx, "REPLICAOF", "NO", "ONE").Err())
+	sfWaitRole(t, a, "A was not promoted back", "role:master")
+	require.NoError(t, b.Do(ctx, "REPLICAOF", "NO", "ONE").Err()) // B steps aside
+	f.failedBack = time.Now()
+	require.Equal(t, runA, sfRunID(t, a), "A's process restarted: the test would not test the failback")
+	require.ErrorIs(t, a.Get(ctx, f.key).Err(), redis.Nil, "A's dataset was not replaced")
+	r, err = a.HGet(ctx, sfMarker, "r").Result()
+	require.NoError(t, err)
+	require.Equal(t, runA, r, "A holds its own old marker again")
+	rig.free(t, f.key, 3)
+	require.True(t, f.l1.Held(), "the set-up took longer than the lock's validity: the test proves nothing")
+	return f
+}
+
+// TestSafetyFailbackAfterFullResync: a master that failed over and failed
+// back with its process running has its run_id and its own old marker, but a
+// dataset that lost client 1's lock. Its replication ID changed, so it is
+// quarantined (S6): client 2 cannot win the lock client 1 holds, A votes no
+// for MaxTTL from the first contact after the failback, and tokens continue
+// above client 1's (S5).
+func TestSafetyFailbackAfterFullResync(t *testing.T) {
+	ctx := context.Background()
+	f := sfFailbackSetup(t, false)
+	maxTTL := sfFailbackCfg.MaxTTL
+
+	held := 0
+	for i := 0; i < 20 && f.l1.Held(); i++ {
+		l, err := f.c2.TryAcquire(ctx, f.key, time.Second)
+		stillHeld := f.l1.Held()
+		require.Nil(t, l, "double grant: client 2 won the lock client 1 holds")
+		require.ErrorIs(t, err, redlock.ErrNotAcquired)
+		if !stillHeld {
+			break
+		}
+		switch v := sfVote(sfQuorumError(t, err), f.node0); v {
+		case redlock.VoteQuarantined:
+			held++
+		case redlock.VoteYes, redlock.VoteNo:
+			require.Failf(t, "A voted while its dataset may be replaced", "vote %v: %v", v, err)
+		}
+		time.Sleep(sfTick)
+	}
+	require.Positive(t, held, "no attempt saw A quarantined while client 1 held the lock: the test proves nothing")
+
+	// Client 1 lets go and C is taken by another client: every majority
+	// needs A, which votes once MaxTTL has passed since the failback.
+	_, err := f.l1.Release(ctx)
+	require.NoError(t, err)
+	f.rig.setForeign(t, f.key, 2)
+	l, wonAt, fails := sfContest(t, f.c2, f.key, time.Second, maxTTL+5*time.Second)
+	require.NotNil(t, l, "A never voted again")
+	for _, e := range fails {
+		require.NotEqual(t, redlock.VoteYes, sfVote(sfQuorumError(t, e), f.node0), "%v", e)
+	}
+	assert.GreaterOrEqual(t, wonAt.Sub(f.failedBack), maxTTL-sfSlack, "A voted before MaxTTL")
+	assert.Greater(t, l.Token(), f.l1.Token(), "fencing token went backwards after the failback")
+	_, err = l.Release(ctx)
+	require.NoError(t, err)
+}
+
+// TestSafetyFailbackWithoutReplicationIDCheck is the negative control of
+// TestSafetyFailbackAfterFullResync: with the quarantine comparing run_ids
+// only, A votes at once, the lock is granted twice and the token repeats.
+func TestSafetyFailbackWithoutReplicationIDCheck(t *testing.T) {
+	f := sfFailbackSetup(t, true)
+	l, err := f.c2.TryAcquire(context.Background(), f.key, time.Second)
+	require.NoError(t, err, "without the replication-ID check, A votes at once")
+	require.True(t, f.l1.Held() && l.Held(), "double grant expected: both clients hold the lock")
+	assert.LessOrEqual(t, l.Token(), f.l1.Token(), "and the token does not exceed client 1's")
+}
