@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -152,35 +151,29 @@ func (c *Client) attempt(ctx context.Context, key string, ttl time.Duration, o a
 	}
 	defer c.mu.RUnlock()
 
-	// gone is set before any release of this value is sent: when the
-	// attempt failed, or later when its lock is released or lost. A yes
-	// that arrives after that (a straggler of the fan-out; the release may
-	// have run first on that node) is undone on its node.
-	gone := new(atomic.Bool)
-	undoLate := func(n *node, a answer) {
-		if a.vote == VoteYes && gone.Load() {
-			c.releaseOn(n, key, value)
-		}
-	}
+	s := newStragglers(len(c.nodes))
+	undoLate := func(n *node, a answer) { s.late(c, n, a, key, value) }
 	fail := func(qe *QuorumError) (*Lock, error) {
-		gone.Store(true)
+		s.gone.Store(true)
 		c.wg.Go(func() { c.releaseAll(key, value, "", "") })
 		return nil, qe
 	}
 
 	t0 := time.Now()
 	validUntil := t0.Add(ttl - c.cfg.drift(ttl))
-	args := []any{value, ttl.Milliseconds(), c.cfg.MaxTTL.Milliseconds(), c.quarantineMode()}
-	plain := []string{key, key + ":fence", markerKey}
+	args := []any{value, ttl.Milliseconds(), c.cfg.MaxTTL.Milliseconds(), c.quarantineMode(), c.counterTTL(),
+		flag(c.cfg.unsafeOff.CounterFromZero)}
+	plain := newCall(scriptAcquire, []string{key, key + ":fence", markerKey}, args...)
 	answers := c.fanout(ctx, c.nodes, func(ctx context.Context, n *node) answer {
-		keys := plain
+		defer s.running[n.idx].Store(false)
+		sc := plain
 		if n.tag != "" {
-			keys = []string{n.lockKey(key), n.fenceKey(key), n.marker()}
+			sc = newCall(scriptAcquire, []string{n.lockKey(key), n.fenceKey(key), n.marker()}, args...)
 		}
 		if err := c.admit(ctx, n); err != nil {
 			return answer{vote: VoteError, err: err}
 		}
-		res, err := n.run(ctx, scriptAcquire, keys, args...)
+		res, err := n.run(ctx, sc)
 		a := parseAcquire(res, err)
 		if n.cluster != nil {
 			a.runID = "" // copies on one master are a placement warning, not a refusal
@@ -196,7 +189,7 @@ func (c *Client) attempt(ctx context.Context, key string, ttl time.Duration, o a
 	var token uint64
 	if !c.cfg.DisableFencing {
 		var err error
-		if token, err = c.fence(ctx, key, value, answers); err != nil {
+		if token, err = c.token(ctx, key, value, answers); err != nil {
 			var qe *QuorumError
 			if errors.As(err, &qe) {
 				return fail(qe)
@@ -213,7 +206,7 @@ func (c *Client) attempt(ctx context.Context, key string, ttl time.Duration, o a
 	if c.log.IsTrace() {
 		c.log.Trace("acquired", "key", key, "token", token, "validity", time.Until(validUntil), "elapsed", time.Since(t0))
 	}
-	return &Lock{c: c, key: key, value: value, token: token, ttl: ttl, gone: gone,
+	return &Lock{c: c, key: key, value: value, token: token, ttl: ttl, strag: s,
 		notice: o.notice, msg: o.msg, acquiredAt: t0, validUntil: validUntil}, nil
 }
 
@@ -276,29 +269,45 @@ func (c *Client) dedupe(as []answer) int {
 	return yes
 }
 
-// fence is phase 2 of fencing (DESIGN 3.4): token = max counter of the
-// yes-majority + 1, written back where our value still holds; it counts only
-// with a majority.
-func (c *Client) fence(ctx context.Context, key, value string, answers []answer) (uint64, error) {
-	var max int64
-	var yesNodes []*node
-	for i, a := range answers {
+// token decides the acquisition's fencing token (docs/design.md, "Fencing
+// in one round trip"): t is the highest counter the yes-nodes replied (each
+// set it by its grant). When a majority of them replied t, a majority holds
+// t: it is handed out at once. Otherwise t is written back on the yes-nodes
+// below it where our value still holds, and handed out once a majority holds
+// it; a counter found above t fails the acquisition (never hand it out).
+func (c *Client) token(ctx context.Context, key, value string, answers []answer) (uint64, error) {
+	var t int64
+	for _, a := range answers {
 		if a.vote == VoteYes {
-			yesNodes = append(yesNodes, c.nodes[i])
-			if a.counter > max {
-				max = a.counter
-			}
+			t = max(t, a.counter)
 		}
 	}
-	token := max + 1
-	args := []any{value, strconv.FormatInt(token, 10), c.quarantineMode()}
-	plain := []string{key, key + ":fence", markerKey}
-	res := c.fanout(ctx, yesNodes, func(ctx context.Context, n *node) answer {
-		keys := plain
-		if n.tag != "" {
-			keys = []string{n.lockKey(key), n.fenceKey(key), n.marker()}
+	if t <= 0 {
+		return 0, fmt.Errorf("no fencing counter in the grants")
+	}
+	at := 0
+	var behind []*node
+	for i, a := range answers {
+		switch {
+		case a.vote != VoteYes:
+		case a.counter == t:
+			at++
+		default:
+			behind = append(behind, c.nodes[i])
 		}
-		v, err := intReply(n.run(ctx, scriptFence, keys, args...))
+	}
+	if at >= c.quorum || c.cfg.unsafeOff.FastPathMinority {
+		return uint64(t), nil
+	}
+	need := c.quorum - at
+	args := []any{value, strconv.FormatInt(t, 10), c.counterTTL()}
+	plain := newCall(scriptFence, []string{key, key + ":fence", markerKey}, args...)
+	res := c.fanout(ctx, behind, func(ctx context.Context, n *node) answer {
+		sc := plain
+		if n.tag != "" {
+			sc = newCall(scriptFence, []string{n.lockKey(key), n.fenceKey(key), n.marker()}, args...)
+		}
+		v, err := intReply(n.run(ctx, sc))
 		switch {
 		case err != nil:
 			return answer{vote: VoteError, err: err}
@@ -307,23 +316,24 @@ func (c *Client) fence(ctx context.Context, key, value string, answers []answer)
 		case v == 0:
 			return answer{vote: VoteNo}
 		default:
-			return answer{vote: VoteError, err: fmt.Errorf("fencing counter is above token %d", token)}
+			return answer{vote: VoteError, err: fmt.Errorf("fencing counter is above token %d", t)}
 		}
-	}, quorumDone(c.quorum), nil)
-	yes := 0
+	}, quorumDone(need), nil)
+	yes := at
 	for _, a := range res {
 		if a.vote == VoteYes {
 			yes++
 		}
 	}
 	if yes < c.quorum {
-		qe := &QuorumError{Op: "fence", Key: key, Need: c.quorum, Yes: yes, target: ErrNotAcquired}
+		qe := &QuorumError{Op: "fence", Key: key, Need: c.quorum, Yes: yes, target: ErrNotAcquired,
+			Reason: fmt.Sprintf("%d nodes held token %d already", at, t)}
 		for i, a := range res {
-			qe.Nodes = append(qe.Nodes, nodeResult(yesNodes[i], a))
+			qe.Nodes = append(qe.Nodes, nodeResult(behind[i], a))
 		}
 		return 0, qe
 	}
-	return uint64(token), nil
+	return uint64(t), nil
 }
 
 // raiseForgetful lifts the fencing floor of quarantined nodes (DESIGN 3.4,
@@ -379,7 +389,7 @@ func (c *Client) raisePass() {
 		defer c.raising.Store(false)
 		args := []any{c.cfg.MaxTTL.Milliseconds(), c.quarantineMode(), "0"}
 		answers := c.fanout(context.Background(), c.nodes, func(ctx context.Context, n *node) answer {
-			res, err := n.run(ctx, scriptProbe, []string{n.marker()}, args...)
+			res, err := n.run(ctx, newCall(scriptProbe, []string{n.marker()}, args...))
 			if err != nil {
 				return answer{vote: VoteError, err: err}
 			}
@@ -440,7 +450,7 @@ func (c *Client) raisePass() {
 func (c *Client) raise(n *node, created, floor int64) bool {
 	ctx, cancel := context.WithTimeout(context.Background(), c.cfg.NodeTimeout)
 	defer cancel()
-	v, err := intReply(n.run(ctx, scriptRaise, []string{n.marker()}, strconv.FormatInt(created, 10), strconv.FormatInt(floor, 10)))
+	v, err := intReply(n.run(ctx, newCall(scriptRaise, []string{n.marker()}, strconv.FormatInt(created, 10), strconv.FormatInt(floor, 10))))
 	if err != nil {
 		c.log.Debug("raising fencing floor failed", "node", n.addr, "error", err)
 		return false

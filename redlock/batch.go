@@ -27,9 +27,7 @@ const maxInFlight = 4
 const maxBatch = 512
 
 type batchReq struct {
-	script *redis.Script
-	keys   []string
-	args   []any
+	call *scriptCall
 
 	res  any
 	err  error
@@ -49,23 +47,23 @@ type batcher struct {
 // run sends one script call to the node, batched with concurrent ones.
 // ctx bounds how long the caller waits; a request that is abandoned before
 // it was sent is never sent.
-func (n *node) run(ctx context.Context, s *redis.Script, keys []string, args ...any) (any, error) {
-	res, err := n.runBatched(ctx, s, keys, args)
-	return res, annotate(s, keys, err)
+func (n *node) run(ctx context.Context, sc *scriptCall) (any, error) {
+	res, err := n.runBatched(ctx, sc)
+	return res, annotate(sc, err)
 }
 
-func (n *node) runBatched(ctx context.Context, s *redis.Script, keys []string, args []any) (any, error) {
+func (n *node) runBatched(ctx context.Context, sc *scriptCall) (any, error) {
 	b := &n.batch
 	b.mu.Lock()
 	if b.inFlight < maxInFlight {
 		b.inFlight++
 		b.mu.Unlock()
 		// Alone: no pipeline. Then pass the lead on.
-		res, err := s.Run(ctx, n.client, keys, args...).Result()
+		res, err := sc.run(ctx, n.client)
 		n.handOff(ctx)
 		return res, err
 	}
-	r := &batchReq{script: s, keys: keys, args: args, done: make(chan struct{}), lead: make(chan struct{})}
+	r := &batchReq{call: sc, done: make(chan struct{}), lead: make(chan struct{})}
 	b.queue = append(b.queue, r)
 	b.mu.Unlock()
 
@@ -158,12 +156,12 @@ func (n *node) handOff(context.Context) {
 // annotate names the script and its keys in an error that a permission
 // refusal (ACL) caused, since Redis's own message may not say which key or
 // command was refused.
-func annotate(s *redis.Script, keys []string, err error) error {
+func annotate(sc *scriptCall, err error) error {
 	if err == nil || !permissionError(err) {
 		return err
 	}
 	return fmt.Errorf("%s script on keys %s (commands %s): %w",
-		scriptNames[s], strings.Join(keys, ", "), scriptCommands[s], err)
+		scriptNames[sc.script], strings.Join(sc.keys(), ", "), scriptCommands[sc.script], err)
 }
 
 // permissionError reports an ACL refusal, of a script or inside one.
@@ -179,20 +177,20 @@ func pipeline(ctx context.Context, c redis.UniversalClient, batch []*batchReq) {
 	cmds := make([]*redis.Cmd, len(batch))
 	_, _ = c.Pipelined(ctx, func(p redis.Pipeliner) error {
 		for i, r := range batch {
-			cmds[i] = r.script.EvalSha(ctx, p, r.keys, r.args...)
+			cmds[i] = p.Do(ctx, r.call.argv...)
 		}
 		return nil
 	})
 	var retry []int
 	for i, cmd := range cmds {
-		if err := cmd.Err(); err != nil && strings.HasPrefix(err.Error(), "NOSCRIPT") {
+		if noScript(cmd.Err()) {
 			retry = append(retry, i)
 		}
 	}
 	if len(retry) > 0 {
 		_, _ = c.Pipelined(ctx, func(p redis.Pipeliner) error {
 			for _, i := range retry {
-				cmds[i] = batch[i].script.Eval(ctx, p, batch[i].keys, batch[i].args...)
+				cmds[i] = p.Do(ctx, batch[i].call.evalArgv()...)
 			}
 			return nil
 		})

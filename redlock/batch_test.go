@@ -97,7 +97,7 @@ func TestBatchAbandonedRequests(t *testing.T) {
 		wg.Go(func() {
 			ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 			defer cancel()
-			_, err := n.run(ctx, scriptRelease, []string{"k"}, "v", "", "", "0")
+			_, err := n.run(ctx, releaseCall("k", "v", "", "", "0"))
 			assert.Error(t, err)
 		})
 	}

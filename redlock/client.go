@@ -64,7 +64,7 @@ func New(ctx context.Context, cfg Config, nodes ...redis.UniversalClient) (*Clie
 		if isNil(nc) {
 			return nil, fmt.Errorf("%w: node %d is nil", ErrInvalidConfig, i)
 		}
-		n := &node{client: nc, addr: nodeAddr(nc)}
+		n := &node{client: nc, addr: nodeAddr(nc), idx: i}
 		if cc, ok := nc.(*redis.ClusterClient); ok {
 			n.tag, n.cluster = "redlease", cc // one vote: the slot of {redlease}
 		}
@@ -201,7 +201,7 @@ func (c *Client) probe(ctx context.Context, n *node, bootstrap bool) (probeInfo,
 	for _, s := range []*redis.Script{scriptAcquire, scriptFence, scriptExtend, scriptRelease, scriptRaise, scriptInspect} {
 		sha, err := n.client.ScriptLoad(ctx, scriptSource[s]).Result()
 		if err != nil {
-			return probeInfo{}, annotate(s, nil, err)
+			return probeInfo{}, annotate(&scriptCall{script: s}, err)
 		}
 		if sha != s.Hash() {
 			c.log.Warn("node returned an unexpected script digest; its scripts will run by EVAL", "node", n.addr, "script", scriptNames[s])

@@ -58,6 +58,7 @@ func NewCluster(ctx context.Context, cfg Config, cluster *redis.ClusterClient, n
 		c.nodes = append(c.nodes, &node{
 			client:  cluster,
 			addr:    fmt.Sprintf("slot %d", Slot(tag)),
+			idx:     i,
 			tag:     tag,
 			cluster: cluster,
 		})

@@ -2,6 +2,7 @@ package redlock
 
 import (
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -20,6 +21,12 @@ const (
 	// resolution and scheduling slack that a drift factor alone would miss
 	// on short TTLs.
 	MinDrift = 2 * time.Millisecond
+
+	// CounterTTLFactor times MaxTTL is the TTL of a fencing counter: a key
+	// locked again within it continues its own counter; after it, the
+	// counter starts again above the node's highest token, so tokens
+	// still increase (docs/design.md, "Nothing left behind").
+	CounterTTLFactor = 10
 )
 
 // Config tunes a [Client]. The zero value of every field means its default;
@@ -70,9 +77,12 @@ type Config struct {
 	// twice. Default: false (quarantine on).
 	DisableQuarantine bool
 
-	// DisableFencing turns fencing tokens off: acquisition saves one round
-	// trip, no counter key is kept per lock key, and [Lock.Token] is 0.
-	// Default: false (fencing on).
+	// DisableFencing turns fencing tokens off: no counter key is kept per
+	// lock key, and [Lock.Token] is 0. Default: false (fencing on). With
+	// fencing on, each lock key has a counter beside it ("<key>:fence")
+	// whose TTL is CounterTTLFactor x MaxTTL, refreshed by every
+	// acquisition and extension of the key (docs/design.md, "Nothing left
+	// behind").
 	DisableFencing bool
 
 	// AllowEviction lets [New] accept nodes whose maxmemory-policy may evict
@@ -95,6 +105,18 @@ type Config struct {
 
 func init() {
 	unsafeopt.Register(func(cfg any, off unsafeopt.Off) { cfg.(*Config).unsafeOff = off })
+}
+
+// counterTTL is the fencing counters' TTL in ms, as the scripts take it
+// ("0": fencing off).
+func (c *Client) counterTTL() string {
+	switch {
+	case c.cfg.DisableFencing:
+		return "0"
+	case c.cfg.unsafeOff.CounterTTL > 0:
+		return strconv.FormatInt(c.cfg.unsafeOff.CounterTTL.Milliseconds(), 10)
+	}
+	return strconv.FormatInt(CounterTTLFactor*c.cfg.MaxTTL.Milliseconds(), 10)
 }
 
 // quarantineMode is the scripts' quarantine argument (lua/quarantine.lua):

@@ -36,46 +36,16 @@ func (c *Client) fanoutWithin(ctx context.Context, wait time.Duration, nodes []*
 	if wait <= 0 {
 		wait = c.cfg.NodeTimeout
 	}
-	type indexed struct {
-		i int
-		a answer
-	}
-	var (
-		mu      sync.Mutex
-		closed  bool
-		ch      = make(chan indexed, len(nodes))
-		running atomic.Int32
-	)
+	timedOut := errNodeTimeout{wait, wait == c.cfg.NodeTimeout}
 	// The last request to finish releases the context; until then it
 	// lives to its deadline, so stragglers are not cut short by our return.
 	nctx, cancel := deadline(ctx, wait)
-	timedOut := errNodeTimeout{wait, wait == c.cfg.NodeTimeout}
-	running.Store(int32(len(nodes)))
+	f := &flight{c: c, ctx: ctx, nctx: nctx, cancel: cancel, do: do, late: late, timedOut: timedOut,
+		ch: make(chan indexed, len(nodes))}
+	f.running.Store(int32(len(nodes)))
+	c.wg.Add(len(nodes))
 	for i, n := range nodes {
-		c.wg.Go(func() {
-			a := do(nctx, n)
-			if a.vote == VoteError && errors.Is(a.err, context.DeadlineExceeded) && ctx.Err() == nil {
-				// Cut by the fan-out's own deadline, wherever it was stuck
-				// (queued, on the wire, in a configuration check): say so
-				// in one way.
-				a.err = timedOut
-			}
-			if a.vote == VoteError {
-				c.nodeFailed(n, a.err)
-			}
-			mu.Lock()
-			sent := !closed
-			if sent {
-				ch <- indexed{i, a} // buffered: never blocks
-			}
-			mu.Unlock()
-			if running.Add(-1) == 0 {
-				cancel()
-			}
-			if !sent && late != nil {
-				late(n, a)
-			}
-		})
+		go f.request(i, n)
 	}
 
 	answers = make([]answer, len(nodes))
@@ -90,7 +60,7 @@ func (c *Client) fanoutWithin(ctx context.Context, wait time.Duration, nodes []*
 collect:
 	for pending > 0 {
 		select {
-		case r := <-ch:
+		case r := <-f.ch:
 			if take(r) {
 				cut = errNotAwaited
 				break collect
@@ -99,7 +69,7 @@ collect:
 			// Answers may have arrived together with the deadline.
 			for drained := false; !drained && pending > 0; {
 				select {
-				case r := <-ch:
+				case r := <-f.ch:
 					if take(r) {
 						cut = errNotAwaited
 						break collect
@@ -115,13 +85,13 @@ collect:
 		}
 	}
 
-	mu.Lock()
-	closed = true
-	mu.Unlock()
+	f.mu.Lock()
+	f.closed = true
+	f.mu.Unlock()
 	// Answers that arrived after the last look are late too.
 	for drained := false; !drained; {
 		select {
-		case r := <-ch:
+		case r := <-f.ch:
 			if late != nil {
 				c.wg.Go(func() { late(nodes[r.i], r.a) })
 			}
@@ -135,6 +105,54 @@ collect:
 		}
 	}
 	return answers
+}
+
+// indexed is node i's answer.
+type indexed struct {
+	i int
+	a answer
+}
+
+// flight is one fan-out's shared state: one allocation for all its
+// requests.
+type flight struct {
+	c         *Client
+	ctx, nctx context.Context // the caller's; the requests' (bounded)
+	cancel    context.CancelFunc
+	do        call
+	late      func(n *node, a answer)
+	timedOut  errNodeTimeout
+	ch        chan indexed // buffered for every node: a send never blocks
+	running   atomic.Int32
+	mu        sync.Mutex
+	closed    bool // the caller stopped collecting: answers go to late
+}
+
+// request runs one node's request, in a goroutine tracked by c.wg.
+func (f *flight) request(i int, n *node) {
+	defer f.c.wg.Done()
+	a := f.do(f.nctx, n)
+	if a.vote == VoteError && errors.Is(a.err, context.DeadlineExceeded) && f.ctx.Err() == nil {
+		// Cut by the fan-out's own deadline, wherever it was stuck
+		// (queued, on the wire, in a configuration check): say so
+		// in one way.
+		a.err = f.timedOut
+	}
+	if a.vote == VoteError {
+		f.c.nodeFailed(n, a.err)
+	}
+	f.mu.Lock()
+	sent := !f.closed
+	if sent {
+		f.ch <- indexed{i, a}
+	}
+	f.mu.Unlock()
+	if f.running.Add(-1) == 0 {
+		f.cancel()
+	}
+	if !sent && f.late != nil {
+		f.late(n, a)
+	}
 }
 
 // deadline is context.WithTimeout for a context whose cancel is called by

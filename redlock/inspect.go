@@ -56,7 +56,7 @@ func (c *Client) Inspect(ctx context.Context, key string) (*Inspection, error) {
 		if err := c.admit(ctx, n); err != nil {
 			return answer{vote: VoteError, err: err}
 		}
-		res, err := n.run(ctx, scriptInspect, []string{n.lockKey(key), n.fenceKey(key), n.marker()}, args...)
+		res, err := n.run(ctx, newCall(scriptInspect, []string{n.lockKey(key), n.fenceKey(key), n.marker()}, args...))
 		if err != nil {
 			return answer{vote: VoteError, err: err}
 		}

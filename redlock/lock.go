@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"sync"
-	"sync/atomic"
 	"time"
 )
 
@@ -24,7 +23,7 @@ type Lock struct {
 	msg        string
 	acquiredAt time.Time
 
-	gone *atomic.Bool // set before any release is sent (see attempt)
+	strag *stragglers // the acquisition's requests still running
 
 	mu         sync.Mutex
 	validUntil time.Time
@@ -132,17 +131,17 @@ func (l *Lock) Extend(ctx context.Context, ttl time.Duration, opts ...ExtendOpti
 	defer c.mu.RUnlock()
 
 	t0 := time.Now()
-	args := []any{l.value, ttl.Milliseconds(), c.cfg.MaxTTL.Milliseconds(), c.quarantineMode()}
-	plain := []string{l.key, markerKey}
+	args := []any{l.value, ttl.Milliseconds(), c.cfg.MaxTTL.Milliseconds(), c.quarantineMode(), c.counterTTL()}
+	plain := newCall(scriptExtend, []string{l.key, markerKey, l.key + ":fence"}, args...)
 	answers := c.fanoutWithin(ctx, o.wait, c.nodes, func(ctx context.Context, n *node) answer {
-		keys := plain
+		sc := plain
 		if n.tag != "" {
-			keys = []string{n.lockKey(l.key), n.marker()}
+			sc = newCall(scriptExtend, []string{n.lockKey(l.key), n.marker(), n.fenceKey(l.key)}, args...)
 		}
 		if err := c.admit(ctx, n); err != nil {
 			return answer{vote: VoteError, err: err}
 		}
-		res, err := n.run(ctx, scriptExtend, keys, args...)
+		res, err := n.run(ctx, sc)
 		if err != nil {
 			return answer{vote: VoteError, err: err}
 		}
@@ -179,7 +178,7 @@ func (l *Lock) Extend(ctx context.Context, ttl time.Duration, opts ...ExtendOpti
 		// The old deadline passed while we waited: the lock was lost, and
 		// a late yes must not bring it back (S4).
 		l.released = true
-		l.gone.Store(true)
+		l.strag.gone.Store(true)
 		c.wg.Go(func() { c.releaseAll(l.key, l.value, l.notice, l.msg) }) // wakes waiters
 		return fmt.Errorf("%w: %q: the local deadline passed during extend", ErrNotHeld, l.key)
 	case yes < c.quorum:
@@ -209,7 +208,7 @@ func (l *Lock) Release(ctx context.Context) (int, error) {
 		return 0, fmt.Errorf("%w: %q: already released", ErrNotHeld, l.key)
 	}
 	l.released = true
-	l.gone.Store(true)
+	l.strag.gone.Store(true)
 	l.mu.Unlock()
 
 	c := l.c
@@ -219,13 +218,13 @@ func (l *Lock) Release(ctx context.Context) (int, error) {
 	defer c.mu.RUnlock()
 	// The caller's ctx may already be cancelled: cleaning up must not
 	// depend on it (S8). NodeTimeout bounds every request.
-	answers := c.release(context.WithoutCancel(ctx), l.key, l.value, l.notice, l.msg, c.deletedOnMajority)
+	answers := c.release(context.WithoutCancel(ctx), l.key, l.value, l.notice, l.msg, c.deletedOnMajority, l.strag.acquiring)
 	deleted, errs := 0, 0
 	for _, a := range answers {
 		switch {
 		case a.vote == VoteYes:
 			deleted++
-		case a.vote == VoteError && a.err != errNotAwaited:
+		case a.vote == VoteError && a.err != errNotAwaited && a.err != errStillAcquiring:
 			errs++
 		}
 	}
@@ -251,31 +250,46 @@ func (c *Client) deletedOnMajority(as []answer, got []bool) bool {
 	return yes >= c.quorum
 }
 
-// release runs release.lua on every node; done decides when to stop
-// waiting (nil: for every node, bounded by NodeTimeout).
-func (c *Client) release(ctx context.Context, key, value, notice, msg string, done func([]answer, []bool) bool) []answer {
-	plain := releaseArgs(key, value, notice, msg, "0")
-	return c.fanout(ctx, c.nodes, func(ctx context.Context, n *node) answer {
-		keys, args := plain.keys, plain.args
+// release runs release.lua on every node but those that skip reports
+// (nil: none); done decides when to stop waiting (nil: for every node,
+// bounded by NodeTimeout). Skipped nodes answer errStillAcquiring.
+func (c *Client) release(ctx context.Context, key, value, notice, msg string, done func([]answer, []bool) bool, skip func(i int) bool) []answer {
+	nodes := c.nodes
+	if skip != nil {
+		nodes = make([]*node, 0, len(c.nodes))
+		for i, n := range c.nodes {
+			if !skip(i) {
+				nodes = append(nodes, n)
+			}
+		}
+	}
+	plain := releaseCall(key, value, notice, msg, "0")
+	answers := c.fanout(ctx, nodes, func(ctx context.Context, n *node) answer {
+		sc := plain
 		if n.tag != "" {
 			ch, sharded := notice, "0"
 			if notice != "" {
 				ch, sharded = n.lockKey(notice), "1" // SPUBLISH in the copy's slot
 			}
-			a := releaseArgs(n.lockKey(key), value, ch, msg, sharded)
-			keys, args = a.keys, a.args
+			sc = releaseCall(n.lockKey(key), value, ch, msg, sharded)
 		}
-		return releaseReply(n.run(ctx, scriptRelease, keys, args...))
+		return releaseReply(n.run(ctx, sc))
 	}, done, nil)
+	if len(nodes) == len(c.nodes) {
+		return answers
+	}
+	all := make([]answer, len(c.nodes))
+	for i := range all {
+		all[i] = answer{vote: VoteError, err: errStillAcquiring}
+	}
+	for j, n := range nodes {
+		all[n.idx] = answers[j]
+	}
+	return all
 }
 
-type scriptArgs struct {
-	keys []string
-	args []any
-}
-
-func releaseArgs(key, value, notice, msg, sharded string) scriptArgs {
-	return scriptArgs{[]string{key}, []any{value, notice, msg, sharded}}
+func releaseCall(key, value, notice, msg, sharded string) *scriptCall {
+	return newCall(scriptRelease, []string{key}, value, notice, msg, sharded)
 }
 
 func releaseReply(res any, err error) answer {
@@ -295,13 +309,12 @@ func releaseReply(res any, err error) answer {
 // releaseAll undoes a failed or lost acquisition on every node, with its
 // own bounded context (S8); used in the background.
 func (c *Client) releaseAll(key, value, notice, msg string) {
-	c.release(context.Background(), key, value, notice, msg, nil)
+	c.release(context.Background(), key, value, notice, msg, nil, nil)
 }
 
 // releaseOn undoes one node's late yes.
 func (c *Client) releaseOn(n *node, key, value string) {
 	ctx, cancel := context.WithTimeout(context.Background(), c.cfg.NodeTimeout)
 	defer cancel()
-	a := releaseArgs(n.lockKey(key), value, "", "", "0")
-	n.run(ctx, scriptRelease, a.keys, a.args...)
+	n.run(ctx, releaseCall(n.lockKey(key), value, "", "", "0"))
 }

@@ -23,6 +23,7 @@ const markerKey = "{redlease}:marker"
 type node struct {
 	client redis.UniversalClient
 	addr   string // for errors and logs
+	idx    int    // position in Client.nodes
 	// tag, when set, is the hash tag that every key of this node carries,
 	// so that the lock, its counter and the marker share one slot.
 	tag string

@@ -29,7 +29,7 @@ var (
 
 	scriptAcquire = redis.NewScript(luaQuarantine + luaAcquire)
 	scriptFence   = redis.NewScript(luaFence)
-	scriptExtend  = redis.NewScript(luaQuarantine + luaExtend)
+	scriptExtend  = redis.NewScript(luaExtend)
 	scriptRelease = redis.NewScript(luaRelease)
 	scriptProbe   = redis.NewScript(luaQuarantine + luaProbe)
 	scriptRaise   = redis.NewScript(luaRaise)
@@ -38,7 +38,7 @@ var (
 
 // scriptSource is each script's text, for SCRIPT LOAD.
 var scriptSource = map[*redis.Script]string{
-	scriptAcquire: luaQuarantine + luaAcquire, scriptFence: luaFence, scriptExtend: luaQuarantine + luaExtend,
+	scriptAcquire: luaQuarantine + luaAcquire, scriptFence: luaFence, scriptExtend: luaExtend,
 	scriptRelease: luaRelease, scriptProbe: luaQuarantine + luaProbe, scriptRaise: luaRaise,
 	scriptInspect: luaQuarantine + luaInspect,
 }
@@ -50,11 +50,11 @@ var (
 		scriptAcquire: "acquire", scriptFence: "fence", scriptExtend: "extend", scriptRelease: "release",
 		scriptProbe: "probe", scriptRaise: "raise", scriptInspect: "inspect",
 	}
-	quarantineCommands = "TIME, INFO server, HMGET, HSET"
+	quarantineCommands = "TIME, INFO, HMGET, HGET, HSET"
 	scriptCommands     = map[*redis.Script]string{
 		scriptAcquire: "GET, SET, PEXPIRE, PTTL, " + quarantineCommands,
 		scriptFence:   "GET, SET, HGET, HSET",
-		scriptExtend:  "GET, PEXPIRE, " + quarantineCommands,
+		scriptExtend:  "GET, PEXPIRE, HGET",
 		scriptRelease: "GET, DEL, PUBLISH or SPUBLISH",
 		scriptProbe:   "EXISTS, " + quarantineCommands,
 		scriptRaise:   "HMGET, HSET",

@@ -5,6 +5,8 @@
 // carries these switches.
 package unsafeopt
 
+import "time"
+
 // Off lists the guards a control may turn off. The zero value turns none
 // off.
 type Off struct {
@@ -13,6 +15,22 @@ type Off struct {
 	// replaced while its process kept running (a failback after a full
 	// resync) votes at once.
 	ReplicationIDCheck bool
+
+	// CounterFromZero: a fencing counter that expired starts again from 0
+	// instead of from the node's high-water mark, so a token after its
+	// expiry can repeat an earlier one.
+	CounterFromZero bool
+
+	// FastPathMinority: the acquisition hands its token out at once when
+	// fewer than a majority of the yes-nodes replied that counter (the
+	// fast path of fencing without its majority rule), skipping the
+	// write-back.
+	FastPathMinority bool
+
+	// CounterTTL, when positive, replaces the fencing counters' TTL (ten
+	// times MaxTTL) so that a test sees counters expire. It weakens no
+	// guard: tokens must stay strictly increasing with any value.
+	CounterTTL time.Duration
 }
 
 // setRedlock is registered by package redlock (see Register).

@@ -1,19 +1,20 @@
--- extend: compare-and-PEXPIRE; never re-creates an expired key.
--- KEYS[1] lock key, KEYS[2] quarantine marker
--- ARGV[1] value, ARGV[2] TTL ms, ARGV[3] MaxTTL ms, ARGV[4] quarantine mode ('0' off, '1' on; see quarantine.lua)
--- Reply: {vote, ms}: 1 = extended, 0 = not ours, 2 = quarantined (ms left),
---   3 = quarantine over, floor not raised.
+-- extend: compare-and-PEXPIRE; never re-creates an expired key. No
+-- quarantine check: a node that still holds our fresh per-attempt value
+-- remembered our grant, so its yes lets no one else in (docs/design.md,
+-- "Where the quarantine check is needed"); TTLs above the node's MaxTTL are
+-- still refused. The fencing counter's TTL is refreshed with the lock's.
+-- KEYS[1] lock key, KEYS[2] quarantine marker, KEYS[3] fencing counter
+-- ARGV[1] value, ARGV[2] TTL ms, ARGV[3] MaxTTL ms, ARGV[4] quarantine mode
+-- ('0' off), ARGV[5] counter TTL ms ('0': fencing off)
+-- Reply: {vote, 0}: 1 = extended, 0 = not ours.
 local ttl = tonumber(ARGV[2])
 if ARGV[4] ~= '0' then
-  local left, ok, created, base, high, rid, mx = redlease_marker(KEYS[2], tonumber(ARGV[3]), true, ARGV[4])
+  local mx = tonumber(redis.call('HGET', KEYS[2], 'mx') or ARGV[3]) or tonumber(ARGV[3])
   if ttl > mx then
     return redis.error_reply('ERR redlease: TTL ' .. ttl .. 'ms is above this node\'s MaxTTL ' .. mx .. 'ms')
   end
-  if left > 0 then return {2, left} end
-  if not ok then return {3, 0} end
 end
-if redis.call('GET', KEYS[1]) == ARGV[1] then
-  redis.call('PEXPIRE', KEYS[1], ttl)
-  return {1, 0}
-end
-return {0, 0}
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then return {0, 0} end
+redis.call('PEXPIRE', KEYS[1], ttl)
+if ARGV[5] ~= '0' then redis.call('PEXPIRE', KEYS[3], ARGV[5]) end
+return {1, 0}

@@ -1,0 +1,60 @@
+package redlock
+
+import (
+	"context"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// scriptCall is one script call's whole command line, EVALSHA digest
+// numkeys keys... args..., built once and shared by every node whose keys
+// are the same (all standalone nodes of a fan-out), so that a fan-out
+// builds its arguments once rather than once per node. go-redis only reads
+// the arguments of a command, so nodes may send one scriptCall at once.
+type scriptCall struct {
+	script *redis.Script
+	argv   []any
+	nkeys  int
+}
+
+func newCall(s *redis.Script, keys []string, args ...any) *scriptCall {
+	argv := make([]any, 0, 3+len(keys)+len(args))
+	argv = append(argv, "evalsha", s.Hash(), len(keys))
+	for _, k := range keys {
+		argv = append(argv, k)
+	}
+	return &scriptCall{script: s, argv: append(argv, args...), nkeys: len(keys)}
+}
+
+// keys returns the call's keys, for errors.
+func (sc *scriptCall) keys() []string {
+	out := make([]string, sc.nkeys)
+	for i := range out {
+		out[i], _ = sc.argv[3+i].(string)
+	}
+	return out
+}
+
+// evalArgv is the command line with EVAL and the script's source, for a
+// server that does not have the script (a restarted or flushed server).
+func (sc *scriptCall) evalArgv() []any {
+	argv := make([]any, len(sc.argv))
+	copy(argv, sc.argv)
+	argv[0], argv[1] = "eval", scriptSource[sc.script]
+	return argv
+}
+
+// run sends the call alone: EVALSHA, then EVAL if the server does not
+// have the script.
+func (sc *scriptCall) run(ctx context.Context, c redis.UniversalClient) (any, error) {
+	res, err := c.Do(ctx, sc.argv...).Result()
+	if noScript(err) {
+		res, err = c.Do(ctx, sc.evalArgv()...).Result()
+	}
+	return res, err
+}
+
+// noScript reports a NOSCRIPT error reply.
+func noScript(err error) bool {
+	return err != nil && redis.HasErrorPrefix(err, "NOSCRIPT")
+}
