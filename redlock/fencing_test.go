@@ -1,0 +1,224 @@
+package redlock_test
+
+// Fencing in one round trip (docs/design.md, "Fencing in one round trip")
+// and counters that expire ("Nothing left behind"), on real servers: the
+// fast path, the slow path with disagreeing counters, a re-sent script,
+// counters that expire, and the negative controls of both guards.
+
+import (
+	"context"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/redlease/redlease/internal/redistest"
+	"github.com/redlease/redlease/internal/unsafeopt"
+	"github.com/redlease/redlease/redlock"
+)
+
+var fenceCfg = redlock.Config{NodeTimeout: 200 * time.Millisecond, MaxTTL: 2 * time.Second, RetryDelay: 20 * time.Millisecond}
+
+const fenceTTL = time.Second
+
+// setCounter sets server i's fencing counter of key, as an earlier history
+// would have left it.
+func (r *sfRig) setCounter(t testing.TB, key string, i int, v uint64) {
+	t.Helper()
+	require.NoError(t, r.direct[i].Set(context.Background(), key+":fence", v, 0).Err())
+}
+
+// counters returns every server's fencing counter of key.
+func (r *sfRig) counters(t testing.TB, key string) []uint64 {
+	t.Helper()
+	var out []uint64
+	for i := range r.direct {
+		out = append(out, sfAtoi(t, r.counter(t, key, i)))
+	}
+	return out
+}
+
+// writeBacks counts the fencing write-backs (fence.lua) its clients send.
+type writeBacks struct{ n atomic.Int64 }
+
+func (w *writeBacks) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+func (w *writeBacks) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		w.count(cmd)
+		return next(ctx, cmd)
+	}
+}
+
+func (w *writeBacks) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		for _, cmd := range cmds {
+			w.count(cmd)
+		}
+		return next(ctx, cmds)
+	}
+}
+
+func (w *writeBacks) count(cmd redis.Cmder) {
+	if a := cmd.Args(); len(a) > 1 && cmd.Name() == "evalsha" && a[1] == redlock.FenceDigest {
+		w.n.Add(1)
+	}
+}
+
+// countedNodes are the rig's nodes with w counting their write-backs.
+func (r *sfRig) countedNodes(t testing.TB, w *writeBacks) []redis.UniversalClient {
+	nodes := r.nodes(t)
+	for _, n := range nodes {
+		n.AddHook(w)
+	}
+	return nodes
+}
+
+// TestFencingFastPath: nodes whose counters agree hand out the token in the
+// acquisition's one round trip: every node's counter is the token, grows by
+// one per acquisition, and no write-back is sent.
+func TestFencingFastPath(t *testing.T) {
+	rig := sfStart(t, 3, redistest.Options{})
+	var w writeBacks
+	c := sfNew(t, fenceCfg, rig.countedNodes(t, &w), true)
+	key := sfKey(t)
+	last := uint64(0)
+	for i := range 5 {
+		last = sfIssue(t, c, key, fenceTTL, 1, last)
+		assert.Equal(t, uint64(i+1), last, "counters that agree grow by one per acquisition")
+		// Acquire returns at a majority: the third node's grant may land
+		// a moment later.
+		require.Eventually(t, func() bool {
+			cs := rig.counters(t, key)
+			return cs[0] == last && cs[1] == last && cs[2] == last
+		}, 5*time.Second, sfTick, "every node's counter is the token")
+	}
+	assert.Zero(t, w.n.Load(), "the fast path sends no write-back")
+}
+
+// TestFencingSlowPath: counters that disagree (failed attempts, a restarted
+// node) make the token the highest counter + 1, written back to the nodes
+// below it before it is handed out; the next acquisition takes the fast
+// path again.
+func TestFencingSlowPath(t *testing.T) {
+	rig := sfStart(t, 3, redistest.Options{})
+	var w writeBacks
+	c := sfNew(t, fenceCfg, rig.countedNodes(t, &w), true)
+	key := sfKey(t)
+	rig.setCounter(t, key, 0, 5)
+	rig.setCounter(t, key, 1, 7)
+	rig.setCounter(t, key, 2, 3)
+
+	l, err := c.Acquire(context.Background(), key, fenceTTL)
+	require.NoError(t, err)
+	// The highest grant is 8 (node 1). Whichever majority answered first,
+	// at most one other node can have replied 8 by itself; the rest were
+	// written back.
+	assert.Equal(t, uint64(8), l.Token(), "the token is the highest counter + 1")
+	assert.Positive(t, w.n.Load(), "disagreeing counters take the slow path")
+	held := 0
+	for _, v := range rig.counters(t, key) {
+		if v == 8 {
+			held++
+		}
+	}
+	assert.GreaterOrEqual(t, held, 2, "a majority holds the token before it is handed out")
+	_, err = l.Release(context.Background())
+	require.NoError(t, err)
+
+	before := w.n.Load()
+	sfIssue(t, c, key, fenceTTL, 2, 8)
+	assert.LessOrEqual(t, w.n.Load()-before, int64(1),
+		"once the counters agree again the fast path is taken (one straggler may still disagree once)")
+}
+
+// TestFencingResentScriptDoesNotIncrement: a go-redis retry may run the
+// acquire script twice for one attempt; the second run finds our value and
+// replies the counter unchanged.
+func TestFencingResentScriptDoesNotIncrement(t *testing.T) {
+	rig := sfStart(t, 1, redistest.Options{})
+	ctx := context.Background()
+	key := sfKey(t)
+	run := func() []any {
+		res, err := redlock.RunAcquireScript(ctx, rig.direct[0], key, "attempt-1", fenceTTL, fenceCfg.MaxTTL)
+		require.NoError(t, err)
+		return res
+	}
+	sfNew(t, fenceCfg, rig.nodes(t), true) // a marker that votes
+	first, second := run(), run()
+	assert.EqualValues(t, 1, first[0], "granted: %v", first)
+	assert.EqualValues(t, 1, second[0], "ours again: %v", second)
+	assert.Equal(t, first[1], second[1], "the re-sent script replies the same counter")
+	assert.Equal(t, "1", rig.counter(t, key, 0), "and the counter was incremented once")
+}
+
+// fenceHoleSetup leaves node 0 with a counter far above the others': the
+// acquisition's grants are 11 (node 0) and 2 (nodes 1 and 2). Client A
+// takes the lock; then node 0 is held by another client, so that client B's
+// majority is nodes 1 and 2 alone.
+func fenceHoleSetup(t *testing.T, cfg redlock.Config) (a, b *redlock.Lock) {
+	rig := sfStart(t, 3, redistest.Options{})
+	key := sfKey(t)
+	rig.setCounter(t, key, 0, 10)
+	rig.setCounter(t, key, 1, 1)
+	rig.setCounter(t, key, 2, 1)
+	c := sfNew(t, cfg, rig.nodes(t), true)
+	ctx := context.Background()
+	// Wait for every node's grant: with node 0 among the first majority
+	// the token is 11 whatever the path.
+	var err error
+	for range 20 {
+		a, err = c.Acquire(ctx, key, fenceTTL)
+		require.NoError(t, err)
+		if a.Token() == 11 {
+			break
+		}
+		_, _ = a.Release(ctx)
+		sfWaitReleased(t, rig, key)
+		rig.setCounter(t, key, 0, 10)
+		rig.setCounter(t, key, 1, 1)
+		rig.setCounter(t, key, 2, 1)
+	}
+	require.Equal(t, uint64(11), a.Token(), "node 0 never was in the first majority")
+	_, err = a.Release(ctx)
+	require.NoError(t, err)
+	sfWaitReleased(t, rig, key)
+	rig.setForeign(t, key, 0)
+	b, err = c.Acquire(ctx, key, fenceTTL)
+	require.NoError(t, err)
+	return a, b
+}
+
+// sfWaitReleased waits until no server holds key.
+func sfWaitReleased(t *testing.T, rig *sfRig, key string) {
+	t.Helper()
+	require.Eventually(t, func() bool {
+		for _, d := range rig.direct {
+			if d.Exists(context.Background(), key).Val() != 0 {
+				return false
+			}
+		}
+		return true
+	}, 5*time.Second, sfTick)
+}
+
+// TestFencingMajorityRule: B's majority (nodes 1 and 2) never saw node 0's
+// grant of 11 directly, but A's token reached a majority before it was
+// handed out, so B's token is above it (S5).
+func TestFencingMajorityRule(t *testing.T) {
+	a, b := fenceHoleSetup(t, fenceCfg)
+	assert.Greater(t, b.Token(), a.Token(), "fencing token went backwards")
+}
+
+// TestFencingMajorityRuleControl is the negative control of
+// TestFencingMajorityRule: handing the token out when fewer than a majority
+// replied it (the fast path without its rule) lets B's token go back.
+func TestFencingMajorityRuleControl(t *testing.T) {
+	cfg := fenceCfg
+	unsafeopt.Apply(&cfg, unsafeopt.Off{FastPathMinority: true})
+	a, b := fenceHoleSetup(t, cfg)
+	assert.LessOrEqual(t, b.Token(), a.Token(), "without the majority rule the token goes back")
+}
