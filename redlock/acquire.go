@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -48,7 +49,9 @@ const nonceBytes = 16
 func newNonce() string {
 	var b [nonceBytes]byte
 	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails (Go 1.24+)
-	return base64.RawURLEncoding.EncodeToString(b[:])
+	var out [(nonceBytes*8 + 5) / 6]byte // unpadded base64url
+	base64.RawURLEncoding.Encode(out[:], b[:])
+	return string(out[:])
 }
 
 // Acquire takes the lock on key for ttl, retrying with jittered delays
@@ -113,6 +116,9 @@ func (c *Client) TryAcquire(ctx context.Context, key string, ttl time.Duration, 
 }
 
 func (c *Client) options(opts []AcquireOption) acquireOptions {
+	if len(opts) == 0 {
+		return acquireOptions{}
+	}
 	var o acquireOptions
 	for _, f := range opts {
 		if f != nil {
@@ -161,14 +167,13 @@ func (c *Client) attempt(ctx context.Context, key string, ttl time.Duration, o a
 
 	t0 := time.Now()
 	validUntil := t0.Add(ttl - c.cfg.drift(ttl))
-	args := []any{value, ttl.Milliseconds(), c.cfg.MaxTTL.Milliseconds(), c.quarantineMode(), c.counterTTL(),
-		flag(c.cfg.unsafeOff.CounterFromZero)}
-	plain := newCall(scriptAcquire, []string{key, key + ":fence", markerKey}, args...)
+	plain := newCall(scriptAcquire, []string{key, key + ":fence", markerKey},
+		value, ttl.Milliseconds(), c.maxTTLArg(), c.quarantineMode(), c.counterTTL(), c.args.fromZero)
 	answers := c.fanout(ctx, c.nodes, func(ctx context.Context, n *node) answer {
 		defer s.running[n.idx].Store(false)
 		sc := plain
 		if n.tag != "" {
-			sc = newCall(scriptAcquire, []string{n.lockKey(key), n.fenceKey(key), n.marker()}, args...)
+			sc = plain.withKeys(n.lockKey(key), n.fenceKey(key), n.marker())
 		}
 		if err := c.admit(ctx, n); err != nil {
 			return answer{vote: VoteError, err: err}
@@ -176,7 +181,7 @@ func (c *Client) attempt(ctx context.Context, key string, ttl time.Duration, o a
 		res, err := n.run(ctx, sc)
 		a := parseAcquire(res, err)
 		if n.cluster != nil {
-			a.runID = "" // copies on one master are a placement warning, not a refusal
+			a.server = 0 // copies on one master are a placement warning, not a refusal
 		}
 		return a
 	}, c.distinctQuorumDone, undoLate)
@@ -219,28 +224,30 @@ func parseAcquire(res any, err error) answer {
 	if err != nil {
 		return answer{vote: VoteError, err: err}
 	}
-	ns, err := asInts(a, 0, 1, 2, 3, 4)
-	if err != nil {
+	var ns [6]int64
+	if err := intsOf(a, ns[:], 0, 1, 2, 3, 4, 5); err != nil {
 		return answer{vote: VoteError, err: err}
 	}
 	v, ok := scriptVote(ns[0])
 	if !ok {
 		return answer{vote: VoteError, err: badReply(res)}
 	}
-	return answer{vote: v, counter: ns[1], ms: ns[2], created: ns[3], high: ns[4], runID: asString(a[5])}
+	return answer{vote: v, counter: ns[1], ms: ns[2], created: ns[3], high: ns[4], server: ns[5]}
 }
 
 // distinctQuorumDone is quorumDone counting one yes per server (S7): two
 // nodes that answer with the same run_id are one vote.
 func (c *Client) distinctQuorumDone(as []answer, got []bool) bool {
 	yes, open := 0, 0
-	seen := map[string]bool{}
+	var seen [inlineNodes]int64
 	for i, a := range as {
 		switch {
 		case !got[i]:
 			open++
-		case a.vote == VoteYes && (a.runID == "" || !seen[a.runID]):
-			seen[a.runID] = true
+		case a.vote == VoteYes && (a.server == 0 || !containsServer(seen[:min(yes, inlineNodes)], a.server)):
+			if yes < inlineNodes {
+				seen[yes] = a.server
+			}
 			yes++
 		}
 	}
@@ -250,24 +257,25 @@ func (c *Client) distinctQuorumDone(as []answer, got []bool) bool {
 // dedupe turns a second yes from the same server (same run_id) into an
 // error vote and returns the number of distinct yes votes.
 func (c *Client) dedupe(as []answer) int {
-	first := map[string]int{}
 	yes := 0
 	for i := range as {
 		a := &as[i]
 		if a.vote != VoteYes {
 			continue
 		}
-		if a.runID != "" {
-			if j, dup := first[a.runID]; dup {
-				a.vote, a.err = VoteError, fmt.Errorf("same server as %s (run_id %s): one server, one vote", c.nodes[j].addr, a.runID)
+		if a.server != 0 {
+			if j := slices.IndexFunc(as[:i], func(b answer) bool { return b.vote == VoteYes && b.server == a.server }); j >= 0 {
+				a.vote, a.err = VoteError, fmt.Errorf("same server as %s (run_id %012x...): one server, one vote", c.nodes[j].addr, a.server)
 				continue
 			}
-			first[a.runID] = i
 		}
 		yes++
 	}
 	return yes
 }
+
+// containsServer reports whether ids holds id.
+func containsServer(ids []int64, id int64) bool { return slices.Contains(ids, id) }
 
 // token decides the acquisition's fencing token (docs/design.md, "Fencing
 // in one round trip"): t is the highest counter the yes-nodes replied (each
@@ -300,12 +308,11 @@ func (c *Client) token(ctx context.Context, key, value string, answers []answer)
 		return uint64(t), nil
 	}
 	need := c.quorum - at
-	args := []any{value, strconv.FormatInt(t, 10), c.counterTTL()}
-	plain := newCall(scriptFence, []string{key, key + ":fence", markerKey}, args...)
+	plain := newCall(scriptFence, []string{key, key + ":fence", markerKey}, value, strconv.FormatInt(t, 10), c.counterTTL())
 	res := c.fanout(ctx, behind, func(ctx context.Context, n *node) answer {
 		sc := plain
 		if n.tag != "" {
-			sc = newCall(scriptFence, []string{n.lockKey(key), n.fenceKey(key), n.marker()}, args...)
+			sc = plain.withKeys(n.lockKey(key), n.fenceKey(key), n.marker())
 		}
 		v, err := intReply(n.run(ctx, sc))
 		switch {
@@ -387,7 +394,7 @@ func (c *Client) raisePass() {
 	}
 	c.wg.Go(func() {
 		defer c.raising.Store(false)
-		args := []any{c.cfg.MaxTTL.Milliseconds(), c.quarantineMode(), "0"}
+		args := []any{c.maxTTLArg(), c.quarantineMode(), "0"}
 		answers := c.fanout(context.Background(), c.nodes, func(ctx context.Context, n *node) answer {
 			res, err := n.run(ctx, newCall(scriptProbe, []string{n.marker()}, args...))
 			if err != nil {

@@ -12,7 +12,7 @@ package redlock_test
 //
 //	for i in 1 2 3 4 5 6; do go test -run '^$' -bench Cycle -benchtime 2s -count 1 ./redlock/; done
 //
-// Scenarios (top-level benchmarks), each with the same four cases:
+// Scenarios (top-level benchmarks), each with the same five cases:
 //
 //	BenchmarkCycle          clients connect straight to the servers
 //	BenchmarkCycleProxied   through a faultproxy per node, no fault (baseline of the next two)
@@ -26,6 +26,7 @@ package redlock_test
 //	floor-parallel    SET key val NX PX 10000 to all nodes at once (one goroutine
 //	                  each), return at the 3rd OK; then DEL likewise, return at the 3rd reply
 //	floor-single      SET NX PX + DEL on node 1 only
+//	redlease-single   default Config on node 1 only (N=1)
 //
 // Extra metrics: acq-ns/op is the acquisition (SET) part of the cycle;
 // srv-us/op is the server time per cycle summed over the live nodes, from
@@ -92,7 +93,8 @@ type benchFixture struct {
 	alive   []bool
 	fenced  *redlock.Client
 	nofence *redlock.Client
-	strag   sync.WaitGroup // floor requests still running after the floor returned
+	single  *redlock.Client // one node: floorSingle's
+	strag   sync.WaitGroup  // floor requests still running after the floor returned
 
 	acqFail, relErr int // redlease cycles whose TryAcquire failed, whose Release erred
 }
@@ -111,6 +113,7 @@ func runCycleBench(b *testing.B, sc benchScenario) {
 		{"redlease-nofence", []string{"evalsha", "eval"}, f.redleaseCycle(f.nofence)},
 		{"floor-parallel", []string{"set", "del"}, f.floorParallel},
 		{"floor-single", []string{"set", "del"}, f.floorSingle},
+		{"redlease-single", []string{"evalsha", "eval"}, f.redleaseCycle(f.single)},
 	}
 	f.injectFault(b)
 	ctx := context.Background()
@@ -196,6 +199,12 @@ func newBenchFixture(b *testing.B, sc benchScenario) *benchFixture {
 	}
 	f.fenced = newBenchRedlock(b, redlock.Config{}, nodes)
 	f.nofence = newBenchRedlock(b, redlock.Config{DisableFencing: true}, nodes)
+	// The single node's client cuts requests at their deadline itself
+	// (ContextTimeoutEnabled), as the docs advise for N=1: redlock then
+	// runs them without a goroutine each.
+	one := redis.NewClient(&redis.Options{Addr: f.clients[floorSingle].Options().Addr, PoolSize: pool, ContextTimeoutEnabled: true})
+	b.Cleanup(func() { _ = one.Close() })
+	f.single = newBenchRedlock(b, redlock.Config{}, []redis.UniversalClient{one})
 	return f
 }
 

@@ -15,15 +15,49 @@ type scriptCall struct {
 	script *redis.Script
 	argv   []any
 	nkeys  int
+	buf    [callInline]any // argv's storage when it fits: one allocation
+}
+
+// callInline is the longest command line kept inside a scriptCall (the
+// acquire script's: 3 + 3 keys + 6 arguments).
+const callInline = 12
+
+// digests are the scripts' digests, boxed once for the command lines.
+var digests = map[*redis.Script]any{}
+
+func init() {
+	for s := range scriptSource {
+		digests[s] = s.Hash()
+	}
 }
 
 func newCall(s *redis.Script, keys []string, args ...any) *scriptCall {
-	argv := make([]any, 0, 3+len(keys)+len(args))
-	argv = append(argv, "evalsha", s.Hash(), len(keys))
+	sc := &scriptCall{script: s, nkeys: len(keys)}
+	argv := sc.buf[:0]
+	if n := 3 + len(keys) + len(args); n > callInline {
+		argv = make([]any, 0, n)
+	}
+	argv = append(argv, "evalsha", digests[s], len(keys))
 	for _, k := range keys {
 		argv = append(argv, k)
 	}
-	return &scriptCall{script: s, argv: append(argv, args...), nkeys: len(keys)}
+	sc.argv = append(argv, args...)
+	return sc
+}
+
+// withKeys is the same call on other keys (a cluster node's, in its tag).
+func (sc *scriptCall) withKeys(keys ...string) *scriptCall {
+	out := &scriptCall{script: sc.script, nkeys: sc.nkeys}
+	argv := out.buf[:0]
+	if len(sc.argv) > callInline {
+		argv = make([]any, 0, len(sc.argv))
+	}
+	argv = append(argv, sc.argv[:3]...)
+	for _, k := range keys {
+		argv = append(argv, k)
+	}
+	out.argv = append(argv, sc.argv[3+sc.nkeys:]...)
+	return out
 }
 
 // keys returns the call's keys, for errors.

@@ -34,6 +34,7 @@ type Client struct {
 	closeOnce sync.Once
 
 	raising atomic.Bool // a raisePass is running
+	args    scriptArgs  // constant script arguments
 
 	cluster   *redis.ClusterClient // NewCluster only
 	placement clusterState
@@ -59,12 +60,16 @@ func New(ctx context.Context, cfg Config, nodes ...redis.UniversalClient) (*Clie
 		return nil, fmt.Errorf("%w: no nodes given", ErrInvalidConfig)
 	}
 	c := &Client{cfg: cfg, log: cfg.Logger, quorum: len(nodes)/2 + 1, closing: make(chan struct{})}
+	c.initArgs()
 	seen := make(map[string]int, len(nodes))
 	for i, nc := range nodes {
 		if isNil(nc) {
 			return nil, fmt.Errorf("%w: node %d is nil", ErrInvalidConfig, i)
 		}
 		n := &node{client: nc, addr: nodeAddr(nc), idx: i}
+		if rc, ok := nc.(*redis.Client); ok {
+			n.ownDeadline = rc.Options().ContextTimeoutEnabled
+		}
 		if cc, ok := nc.(*redis.ClusterClient); ok {
 			n.tag, n.cluster = "redlease", cc // one vote: the slot of {redlease}
 		}
@@ -190,7 +195,7 @@ func (c *Client) probe(ctx context.Context, n *node, bootstrap bool) (probeInfo,
 		return probeInfo{}, err
 	}
 	res, err := scriptProbe.Run(ctx, n.client, []string{n.marker()},
-		c.cfg.MaxTTL.Milliseconds(), c.quarantineMode(), flag(bootstrap)).Result()
+		c.maxTTLArg(), c.quarantineMode(), flag(bootstrap)).Result()
 	if err != nil {
 		return probeInfo{}, err
 	}

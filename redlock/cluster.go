@@ -53,6 +53,7 @@ func NewCluster(ctx context.Context, cfg Config, cluster *redis.ClusterClient, n
 	}
 	cfg = cfg.withDefaults()
 	c := &Client{cfg: cfg, log: cfg.Logger, quorum: n/2 + 1, closing: make(chan struct{}), cluster: cluster}
+	c.initArgs()
 	for i := range n {
 		tag := ClusterTag(i, n)
 		c.nodes = append(c.nodes, &node{

@@ -37,19 +37,33 @@ func (c *Client) fanoutWithin(ctx context.Context, wait time.Duration, nodes []*
 		wait = c.cfg.NodeTimeout
 	}
 	timedOut := errNodeTimeout{wait, wait == c.cfg.NodeTimeout}
-	// The last request to finish releases the context; until then it
-	// lives to its deadline, so stragglers are not cut short by our return.
-	nctx, cancel := deadline(ctx, wait)
+	if len(nodes) == 1 && nodes[0].ownDeadline {
+		nctx, cancel := deadline(ctx, wait)
+		return []answer{c.direct(ctx, nctx, cancel, nodes[0], do, timedOut)}
+	}
+	// The requests are bounded by wait alone, not cut by the caller's
+	// cancellation: a caller that stops waiting (or cancels its context as
+	// soon as the call returned) leaves its stragglers to finish, so that a
+	// node's grant is not lost half-way (its fencing counter would fall
+	// behind the others') and its answer reaches late. The last request to
+	// finish releases the context.
+	rctx := ctx
+	if ctx.Done() != nil {
+		rctx = context.WithoutCancel(ctx)
+	}
+	nctx, cancel := deadline(rctx, wait)
 	f := &flight{c: c, ctx: ctx, nctx: nctx, cancel: cancel, do: do, late: late, timedOut: timedOut,
-		ch: make(chan indexed, len(nodes))}
+		nodes: nodes, ch: make(chan indexed, len(nodes))}
 	f.running.Store(int32(len(nodes)))
 	c.wg.Add(len(nodes))
-	for i, n := range nodes {
-		go f.request(i, n)
+	// One func value for every goroutine (each takes the next node): a go
+	// statement with arguments would allocate a closure per node.
+	next := f.next
+	for range nodes {
+		go next()
 	}
 
-	answers = make([]answer, len(nodes))
-	got := make([]bool, len(nodes))
+	answers, got := f.answers(len(nodes))
 	pending := len(nodes)
 	take := func(r indexed) bool {
 		answers[r.i], got[r.i] = r.a, true
@@ -65,6 +79,9 @@ collect:
 				cut = errNotAwaited
 				break collect
 			}
+		case <-ctx.Done():
+			cut = ctx.Err()
+			break collect
 		case <-nctx.Done():
 			// Answers may have arrived together with the deadline.
 			for drained := false; !drained && pending > 0; {
@@ -107,6 +124,22 @@ collect:
 	return answers
 }
 
+// direct is the fan-out of a single node whose go-redis client cuts its
+// requests at the context's deadline itself: the request runs in the
+// caller's goroutine, with no channel and no goroutine, and cannot outlive
+// the deadline, so it has no late answer.
+func (c *Client) direct(ctx, nctx context.Context, cancel context.CancelFunc, n *node, do call, timedOut errNodeTimeout) answer {
+	defer cancel()
+	a := do(nctx, n)
+	if a.vote == VoteError && errors.Is(a.err, context.DeadlineExceeded) && ctx.Err() == nil {
+		a.err = timedOut
+	}
+	if a.vote == VoteError {
+		c.nodeFailed(n, a.err)
+	}
+	return a
+}
+
 // indexed is node i's answer.
 type indexed struct {
 	i int
@@ -122,15 +155,36 @@ type flight struct {
 	do        call
 	late      func(n *node, a answer)
 	timedOut  errNodeTimeout
+	nodes     []*node
+	taken     atomic.Int32 // nodes handed to a goroutine
 	ch        chan indexed // buffered for every node: a send never blocks
 	running   atomic.Int32
 	mu        sync.Mutex
 	closed    bool // the caller stopped collecting: answers go to late
+
+	ansBuf [inlineNodes]answer // storage of the collected answers
+	gotBuf [inlineNodes]bool
 }
 
-// request runs one node's request, in a goroutine tracked by c.wg.
-func (f *flight) request(i int, n *node) {
+// answers returns the collector's answers and got slices, inside f for up
+// to inlineNodes nodes.
+func (f *flight) answers(n int) ([]answer, []bool) {
+	if n <= inlineNodes {
+		return f.ansBuf[:n], f.gotBuf[:n]
+	}
+	return make([]answer, n), make([]bool, n)
+}
+
+// next runs the request of the next node not yet taken, in a goroutine
+// tracked by c.wg.
+func (f *flight) next() {
 	defer f.c.wg.Done()
+	i := int(f.taken.Add(1) - 1)
+	f.request(i, f.nodes[i])
+}
+
+// request runs node i's request.
+func (f *flight) request(i int, n *node) {
 	a := f.do(f.nctx, n)
 	if a.vote == VoteError && errors.Is(a.err, context.DeadlineExceeded) && f.ctx.Err() == nil {
 		// Cut by the fan-out's own deadline, wherever it was stuck

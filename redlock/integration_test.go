@@ -363,6 +363,40 @@ func TestIntegrationQuorumNodesPaused(t *testing.T) {
 	}
 }
 
+// TestIntegrationSingleNodeDirect: one node whose go-redis client cuts its
+// requests at their deadline (ContextTimeoutEnabled) is asked in the
+// caller's goroutine; a paused server still fails the call at NodeTimeout,
+// with go-redis' other timeouts at their defaults (3s reads, 3 retries).
+func TestIntegrationSingleNodeDirect(t *testing.T) {
+	ctx := context.Background()
+	cl := itStart(t, itConfig{n: 1, options: func(i int, addr string) *redis.Options {
+		o := itDefaultOptions(i, addr)
+		o.ContextTimeoutEnabled = true
+		return o
+	}})
+	c := cl.locker(t, redlock.Config{NodeTimeout: itNodeTimeout})
+	key := itKey(t)
+	l, err := c.TryAcquire(ctx, key, itUndoTTL)
+	require.NoError(t, err)
+	assert.Positive(t, l.Token())
+	_, err = l.Release(ctx)
+	require.NoError(t, err)
+
+	require.NoError(t, cl.g.Server(0).Pause())
+	t0 := time.Now()
+	_, err = c.TryAcquire(ctx, key, itUndoTTL)
+	elapsed := time.Since(t0)
+	require.ErrorIs(t, err, redlock.ErrNotAcquired)
+	assert.True(t, itIsTimeout(itQuorumError(t, err).Nodes[0].Err), "want a NodeTimeout: %v", err)
+	assert.GreaterOrEqual(t, elapsed, itNodeTimeout)
+	assert.Less(t, elapsed, 10*itNodeTimeout, "the paused node held the caller for %s", elapsed)
+	require.NoError(t, cl.g.Server(0).Resume())
+	l, err = c.Acquire(ctx, key, itUndoTTL)
+	require.NoError(t, err)
+	_, err = l.Release(ctx)
+	require.NoError(t, err)
+}
+
 // TestIntegrationSlowNodeDoesNotSlowAcquire: a node whose replies are held
 // does not delay an acquisition that a majority already granted.
 func TestIntegrationSlowNodeDoesNotSlowAcquire(t *testing.T) {

@@ -131,12 +131,12 @@ func (l *Lock) Extend(ctx context.Context, ttl time.Duration, opts ...ExtendOpti
 	defer c.mu.RUnlock()
 
 	t0 := time.Now()
-	args := []any{l.value, ttl.Milliseconds(), c.cfg.MaxTTL.Milliseconds(), c.quarantineMode(), c.counterTTL()}
-	plain := newCall(scriptExtend, []string{l.key, markerKey, l.key + ":fence"}, args...)
+	plain := newCall(scriptExtend, []string{l.key, markerKey, l.key + ":fence"},
+		l.value, ttl.Milliseconds(), c.maxTTLArg(), c.quarantineMode(), c.counterTTL())
 	answers := c.fanoutWithin(ctx, o.wait, c.nodes, func(ctx context.Context, n *node) answer {
 		sc := plain
 		if n.tag != "" {
-			sc = newCall(scriptExtend, []string{n.lockKey(l.key), n.marker(), n.fenceKey(l.key)}, args...)
+			sc = plain.withKeys(n.lockKey(l.key), n.marker(), n.fenceKey(l.key))
 		}
 		if err := c.admit(ctx, n); err != nil {
 			return answer{vote: VoteError, err: err}
@@ -149,8 +149,8 @@ func (l *Lock) Extend(ctx context.Context, ttl time.Duration, opts ...ExtendOpti
 		if err != nil {
 			return answer{vote: VoteError, err: err}
 		}
-		ns, err := asInts(a, 0, 1)
-		if err != nil {
+		var ns [2]int64
+		if err := intsOf(a, ns[:], 0, 1); err != nil {
 			return answer{vote: VoteError, err: err}
 		}
 		v, ok := scriptVote(ns[0])
@@ -312,9 +312,9 @@ func (c *Client) releaseAll(key, value, notice, msg string) {
 	c.release(context.Background(), key, value, notice, msg, nil, nil)
 }
 
-// releaseOn undoes one node's late yes.
-func (c *Client) releaseOn(n *node, key, value string) {
+// releaseOn undoes one node's late yes with sc, its release call.
+func (c *Client) releaseOn(n *node, sc *scriptCall) {
 	ctx, cancel := context.WithTimeout(context.Background(), c.cfg.NodeTimeout)
 	defer cancel()
-	n.run(ctx, releaseCall(n.lockKey(key), value, "", "", "0"))
+	n.run(ctx, sc)
 }

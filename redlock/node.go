@@ -24,6 +24,10 @@ type node struct {
 	client redis.UniversalClient
 	addr   string // for errors and logs
 	idx    int    // position in Client.nodes
+	// ownDeadline: the go-redis client cuts its own requests at the
+	// context's deadline (a *redis.Client with ContextTimeoutEnabled), so
+	// a request to it may run in the caller's goroutine (see fanoutWithin).
+	ownDeadline bool
 	// tag, when set, is the hash tag that every key of this node carries,
 	// so that the lock, its counter and the marker share one slot.
 	tag string
@@ -73,11 +77,11 @@ func nodeAddr(c redis.UniversalClient) string {
 type answer struct {
 	vote    Vote
 	err     error
-	counter int64 // fencing counter (acquire, inspect)
-	ms      int64 // PTTL of the other holder, or quarantine left
-	created int64 // marker incarnation, for raise
-	high    int64 // the node's highest token, for raise
-	runID   string
+	counter int64  // fencing counter (acquire, inspect)
+	ms      int64  // PTTL of the other holder, or quarantine left
+	created int64  // marker incarnation, for raise
+	high    int64  // the node's highest token, for raise
+	server  int64  // the first 48 bits of the server's run_id (0: unknown)
 	value   string // inspect
 	ready   bool   // inspect: fencing floor raised
 }
@@ -108,6 +112,19 @@ func asInt(v any) (int64, bool) {
 	default:
 		return 0, false
 	}
+}
+
+// intsOf reads the integers at the given positions into out (no
+// allocation: the hot paths parse every reply).
+func intsOf(a []any, out []int64, idx ...int) error {
+	for j, i := range idx {
+		v, ok := asInt(a[i])
+		if !ok {
+			return badReply(a)
+		}
+		out[j] = v
+	}
+	return nil
 }
 
 func asInts(a []any, idx ...int) ([]int64, error) {

@@ -2,6 +2,7 @@ package redlock
 
 import (
 	"errors"
+	"sync"
 	"sync/atomic"
 )
 
@@ -18,10 +19,24 @@ import (
 type stragglers struct {
 	gone    atomic.Bool   // set before any release of the value is sent
 	running []atomic.Bool // per node: its acquire request has not finished
+
+	relOnce sync.Once
+	rel     *scriptCall // the release of a standalone node, built once
+
+	buf [inlineNodes]atomic.Bool // running's storage for up to inlineNodes nodes
 }
 
+// inlineNodes is how many nodes the per-call state of an acquisition or a
+// fan-out keeps inline (one allocation instead of several).
+const inlineNodes = 7
+
 func newStragglers(n int) *stragglers {
-	s := &stragglers{running: make([]atomic.Bool, n)}
+	s := &stragglers{}
+	if n <= inlineNodes {
+		s.running = s.buf[:n]
+	} else {
+		s.running = make([]atomic.Bool, n)
+	}
 	for i := range s.running {
 		s.running[i].Store(true)
 	}
@@ -38,8 +53,19 @@ func (s *stragglers) acquiring(i int) bool { return s.running[i].Load() }
 // the script), is undone on its node.
 func (s *stragglers) late(c *Client, n *node, a answer, key, value string) {
 	if (a.vote == VoteYes || a.vote == VoteError) && s.gone.Load() {
-		c.releaseOn(n, key, value)
+		sc := s.release(key, value)
+		if n.tag != "" {
+			sc = releaseCall(n.lockKey(key), value, "", "", "0")
+		}
+		c.releaseOn(n, sc)
 	}
+}
+
+// release is the release call of a standalone node, shared by the
+// stragglers of one acquisition.
+func (s *stragglers) release(key, value string) *scriptCall {
+	s.relOnce.Do(func() { s.rel = releaseCall(key, value, "", "", "0") })
+	return s.rel
 }
 
 // errStillAcquiring: Release left a node whose acquire request was still

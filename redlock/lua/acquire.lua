@@ -11,18 +11,25 @@
 --   fencing floor is not raised yet. token: on a grant, the counter this
 --   call set, C := max(C or h, b) + 1 (h = highest token of this node, b =
 --   its floor); on a re-sent attempt (our value already there), the counter
---   unchanged. id = run_id/replication ID ('' where INFO is refused).
+--   unchanged. created: the marker's incarnation (quarantined votes only).
+--   high: this node's highest token. id: the first 48 bits of the server's
+--   run_id, as an integer (0 where INFO is refused), to count one vote per
+--   server.
 local ttl = tonumber(ARGV[2])
-local created, base, high, id = 0, 0, 0, ''
+local created, base, high, id = 0, 0, 0, 0
 if ARGV[4] ~= '0' then
-  local left, ok, mx
-  left, ok, created, base, high, id, mx = redlease_marker(KEYS[3], tonumber(ARGV[3]), true, ARGV[4])
+  local left, ok, mx, rid
+  left, ok, created, base, high, rid, mx = redlease_marker(KEYS[3], tonumber(ARGV[3]), true, ARGV[4])
+  id = tonumber(string.sub(rid, 1, 12), 16) or 0
   if ttl > mx then
     return redis.error_reply('ERR redlease: TTL ' .. ttl .. 'ms is above this node\'s MaxTTL ' .. mx .. 'ms')
   end
   if left > 0 then return {2, 0, left, created, high, id} end
   if not ok then return {3, 0, 0, created, high, id} end
 end
+-- created identifies the incarnation to raise a quarantined node's floor;
+-- a voting node's reply leaves it out (one number less to send).
+created = 0
 local cur = redis.call('GET', KEYS[1])
 if cur and cur ~= ARGV[1] then
   return {0, 0, redis.call('PTTL', KEYS[1]), created, high, id}
