@@ -48,7 +48,7 @@ const nonceBytes = 16
 
 func newNonce() string {
 	var b [nonceBytes]byte
-	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails (Go 1.24+)
+	_, _ = rand.Read(b[:])               // crypto/rand.Read never fails (Go 1.24+)
 	var out [(nonceBytes*8 + 5) / 6]byte // unpadded base64url
 	base64.RawURLEncoding.Encode(out[:], b[:])
 	return string(out[:])
