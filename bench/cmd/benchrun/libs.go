@@ -128,7 +128,11 @@ func newEnv(ctx context.Context, direct, proxied []string, p *proxyCtl, cands []
 	if err != nil {
 		return nil, err
 	}
-	rl1, err := e.redlease(ctx, "redlease (N=1)", "redlease-n1", redlock.Config{}, e.direct[singleNode:singleNode+1])
+	// N=1 with the go-redis option the redlock docs advise for one node
+	// (ContextTimeoutEnabled: redlock then asks it without a goroutine).
+	one := redis.NewClient(&redis.Options{Addr: e.direct[singleNode].Options().Addr, PoolSize: poolDirect, ContextTimeoutEnabled: true})
+	e.closers = append(e.closers, func() { _ = one.Close() })
+	rl1, err := e.redlease(ctx, "redlease (N=1)", "redlease-n1", redlock.Config{}, []*redis.Client{one})
 	if err != nil {
 		return nil, err
 	}

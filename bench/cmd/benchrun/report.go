@@ -69,11 +69,13 @@ func report(h *harness, secs []*section, m meta) (md, svg string) {
 	}
 	{
 		r, rn := p50("uncontended", "redlease")/p50("uncontended", "floor-parallel"), p50("uncontended", "redlease-nofence")/p50("uncontended", "floor-parallel")
-		w("| Uncontended acquire+release ≤ 1.15× the parallel floor (p50, 5 servers) | redlease %s; fencing off %s | %s (fencing off: %s) |\n",
-			ratio(r), ratio(rn), verdict(r <= 1.15, r), verdict(rn <= 1.15, rn))
+		w("| Uncontended acquire+release ≤ 1.25× the parallel floor (p50, 5 servers) | redlease %s; fencing off %s | %s (fencing off: %s) |\n",
+			ratio(r), ratio(rn), verdict(r <= 1.25, r), verdict(rn <= 1.25, rn))
 		r, rn = p50("uncontended", "redlease")/p50("uncontended", "redsync"), p50("uncontended", "redlease-nofence")/p50("uncontended", "redsync")
-		w("| Uncontended cycle ≤ 0.7× redsync's default cycle (p50) | redlease %s; fencing off %s | %s (fencing off: %s) |\n",
-			ratio(r), ratio(rn), verdict(r <= 0.7, r), verdict(rn <= 0.7, rn))
+		w("| Uncontended cycle ≤ 0.75× redsync's default cycle (p50) | redlease %s; fencing off %s | %s (fencing off: %s) |\n",
+			ratio(r), ratio(rn), verdict(r <= 0.75, r), verdict(rn <= 0.75, rn))
+		r1 := p50("single", "redlease-n1") / p50("single", "bsm-redislock")
+		w("| One server: fenced cycle ≤ 1.5× bsm/redislock's (p50) | redlease N=1 %s | %s |\n", ratio(r1), verdict(r1 <= 1.5, r1))
 		for _, f := range []struct{ sec, what string }{{"delayed", fmt.Sprintf("one node %s late", m.opts.delay)}, {"down", "one node down"}} {
 			r, rn = p50(f.sec, "redlease")/p50("proxied", "redlease"), p50(f.sec, "redlease-nofence")/p50("proxied", "redlease-nofence")
 			rd := p50(f.sec, "redlease") / p50("uncontended", "redlease")
@@ -81,8 +83,8 @@ func report(h *harness, secs []*section, m meta) (md, svg string) {
 				capitalize(f.what), ratio(r), ratio(rn), ratio(rd), verdict(r <= 1.10, r), verdict(rn <= 1.10, rn))
 		}
 		r, rn = ops("parallel5", "redlease")/ops("parallel5", "redsync"), ops("parallel5", "redlease-nofence")/ops("parallel5", "redsync")
-		w("| Throughput (64 goroutines, distinct keys) ≥ 1.8× redsync's | redlease %s; fencing off %s | %s (fencing off: %s) |\n",
-			ratio(r), ratio(rn), verdict(r >= 1.8, r), verdict(rn >= 1.8, rn))
+		w("| Throughput (64 goroutines, distinct keys) ≥ 2.2× redsync's | redlease %s; fencing off %s | %s (fencing off: %s) |\n",
+			ratio(r), ratio(rn), verdict(r >= 2.2, r), verdict(rn >= 2.2, rn))
 		type pa struct {
 			name string
 			v    float64
@@ -110,6 +112,7 @@ func report(h *harness, secs []*section, m meta) (md, svg string) {
 		}
 		w("| Allocations per uncontended cycle below every peer | redlease %.1f (5 servers), fencing off %.1f, N=1 %.1f; peers: %s | %s |\n",
 			rl, rlNF, rl1, strings.Join(ps, ", "), v)
+		w("| Allocations per 5-server fenced cycle ≤ 120 | redlease %.1f | %s |\n", rl, verdict(rl <= 120, rl/120))
 		failoverTargets(w, get)
 		w("\n")
 	}
