@@ -128,43 +128,13 @@ func sfFailbackSetup(t *testing.T, noReplIDCheck bool) *sfFailback {
 // for MaxTTL from the first contact after the failback, and tokens continue
 // above client 1's (S5).
 func TestSafetyFailbackAfterFullResync(t *testing.T) {
-	ctx := context.Background()
 	f := sfFailbackSetup(t, false)
 	maxTTL := sfFailbackCfg.MaxTTL
 
-	held := 0
-	for i := 0; i < 20 && f.l1.Held(); i++ {
-		l, err := f.c2.TryAcquire(ctx, f.key, time.Second)
-		stillHeld := f.l1.Held()
-		require.Nil(t, l, "double grant: client 2 won the lock client 1 holds")
-		require.ErrorIs(t, err, redlock.ErrNotAcquired)
-		if !stillHeld {
-			break
-		}
-		switch v := sfVote(sfQuorumError(t, err), f.node0); v {
-		case redlock.VoteQuarantined:
-			held++
-		case redlock.VoteYes, redlock.VoteNo:
-			require.Failf(t, "A voted while its dataset may be replaced", "vote %v: %v", v, err)
-		}
-		time.Sleep(sfTick)
-	}
-	require.Positive(t, held, "no attempt saw A quarantined while client 1 held the lock: the test proves nothing")
-
+	sfQuarantinedWhileHeld(t, f.c2, f.key, f.l1, f.node0, func() {})
 	// Client 1 lets go and C is taken by another client: every majority
 	// needs A, which votes once MaxTTL has passed since the failback.
-	_, err := f.l1.Release(ctx)
-	require.NoError(t, err)
-	f.rig.setForeign(t, f.key, 2)
-	l, wonAt, fails := sfContest(t, f.c2, f.key, time.Second, maxTTL+5*time.Second)
-	require.NotNil(t, l, "A never voted again")
-	for _, e := range fails {
-		require.NotEqual(t, redlock.VoteYes, sfVote(sfQuorumError(t, e), f.node0), "%v", e)
-	}
-	assert.GreaterOrEqual(t, wonAt.Sub(f.failedBack), maxTTL-sfSlack, "A voted before MaxTTL")
-	assert.Greater(t, l.Token(), f.l1.Token(), "fencing token went backwards after the failback")
-	_, err = l.Release(ctx)
-	require.NoError(t, err)
+	sfVotesAfterQuarantine(t, f.rig, f.c2, f.key, f.l1, f.node0, f.failedBack, maxTTL)
 }
 
 // TestSafetyFailbackWithoutReplicationIDCheck is the negative control of

@@ -642,45 +642,67 @@ func TestSafetyLaggingReplicaPromoted(t *testing.T) {
 	maxTTL := sfFailoverCfg.MaxTTL
 
 	// While client 1 holds: B and D would be a majority without quarantine.
-	held, inspected := 0, false
-	for i := 0; i < 20 && f.l1.Held(); i++ {
-		l, err := f.c2.TryAcquire(ctx, f.key, time.Second)
-		stillHeld := f.l1.Held()
+	inspected := false
+	sfQuarantinedWhileHeld(t, f.c2, f.key, f.l1, f.node0, func() {
+		if inspected {
+			return
+		}
+		inspected = true
+		in, err := f.c2.Inspect(ctx, f.key)
+		require.ErrorIs(t, err, redlock.ErrNoHolder, "client 1's value is on C only")
+		assert.Greater(t, in.Nodes[0].Quarantine, time.Duration(0), "Inspect shows B quarantined")
+		assert.Empty(t, in.Nodes[0].Value, "B was promoted without the lock")
+	})
+	// Client 1 lets go and C is taken by another client: every majority
+	// now needs B, which votes once MaxTTL has passed since it was first
+	// seen, with a floor above client 1's token.
+	sfVotesAfterQuarantine(t, f.rig, f.c2, f.key, f.l1, f.node0, f.switchedAt, maxTTL)
+}
+
+// sfQuarantinedWhileHeld: while l1 is held, c2's attempts on key fail, and
+// node's vote in them is never yes or no; at least one attempt sees it
+// quarantined (else the test proves nothing). quarantined runs after each
+// attempt that saw it so.
+func sfQuarantinedWhileHeld(t *testing.T, c2 *redlock.Client, key string, l1 *redlock.Lock, node string, quarantined func()) {
+	t.Helper()
+	held := 0
+	for i := 0; i < 20 && l1.Held(); i++ {
+		l, err := c2.TryAcquire(context.Background(), key, time.Second)
+		stillHeld := l1.Held()
 		require.Nil(t, l, "double grant: client 2 won the lock client 1 holds")
 		require.ErrorIs(t, err, redlock.ErrNotAcquired)
 		if !stillHeld {
 			break
 		}
-		switch v := sfVote(sfQuorumError(t, err), f.node0); v {
+		switch v := sfVote(sfQuorumError(t, err), node); v {
 		case redlock.VoteQuarantined:
 			held++
+			quarantined()
 		case redlock.VoteYes, redlock.VoteNo:
-			require.Failf(t, "B voted while quarantined", "vote %v: %v", v, err)
-		}
-		if held > 0 && !inspected {
-			inspected = true
-			in, err := f.c2.Inspect(ctx, f.key)
-			require.ErrorIs(t, err, redlock.ErrNoHolder, "client 1's value is on C only")
-			assert.Greater(t, in.Nodes[0].Quarantine, time.Duration(0), "Inspect shows B quarantined")
-			assert.Empty(t, in.Nodes[0].Value, "B was promoted without the lock")
+			require.Failf(t, "the forgetful node voted while quarantined", "vote %v: %v", v, err)
 		}
 		time.Sleep(sfTick)
 	}
-	require.Positive(t, held, "no attempt saw B quarantined while client 1 held the lock: the test proves nothing")
+	require.Positive(t, held, "no attempt saw the node quarantined while client 1 held the lock: the test proves nothing")
+}
 
-	// Client 1 lets go and C is taken by another client: every majority
-	// now needs B, which votes once MaxTTL has passed since it was first
-	// seen, with a floor above client 1's token.
-	_, err := f.l1.Release(ctx)
+// sfVotesAfterQuarantine: client 1 releases l1 and server 2 is held by
+// another client, so every majority needs node (server 0): c2 wins key only
+// once MaxTTL has passed since the node forgot (lostAt), never with its yes
+// before, and with a token above client 1's.
+func sfVotesAfterQuarantine(t *testing.T, rig *sfRig, c2 *redlock.Client, key string, l1 *redlock.Lock, node string, lostAt time.Time, maxTTL time.Duration) {
+	t.Helper()
+	ctx := context.Background()
+	_, err := l1.Release(ctx)
 	require.NoError(t, err)
-	f.rig.setForeign(t, f.key, 2)
-	l, wonAt, fails := sfContest(t, f.c2, f.key, time.Second, maxTTL+5*time.Second)
-	require.NotNil(t, l, "B never voted again")
+	rig.setForeign(t, key, 2)
+	l, wonAt, fails := sfContest(t, c2, key, time.Second, maxTTL+5*time.Second)
+	require.NotNil(t, l, "the forgetful node never voted again")
 	for _, a := range fails {
-		require.NotEqual(t, redlock.VoteYes, sfVote(sfQuorumError(t, a), f.node0), "%v", a)
+		require.NotEqual(t, redlock.VoteYes, sfVote(sfQuorumError(t, a), node), "%v", a)
 	}
-	assert.GreaterOrEqual(t, wonAt.Sub(f.switchedAt), maxTTL-sfSlack, "B voted before MaxTTL")
-	assert.Greater(t, l.Token(), f.l1.Token(), "fencing token went backwards after the failover")
+	assert.GreaterOrEqual(t, wonAt.Sub(lostAt), maxTTL-sfSlack, "the node voted before MaxTTL")
+	assert.Greater(t, l.Token(), l1.Token(), "fencing token went backwards after the node forgot")
 	_, err = l.Release(ctx)
 	require.NoError(t, err)
 }
