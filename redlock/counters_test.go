@@ -76,6 +76,7 @@ func cycleKeys(t *testing.T, c *redlock.Client, prefix string, n int) {
 // (default counter TTL), every key the library left on the servers has a
 // TTL, except the one marker per server.
 func TestCountersExpire(t *testing.T) {
+	t.Parallel()
 	rig := sfStart(t, 3, redistest.Options{})
 	c := sfNew(t, cyclesCfg, rig.nodes(t), true)
 	cycleKeys(t, c, "left-behind:", 10_000)
@@ -122,6 +123,7 @@ func expireCounters(t *testing.T, rig *sfRig, key string) {
 // (quarantine, floor raise), with other keys raising the high-water mark
 // in between.
 func TestTokensIncreaseAcrossCounterExpiry(t *testing.T) {
+	t.Parallel()
 	rig := sfStart(t, 3, redistest.Options{})
 	cfg := counterCfg(300*time.Millisecond, unsafeopt.Off{})
 	c := sfNew(t, cfg, rig.nodes(t), true)
@@ -154,6 +156,7 @@ func TestTokensIncreaseAcrossCounterExpiry(t *testing.T) {
 // TestTokensIncreaseAcrossCounterExpiry: a missing counter started from 0
 // gives a token that does not exceed the last one.
 func TestTokensRepeatWithCounterFromZero(t *testing.T) {
+	t.Parallel()
 	rig := sfStart(t, 3, redistest.Options{})
 	cfg := counterCfg(300*time.Millisecond, unsafeopt.Off{CounterFromZero: true})
 	c := sfNew(t, cfg, rig.nodes(t), true)
@@ -170,6 +173,7 @@ func TestTokensRepeatWithCounterFromZero(t *testing.T) {
 // counters' TTL has passed. REDLEASE_MEMORY_CYCLES sets the number of
 // cycles (default 10,000; README's figure is from 100,000).
 func TestServerMemoryReturns(t *testing.T) {
+	t.Parallel()
 	cycles := 10_000
 	if v := os.Getenv("REDLEASE_MEMORY_CYCLES"); v != "" {
 		var err error
