@@ -102,8 +102,8 @@ func (d *deadline) wait() <-chan struct{} {
 
 // Conn is one end of an in-memory connection.
 type Conn struct {
-	in, out  *pipeEnd
-	rd, wd   *deadline
+	in, out *pipeEnd
+	rd, wd  *deadline
 	shared  *shared
 	done    chan struct{} // shared.done
 	local   net.Addr

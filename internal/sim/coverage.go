@@ -81,7 +81,7 @@ func (c *Coverage) instrument(name, src string) string {
 }
 
 func isIdentStart(c byte) bool { return c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' }
-func isIdent(c byte) bool     { return isIdentStart(c) || c >= '0' && c <= '9' }
+func isIdent(c byte) bool      { return isIdentStart(c) || c >= '0' && c <= '9' }
 
 func (c *Coverage) hit(id int) {
 	c.mu.Lock()
