@@ -86,7 +86,7 @@ func oneLine(s string) string { return strings.ReplaceAll(s, "\n", " ") }
 
 // scriptRun is the state of the script a server is running.
 type scriptRun struct {
-	sha string
+	sha, name string
 }
 
 // newLua makes a server's Lua state: the libraries Redis opens, and the
@@ -181,7 +181,7 @@ func (s *Server) eval(name string, args []string) any {
 	}
 	L.SetGlobal("KEYS", keys)
 	L.SetGlobal("ARGV", argv)
-	s.script = &scriptRun{sha: p.sha}
+	s.script = &scriptRun{sha: p.sha, name: p.name}
 	defer func() { s.script = nil }()
 	L.Push(L.NewFunctionFromProto(p.fn))
 	if err := L.PCall(0, 1, nil); err != nil {

@@ -149,6 +149,12 @@ func (s *Server) detach() {
 	m.mu.Unlock()
 }
 
+func (s *Server) lagOf() time.Duration {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.lag
+}
+
 // Master returns the server s replicates from, or nil.
 func (s *Server) Master() *Server {
 	s.mu.Lock()

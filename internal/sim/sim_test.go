@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"github.com/redis/go-redis/v9/maintnotifications"
 	"github.com/stretchr/testify/require"
 
 	"github.com/redlease/redlease/redlock"
@@ -15,7 +16,8 @@ import (
 func newClient(w *World, client, addr string) *redis.Client {
 	return redis.NewClient(&redis.Options{Addr: addr, Dialer: w.Dialer(client), Protocol: 2,
 		DisableIdentity: true, MaxRetries: 1, ReadTimeout: 500 * time.Millisecond, WriteTimeout: 500 * time.Millisecond,
-		DialTimeout: 500 * time.Millisecond, PoolSize: 4})
+		DialTimeout: 500 * time.Millisecond, PoolSize: 4,
+		MaintNotificationsConfig: &maintnotifications.Config{Mode: maintnotifications.ModeDisabled}})
 }
 
 func TestRedlockOnSimulatedServers(t *testing.T) {

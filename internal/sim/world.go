@@ -51,6 +51,9 @@ type Stats struct {
 	Scripts  map[string]int64
 	Faults   map[string]int64
 	Unknown  []string
+	// Violations are what the servers saw that must never happen (S4: an
+	// extend that re-created a key).
+	Violations []string
 }
 
 type link struct{ client, addr string }
@@ -75,7 +78,7 @@ func (w *World) Stats() Stats {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	s := Stats{Commands: map[string]int64{}, Scripts: map[string]int64{}, Faults: map[string]int64{},
-		Unknown: slices.Clone(w.stats.Unknown)}
+		Unknown: slices.Clone(w.stats.Unknown), Violations: slices.Clone(w.stats.Violations)}
 	for k, v := range w.stats.Commands {
 		s.Commands[k] = v
 	}
@@ -104,6 +107,12 @@ func (w *World) countScript(name string) {
 func (w *World) Fault(kind string) {
 	w.mu.Lock()
 	w.stats.Faults[kind]++
+	w.mu.Unlock()
+}
+
+func (w *World) violation(v string) {
+	w.mu.Lock()
+	w.stats.Violations = append(w.stats.Violations, v)
 	w.mu.Unlock()
 }
 
@@ -398,7 +407,12 @@ func (s *Server) Restart(snap *Snapshot) {
 	s.Crash()
 	s.mu.Lock()
 	s.start(snap)
+	reps := slices.Clone(s.reps)
 	s.mu.Unlock()
+	// Its replicas reconnect and resync in full from what it has now.
+	for _, r := range reps {
+		r.ReplicaOf(s, r.lagOf())
+	}
 }
 
 // Up reports whether the server runs.

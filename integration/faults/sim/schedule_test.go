@@ -1,0 +1,161 @@
+package sim
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"time"
+)
+
+// A schedule is everything one run does, drawn from its seed alone: the
+// topology, the workload, and the faults at their virtual times.
+type schedule struct {
+	seed    uint64
+	control string // "" or a negative control (see controls)
+	mode    string // "" (faults within the safety model) or "clock" (clock jumps beyond it)
+
+	nodes   int
+	clients int
+	kind    string // "election", "lease" or "lock"
+	ttl     time.Duration
+	maxTTL  time.Duration
+	horizon time.Duration
+	lag     []time.Duration // replica lag per node
+	faults  []fault
+}
+
+type fault struct {
+	at     time.Duration
+	kind   string
+	node   int
+	other  int // replicaof: the node it replicates; partition etc.: unused
+	client int
+	d      time.Duration // how long the fault lasts (or the duplicate's delay)
+	slow   time.Duration
+	lose   bool
+	n      int
+	rate   float64
+	snapAt time.Duration // restart-snapshot: when the snapshot was taken
+}
+
+func (f fault) String() string {
+	n := fmt.Sprintf("n%d", f.node+1)
+	c := fmt.Sprintf("c%d", f.client+1)
+	switch f.kind {
+	case "pause":
+		return fmt.Sprintf("pause %s for %s", n, f.d)
+	case "partition":
+		return fmt.Sprintf("partition %s from %s for %s", c, n, f.d)
+	case "slow":
+		return fmt.Sprintf("slow %s by %s for %s", n, f.slow, f.d)
+	case "restart-empty":
+		return fmt.Sprintf("crash %s, restart empty after %s", n, f.d)
+	case "restart-snapshot":
+		return fmt.Sprintf("crash %s, restart after %s from the snapshot of t=%s", n, f.d, f.snapAt)
+	case "flushall":
+		return fmt.Sprintf("FLUSHALL on %s", n)
+	case "failover":
+		return fmt.Sprintf("failover of %s to its replica (writes in flight lost: %v)", n, f.lose)
+	case "replicaof":
+		return fmt.Sprintf("REPLICAOF %s under n%d for %s, then REPLICAOF NO ONE", n, f.other+1, f.d)
+	case "client-pause":
+		return fmt.Sprintf("pause client %s (process and links) for %s", c, f.d)
+	case "lose-reply":
+		return fmt.Sprintf("lose the next %d replies of %s to %s (client retries)", f.n, n, c)
+	case "duplicate":
+		return fmt.Sprintf("deliver the next script of %s to %s twice, the copy %s later", c, n, f.d)
+	case "clock-drift":
+		return fmt.Sprintf("clock of %s runs at %+.2f%%", n, f.rate*100)
+	case "clock-jump":
+		return fmt.Sprintf("clock of %s jumps forward %s", n, f.d)
+	}
+	return f.kind
+}
+
+// faultKinds is the default menu: every way a node can forget or lie
+// within the safety model's assumptions.
+var faultKinds = []string{"pause", "partition", "slow", "restart-empty", "restart-snapshot", "flushall",
+	"failover", "replicaof", "client-pause", "lose-reply", "duplicate", "clock-drift"}
+
+func dur(r *rand.Rand, lo, hi time.Duration) time.Duration {
+	return lo + time.Duration(r.Int64N(int64(hi-lo)+1))
+}
+
+// span draws a fault's length: short, medium or long.
+func span(r *rand.Rand, ttl time.Duration) time.Duration {
+	switch r.IntN(3) {
+	case 0:
+		return dur(r, time.Millisecond, 100*time.Millisecond)
+	case 1:
+		return dur(r, 100*time.Millisecond, ttl)
+	}
+	return dur(r, ttl, 3*ttl)
+}
+
+func newSchedule(seed uint64, control, mode string) *schedule {
+	r := rand.New(rand.NewPCG(seed, 0x5c4ed))
+	s := &schedule{seed: seed, control: control, mode: mode}
+	s.nodes = 3
+	if r.IntN(4) == 0 {
+		s.nodes = 5
+	}
+	s.clients = 2 + r.IntN(2)
+	s.kind = []string{"election", "lease", "lock"}[r.IntN(3)]
+	s.ttl = []time.Duration{500 * time.Millisecond, 800 * time.Millisecond, time.Second}[r.IntN(3)]
+	s.maxTTL = 2 * time.Second
+	s.horizon = 6 * time.Second
+	for range s.nodes {
+		s.lag = append(s.lag, dur(r, 0, 150*time.Millisecond))
+	}
+	nf := 1 + r.IntN(6)
+	for range nf {
+		f := fault{at: dur(r, 200*time.Millisecond, s.horizon-time.Second), node: r.IntN(s.nodes), client: r.IntN(s.clients)}
+		kind := faultKinds[r.IntN(len(faultKinds))]
+		if mode == "clock" && r.IntN(2) == 0 {
+			kind = "clock-jump"
+		}
+		f.kind = kind
+		f.d = span(r, s.ttl)
+		switch kind {
+		case "slow":
+			f.slow = dur(r, 5*time.Millisecond, 80*time.Millisecond)
+		case "restart-snapshot":
+			f.snapAt = dur(r, 0, f.at)
+		case "failover":
+			f.lose = r.IntN(2) == 0
+			// Often a failback soon after: the same node fails over again.
+			if r.IntN(2) == 0 {
+				g := f
+				g.at = f.at + dur(r, time.Millisecond, 300*time.Millisecond)
+				g.lose = r.IntN(2) == 0
+				s.faults = append(s.faults, g)
+			}
+		case "replicaof":
+			f.other = (f.node + 1 + r.IntN(s.nodes-1)) % s.nodes
+		case "lose-reply":
+			f.n = 1 + r.IntN(3)
+		case "duplicate":
+			f.d = dur(r, 0, 2*s.ttl)
+		case "clock-drift":
+			f.rate = (r.Float64()*2 - 1) * 0.005 // within DriftFactor 0.01
+		case "clock-jump":
+			f.d = dur(r, s.ttl/2, 2*s.ttl)
+		}
+		s.faults = append(s.faults, f)
+	}
+	slices.SortStableFunc(s.faults, func(a, b fault) int { return int(a.at - b.at) })
+	return s
+}
+
+func (s *schedule) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "seed %d: %d nodes, %d %s clients, TTL %s, MaxTTL %s, %s", s.seed, s.nodes, s.clients, s.kind, s.ttl, s.maxTTL, s.horizon)
+	if s.control != "" {
+		fmt.Fprintf(&b, ", control %s", s.control)
+	}
+	if s.mode != "" {
+		fmt.Fprintf(&b, ", mode %s", s.mode)
+	}
+	return b.String()
+}
