@@ -224,12 +224,11 @@ func (w *World) Dialer(client string) func(ctx context.Context, network, addr st
 			cut := w.link(client, addr).cut
 			w.mu.Unlock()
 			if cut != nil {
-				select {
-				case <-cut:
-					continue
-				case <-ctx.Done():
-					return nil, &net.OpError{Op: "dial", Net: "sim", Err: ctx.Err()}
-				}
+				// A connect across a partition fails at once (as with an
+				// ICMP unreachable), rather than after a timeout: go-redis
+				// dials some connections holding a mutex, and a goroutine
+				// waiting for a mutex stops virtual time.
+				return nil, &net.OpError{Op: "dial", Net: "sim", Err: syscall.EHOSTUNREACH}
 			}
 			if s == nil {
 				return nil, &net.OpError{Op: "dial", Net: "sim", Err: syscall.ECONNREFUSED}

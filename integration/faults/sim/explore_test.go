@@ -3,7 +3,9 @@ package sim
 import (
 	"flag"
 	"fmt"
+	"os"
 	"runtime"
+	"runtime/pprof"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -90,7 +92,9 @@ func explore(t *testing.T, from uint64, n int, control, mode string, budget time
 						return
 					}
 					s := newSchedule(seed, control, mode)
+					stuck := time.AfterFunc(stuckAfter, func() { stuckDump(s) })
 					res := runSchedule(t, s)
+					stuck.Stop()
 					mu.Lock()
 					ex.ran++
 					ex.terms += res.terms
@@ -169,4 +173,15 @@ func TestSimClockJumps(t *testing.T) {
 	}
 	t.Logf("clock jumps beyond the drift bound break safety, as the model says: seed %d (%d schedules):\n%s",
 		ex.first.s.seed, ex.ran, report(ex.first.s, ex.first.res))
+}
+
+// stuckAfter is how long (real time) one schedule may run: they take
+// milliseconds; one that runs this long is stuck (its goroutines spin or
+// wait on something that is not virtual time).
+const stuckAfter = 30 * time.Second
+
+func stuckDump(s *schedule) {
+	fmt.Fprintf(os.Stderr, "schedule stuck after %s: %s\n", stuckAfter, s)
+	_ = pprof.Lookup("goroutine").WriteTo(os.Stderr, 2)
+	panic("sim: schedule stuck: " + s.String())
 }

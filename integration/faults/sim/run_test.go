@@ -268,19 +268,19 @@ func (r *run) fault(i int, f fault) (apply, heal func()) {
 	case "client-pause":
 		p := r.procs[f.client]
 		return func() {
-			p.freeze(true)
-			for n := range r.s.nodes {
-				r.w.Partition(pname, addr(n))
+				p.freeze(true)
+				for n := range r.s.nodes {
+					r.w.Partition(pname, addr(n))
+				}
+				r.emit(wire.Event{Ev: checker.Pause, PID: p.pid})
+			}, func() {
+				for n := range r.s.nodes {
+					r.w.Heal(pname, addr(n))
+				}
+				r.emit(wire.Event{Ev: checker.Resume, PID: p.pid})
+				p.freeze(false)
+				r.note("heal: %s resumed", pname)
 			}
-			r.emit(wire.Event{Ev: checker.Pause, PID: p.pid})
-		}, func() {
-			for n := range r.s.nodes {
-				r.w.Heal(pname, addr(n))
-			}
-			r.emit(wire.Event{Ev: checker.Resume, PID: p.pid})
-			p.freeze(false)
-			r.note("heal: %s resumed", pname)
-		}
 	case "lose-reply":
 		return func() { r.w.LoseReplies(pname, addr(f.node), f.n) }, nil
 	case "duplicate":
