@@ -185,3 +185,15 @@ func stuckDump(s *schedule) {
 	_ = pprof.Lookup("goroutine").WriteTo(os.Stderr, 2)
 	panic("sim: schedule stuck: " + s.String())
 }
+
+// TestSimMajorityLoss demonstrates the other limit README states: token
+// monotonicity is not guaranteed when a majority of nodes lose their state
+// within one quarantine. The explorer must find a repeated token.
+func TestSimMajorityLoss(t *testing.T) {
+	ex := explore(t, 1, controlSeeds, "", "majority-loss", controlBudget, true)
+	if ex.first == nil {
+		t.Fatalf("majority-loss mode: the explorer found no violation in %d schedules", ex.ran)
+	}
+	t.Logf("a majority losing its state within one quarantine repeats tokens, as README says: seed %d (%d schedules):\n%s",
+		ex.first.s.seed, ex.ran, report(ex.first.s, ex.first.res))
+}

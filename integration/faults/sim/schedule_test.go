@@ -112,8 +112,11 @@ func newSchedule(seed uint64, control, mode string) *schedule {
 	for range nf {
 		f := fault{at: dur(r, 200*time.Millisecond, s.horizon-time.Second), node: r.IntN(s.nodes), client: r.IntN(s.clients)}
 		kind := faultKinds[r.IntN(len(faultKinds))]
-		if mode == "clock" && r.IntN(2) == 0 {
+		switch {
+		case mode == "clock" && r.IntN(2) == 0:
 			kind = "clock-jump"
+		case mode == "majority-loss":
+			kind = []string{"restart-empty", "flushall", "failover"}[r.IntN(3)]
 		}
 		f.kind = kind
 		f.d = span(r, s.ttl)
@@ -142,6 +145,12 @@ func newSchedule(seed uint64, control, mode string) *schedule {
 		case "clock-jump":
 			f.d = dur(r, s.ttl/2, 2*s.ttl)
 		}
+		if mode != "majority-loss" && !s.lossAllowed(f) {
+			// Beyond the model: a majority of nodes would lose their state
+			// within one quarantine (README: token monotonicity is then
+			// not guaranteed). The node is paused instead.
+			f.kind = "pause"
+		}
 		s.faults = append(s.faults, f)
 	}
 	slices.SortStableFunc(s.faults, func(a, b fault) int { return int(a.at - b.at) })
@@ -158,4 +167,53 @@ func (s *schedule) String() string {
 		fmt.Fprintf(&b, ", mode %s", s.mode)
 	}
 	return b.String()
+}
+
+// unhealthy is when a fault may leave its node without the state it had
+// (down, emptied, replaced), until its quarantine is over and its fencing
+// floor raised: the window after the loss is MaxTTL plus a second for the
+// next contact to raise the floor.
+func (s *schedule) unhealthy(f fault) (from, to time.Duration, ok bool) {
+	w := s.maxTTL + time.Second
+	switch f.kind {
+	case "restart-empty", "restart-snapshot", "replicaof":
+		return f.at, f.at + f.d + w, true
+	case "flushall", "failover":
+		return f.at, f.at + w, true
+	}
+	return 0, 0, false
+}
+
+// lossAllowed reports whether adding f keeps a healthy majority at all
+// times: fewer than N/2+1 nodes unhealthy at once.
+func (s *schedule) lossAllowed(f fault) bool {
+	from, to, ok := s.unhealthy(f)
+	if !ok {
+		return true
+	}
+	// The busiest moment of [from, to] is the start of some interval.
+	points := []time.Duration{from}
+	for _, g := range s.faults {
+		if a, _, ok := s.unhealthy(g); ok && a >= from && a <= to {
+			points = append(points, a)
+		}
+	}
+	for _, p := range points {
+		nodes := map[int]bool{f.node: true}
+		for _, g := range s.faults {
+			if a, b, ok := s.unhealthy(g); ok && a <= p && p <= b {
+				nodes[g.node] = true
+				if g.kind == "replicaof" {
+					nodes[g.other] = true // (its data is copied: counted as touched)
+				}
+			}
+		}
+		if f.kind == "replicaof" {
+			nodes[f.other] = true
+		}
+		if len(nodes) >= s.nodes/2+1 {
+			return false
+		}
+	}
+	return true
 }
