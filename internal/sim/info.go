@@ -2,6 +2,7 @@ package sim
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -42,7 +43,21 @@ func (s *Server) info(args []string) any {
 }
 
 func (s *Server) infoSection(b *strings.Builder, sec string) {
-	f := func(k string, v any) { fmt.Fprintf(b, "%s:%v\r\n", k, v) }
+	f := func(k string, v any) {
+		b.WriteString(k)
+		b.WriteByte(':')
+		switch v := v.(type) {
+		case string:
+			b.WriteString(v)
+		case int:
+			b.WriteString(strconv.Itoa(v))
+		case int64:
+			b.WriteString(strconv.FormatInt(v, 10))
+		default:
+			fmt.Fprint(b, v)
+		}
+		b.WriteString("\r\n")
+	}
 	now := s.nowTime()
 	up := time.Since(s.started)
 	switch sec {

@@ -89,10 +89,35 @@ type scriptRun struct {
 	sha, name string
 }
 
-// newLua makes a server's Lua state: the libraries Redis opens, and the
-// redis table.
-func (s *Server) newLua() *lua.LState {
-	L := lua.NewState(lua.Options{SkipOpenLibs: true, CallStackSize: 256, RegistrySize: 1024 * 4})
+// luaState is a Lua state with the server it runs for (states are pooled
+// and reused by servers of any world: they keep no state between scripts
+// but the KEYS and ARGV globals every script sets).
+type luaState struct {
+	L   *lua.LState
+	env struct{ s *Server }
+}
+
+var luaPool sync.Pool
+
+func init() { luaPool.New = func() any { return newLua() } }
+
+func getLua() *luaState { return luaPool.Get().(*luaState) }
+
+// release returns the server's Lua state to the pool (s.mu held).
+func (s *Server) releaseLua() {
+	if s.L != nil {
+		s.L.env.s = nil
+		luaPool.Put(s.L)
+		s.L = nil
+	}
+}
+
+// newLua makes a Lua state: the libraries Redis opens, and the redis
+// table, whose functions act on the state's current server.
+func newLua() *luaState {
+	ls := &luaState{}
+	L := lua.NewState(lua.Options{SkipOpenLibs: true, CallStackSize: 64, RegistrySize: 1024})
+	ls.L = L
 	for _, lib := range []struct {
 		name string
 		fn   lua.LGFunction
@@ -102,8 +127,8 @@ func (s *Server) newLua() *lua.LState {
 		L.Call(1, 0)
 	}
 	r := L.NewTable()
-	L.SetField(r, "call", L.NewFunction(func(L *lua.LState) int { return s.luaCall(L, true) }))
-	L.SetField(r, "pcall", L.NewFunction(func(L *lua.LState) int { return s.luaCall(L, false) }))
+	L.SetField(r, "call", L.NewFunction(func(L *lua.LState) int { return ls.env.s.luaCall(L, true) }))
+	L.SetField(r, "pcall", L.NewFunction(func(L *lua.LState) int { return ls.env.s.luaCall(L, false) }))
 	L.SetField(r, "error_reply", L.NewFunction(func(L *lua.LState) int {
 		t := L.NewTable()
 		msg := L.CheckString(1)
@@ -133,7 +158,7 @@ func (s *Server) newLua() *lua.LState {
 		sharedEngine.cov.hit(int(L.CheckNumber(1)))
 		return 0
 	}))
-	return L
+	return ls
 }
 
 // eval runs EVAL or EVALSHA.
@@ -141,14 +166,14 @@ func (s *Server) eval(name string, args []string) any {
 	if len(args) < 3 {
 		return wrongArgs(name)
 	}
-	var src string
+	var p *proto
 	if name == "evalsha" {
-		var ok bool
-		if src, ok = s.scripts[strings.ToLower(args[1])]; !ok {
-			return Error("NOSCRIPT No matching script. Please use EVAL.")
+		sha := args[1]
+		if p = s.scripts[sha]; p == nil {
+			if p = s.scripts[strings.ToLower(sha)]; p == nil {
+				return Error("NOSCRIPT No matching script. Please use EVAL.")
+			}
 		}
-	} else {
-		src = args[1]
 	}
 	nkeys, err := strconv.Atoi(args[2])
 	if err != nil {
@@ -160,18 +185,19 @@ func (s *Server) eval(name string, args []string) any {
 	if nkeys > len(args)-3 {
 		return Error("ERR Number of keys can't be greater than number of args")
 	}
-	p, cerr := s.w.engine.compile(src, s.w)
-	if cerr != nil {
-		return cerr
-	}
-	if name == "eval" {
-		s.scripts[p.sha] = src
+	if p == nil {
+		var cerr any
+		if p, cerr = s.w.engine.compile(args[1], s.w); cerr != nil {
+			return cerr
+		}
+		s.scripts[p.sha] = p
 	}
 	s.w.countScript(p.name)
 	if s.L == nil {
-		s.L = s.newLua()
+		s.L = getLua()
 	}
-	L := s.L
+	s.L.env.s = s
+	L := s.L.L
 	keys, argv := L.CreateTable(nkeys, 0), L.CreateTable(len(args)-3-nkeys, 0)
 	for i, k := range args[3 : 3+nkeys] {
 		keys.RawSetInt(i+1, lua.LString(k))

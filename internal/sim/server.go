@@ -9,8 +9,6 @@ import (
 	"strings"
 	"sync"
 	"time"
-
-	lua "github.com/yuin/gopher-lua"
 )
 
 // Server is one simulated redis-server process: a keyspace, a script
@@ -33,8 +31,8 @@ type Server struct {
 	master  *Server
 	reps    []*Server
 	db      map[string]*entry
-	scripts map[string]string // sha1 -> source (SCRIPT LOAD, EVAL)
-	L       *lua.LState
+	scripts map[string]*proto // sha1 -> compiled script (SCRIPT LOAD, EVAL)
+	L       *luaState         // while the server has run a script; pooled
 	clk     serverClock
 	paused  chan struct{} // non-nil while paused: closed by Resume
 	slow    time.Duration // every request waits this long before it runs
@@ -713,7 +711,7 @@ func (s *Server) scriptCmd(args []string) any {
 		if err != nil {
 			return err
 		}
-		s.scripts[p.sha] = args[2]
+		s.scripts[p.sha] = p
 		return p.sha
 	case "exists":
 		out := make([]any, 0, len(args)-2)
@@ -726,7 +724,7 @@ func (s *Server) scriptCmd(args []string) any {
 		}
 		return out
 	case "flush":
-		s.scripts = map[string]string{}
+		s.scripts = map[string]*proto{}
 		return Status("OK")
 	}
 	s.w.unknownCommand(args)

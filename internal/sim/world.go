@@ -126,6 +126,19 @@ func (w *World) unknownCommand(args []string) {
 	}
 }
 
+// Close ends the world: its servers give back their script engines. The
+// world must not be used afterwards.
+func (w *World) Close() {
+	w.mu.Lock()
+	servers := slices.Clone(w.servers)
+	w.mu.Unlock()
+	for _, s := range servers {
+		s.mu.Lock()
+		s.releaseLua()
+		s.mu.Unlock()
+	}
+}
+
 // NewServer starts a server process named name (not reachable until an
 // address routes to it; see [World.Route] and [World.Listen]).
 func (w *World) NewServer(name string) *Server {
@@ -155,7 +168,7 @@ func (s *Server) start(snap *Snapshot) {
 	s.replID2 = strings.Repeat("0", 40)
 	s.offset = 0
 	s.db = map[string]*entry{}
-	s.scripts = map[string]string{}
+	s.scripts = map[string]*proto{}
 	s.sess = map[*session]bool{}
 	s.subs = map[string]map[*session]bool{}
 	s.pending = nil

@@ -6,6 +6,7 @@ import (
 	"os"
 	"runtime"
 	"runtime/pprof"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -125,6 +126,9 @@ func (ex *exploration) perSec() float64 { return float64(ex.ran) / ex.elapsed.Se
 // may be found. `make test` runs it; its budget bounds its time.
 func TestSimExplore(t *testing.T) {
 	n, budget := 400, 45*time.Second
+	if v := os.Getenv("REDLEASE_SIM_SEEDS"); v != "" {
+		n, _ = strconv.Atoi(v)
+	}
 	if testing.Short() {
 		n = 50
 	}

@@ -127,7 +127,9 @@ func execute(s *schedule) result {
 	// go-redis retries failed dials in the background every second until
 	// it sees its client closed.
 	time.Sleep(2 * time.Second)
-	return r.check()
+	res := r.check()
+	r.w.Close()
+	return res
 }
 
 // recreateOnExtend is the control that lets extend re-create a missing
@@ -149,6 +151,7 @@ func (r *run) redisClient(proc string, i int) *redis.Client {
 	return redis.NewClient(&redis.Options{Addr: addr(i), Dialer: r.w.Dialer(proc), Protocol: 2,
 		DisableIdentity: true, MaxRetries: 2, MinRetryBackoff: -1, MaxRetryBackoff: -1,
 		DialTimeout: 100 * time.Millisecond, ReadTimeout: 200 * time.Millisecond, WriteTimeout: 200 * time.Millisecond,
+		ReadBufferSize: 4096, WriteBufferSize: 4096,
 		PoolSize: 100, PoolTimeout: 200 * time.Millisecond, // (a pool that never waits: go-redis keeps the timers of its waits in a process-wide sync.Pool, which synctest bubbles must not share)
 		// (No endpoint detection: it resolves the address's host name.)
 		MaintNotificationsConfig: &maintnotifications.Config{Mode: maintnotifications.ModeDisabled}})

@@ -103,8 +103,8 @@ func newSchedule(seed uint64, control, mode string) *schedule {
 	s.clients = 2 + r.IntN(2)
 	s.kind = []string{"election", "lease", "lock"}[r.IntN(3)]
 	s.ttl = []time.Duration{500 * time.Millisecond, 800 * time.Millisecond, time.Second}[r.IntN(3)]
-	s.maxTTL = 2 * time.Second
-	s.horizon = 6 * time.Second
+	s.maxTTL = 1500 * time.Millisecond
+	s.horizon = 5 * time.Second
 	for range s.nodes {
 		s.lag = append(s.lag, dur(r, 0, 150*time.Millisecond))
 	}
