@@ -334,6 +334,17 @@ func (s *Server) command(ss *session, name string, args []string) any {
 			}
 		}
 		return n
+	case "type":
+		if len(args) != 2 {
+			return wrongArgs(name)
+		}
+		switch e := s.lookup(args[1]); {
+		case e == nil:
+			return Status("none")
+		case e.hash != nil:
+			return Status("hash")
+		}
+		return Status("string")
 	case "exists":
 		if len(args) < 2 {
 			return wrongArgs(name)
