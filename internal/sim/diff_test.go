@@ -205,7 +205,7 @@ const (
 func genState(r *rand.Rand) state {
 	pick := func(xs ...string) string { return xs[r.IntN(len(xs))] }
 	st := state{lock: pick("", "ours", "theirs", "hash"), fence: pick("", "0", "3", "17", "junk", "hash"),
-		marker: pick("", "good", "good", "good", "otherrun", "otherrepl", "partial", "string"),
+		marker:  pick("", "good", "good", "good", "otherrun", "otherrepl", "partial", "string"),
 		created: r.Int64N(70000), ok: pick("0", "1", "1"), b: r.Int64N(20), h: r.Int64N(25), mx: []int64{30000, 10000}[r.IntN(2)]}
 	if r.IntN(2) == 0 {
 		st.lockPX = 1000 + r.Int64N(20000)
