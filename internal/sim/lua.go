@@ -216,7 +216,11 @@ func (s *Server) eval(name string, args []string) any {
 	}
 	ret := L.Get(-1)
 	L.SetTop(0)
-	return luaToReply(ret)
+	reply := luaToReply(ret)
+	if log := s.w.opts.Log; log != nil {
+		log(fmt.Sprintf("%s(%.6s) %s %v %v -> %v", s.name, s.runID, p.name, args[3:3+nkeys], args[3+nkeys:], reply))
+	}
+	return reply
 }
 
 // scriptError words a script's runtime error as Redis 7.0 does: the error

@@ -41,6 +41,9 @@ type Options struct {
 	Variant string
 	// Lie makes every server report something false.
 	Lie Lie
+	// Log, when set, receives a line for every script a server runs: the
+	// server, the script's name, its arguments and its reply.
+	Log func(line string)
 	// OnUnknown is called with every command the servers do not know.
 	OnUnknown func(args []string)
 }

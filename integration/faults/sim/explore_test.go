@@ -17,7 +17,8 @@ import (
 var (
 	seedFlag    = flag.Uint64("seed", 0, "TestSimReplay: the seed to replay")
 	controlFlag = flag.String("control", "", "TestSimReplay: the negative control to replay under")
-	modeFlag    = flag.String("mode", "", "TestSimReplay: the mode (\"\" or clock)")
+	modeFlag    = flag.String("mode", "", "TestSimReplay: the mode (\"\", clock or majority-loss)")
+	serverLog   = flag.Bool("serverlog", false, "TestSimReplay: trace every script the servers run")
 )
 
 // report prints a failing schedule: its seed, how to replay it, and the
@@ -49,6 +50,7 @@ func report(s *schedule, res result) string {
 
 func TestSimReplay(t *testing.T) {
 	s := newSchedule(*seedFlag, *controlFlag, *modeFlag)
+	s.serverLog = *serverLog
 	res := runSchedule(t, s)
 	t.Logf("%s\n%d terms\n%s", s, res.terms, strings.Join(res.trace, "\n"))
 	if len(res.violations) > 0 {

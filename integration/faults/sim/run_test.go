@@ -86,13 +86,17 @@ func runSchedule(t *testing.T, s *schedule) result {
 
 func execute(s *schedule) result {
 	o := sim.Options{Seed: s.seed}
+	var r *run
+	if s.serverLog {
+		o.Log = func(line string) { r.note("  %s", line) }
+	}
 	switch s.control {
 	case "no-failback-check":
 		o.Lie.FixedReplID = true
 	case "extend-recreates":
 		o.Mutate, o.Variant = recreateOnExtend, "extend-recreates"
 	}
-	r := &run{s: s, w: sim.NewWorld(o), epoch: time.Now(), snaps: map[int]*sim.Snapshot{}}
+	r = &run{s: s, w: sim.NewWorld(o), epoch: time.Now(), snaps: map[int]*sim.Snapshot{}}
 	for i := range s.nodes {
 		p := r.w.NewServer(fmt.Sprintf("n%d", i+1))
 		sp := r.w.NewServer(fmt.Sprintf("n%d'", i+1))

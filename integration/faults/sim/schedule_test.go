@@ -15,6 +15,8 @@ type schedule struct {
 	control string // "" or a negative control (see controls)
 	mode    string // "" (faults within the safety model) or "clock" (clock jumps beyond it)
 
+	serverLog bool // trace every script the servers run (replay -serverlog)
+
 	nodes   int
 	clients int
 	kind    string // "election", "lease" or "lock"
