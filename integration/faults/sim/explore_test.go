@@ -125,23 +125,27 @@ func explore(t *testing.T, from uint64, n int, control, mode string, budget time
 func (ex *exploration) perSec() float64 { return float64(ex.ran) / ex.elapsed.Seconds() }
 
 // TestSimExplore runs a fixed range of seeds on the current code: nothing
-// may be found. `make test` runs it; its budget bounds its time.
+// may be found, in the default fault menu nor in the failback menu (the
+// schedules in which the failback control is found). `make test` runs it;
+// its budget bounds its time.
 func TestSimExplore(t *testing.T) {
-	n, budget := 400, 45*time.Second
+	n, budget := 300, 40*time.Second
 	if v := os.Getenv("REDLEASE_SIM_SEEDS"); v != "" {
 		n, _ = strconv.Atoi(v)
 	}
 	if testing.Short() {
-		n = 50
+		n = 40
 	}
-	ex := explore(t, 1, n, "", "", budget, false)
-	t.Logf("%d schedules (seeds 1..%d) in %s: %.0f per second, %d terms; faults by kind: %v",
-		ex.ran, ex.ran, ex.elapsed.Round(time.Millisecond), ex.perSec(), ex.terms, ex.faults)
-	if ex.first != nil {
-		t.Errorf("the explorer found a violation:\n%s", report(ex.first.s, ex.first.res))
-	}
-	if ex.ran < 10 {
-		t.Errorf("only %d schedules ran within %s", ex.ran, budget)
+	for _, mode := range []string{"", "failback"} {
+		ex := explore(t, 1, n, "", mode, budget/2, false)
+		t.Logf("mode %q: %d schedules (seeds 1..%d) in %s: %.0f per second, %d terms; faults by kind: %v",
+			mode, ex.ran, ex.ran, ex.elapsed.Round(time.Millisecond), ex.perSec(), ex.terms, ex.faults)
+		if ex.first != nil {
+			t.Errorf("the explorer found a violation:\n%s", report(ex.first.s, ex.first.res))
+		}
+		if ex.ran < 10 {
+			t.Errorf("only %d schedules ran within %s", ex.ran, budget/2)
+		}
 	}
 }
 

@@ -143,7 +143,7 @@ func recreateOnExtend(script, src string) string {
 	if script != "extend" {
 		return src
 	}
-	const cmp = "if redis.call('GET', KEYS[1]) == ARGV[1] then"
+	const cmp = "if redis.call('GET', KEYS[1]) ~= ARGV[1] then"
 	if !strings.Contains(src, cmp) {
 		panic("control extend-recreates: extend.lua no longer has its compare; update the mutation")
 	}
@@ -169,7 +169,7 @@ func (r *run) redlockConfig(rnd *lockedRand) redlock.Config {
 		})
 	}
 	if r.s.control == "fencing-minority" {
-		unsafeopt.Apply(&cfg, unsafeopt.Off{FencingMajority: true})
+		unsafeopt.Apply(&cfg, unsafeopt.Off{FastPathMinority: true})
 	}
 	return cfg
 }

@@ -108,12 +108,22 @@ func newSchedule(seed uint64, control, mode string) *schedule {
 	s.maxTTL = 1500 * time.Millisecond
 	s.horizon = 5 * time.Second
 	for range s.nodes {
-		s.lag = append(s.lag, dur(r, 0, 150*time.Millisecond))
+		s.lag = append(s.lag, dur(r, 0, 400*time.Millisecond))
 	}
 	nf := 1 + r.IntN(6)
+	menu := faultKinds
+	if control == "no-failback-check" || mode == "failback" {
+		// The failback needs company: a grant that missed one node, then
+		// lost with the failing-back node, then a majority without the
+		// node that kept it. This control's search draws from the faults
+		// that make those (more of them, on three nodes); mode "failback"
+		// runs the same schedules on the real guard.
+		menu = []string{"failover", "failover", "partition", "partition", "pause", "slow"}
+		s.nodes, nf = 3, 4+r.IntN(8)
+	}
 	for range nf {
 		f := fault{at: dur(r, 200*time.Millisecond, s.horizon-time.Second), node: r.IntN(s.nodes), client: r.IntN(s.clients)}
-		kind := faultKinds[r.IntN(len(faultKinds))]
+		kind := menu[r.IntN(len(menu))]
 		switch {
 		case mode == "clock" && r.IntN(2) == 0:
 			kind = "clock-jump"
@@ -128,11 +138,12 @@ func newSchedule(seed uint64, control, mode string) *schedule {
 		case "restart-snapshot":
 			f.snapAt = dur(r, 0, f.at)
 		case "failover":
-			f.lose = r.IntN(2) == 0
-			// Often a failback soon after: the same node fails over again.
-			if r.IntN(2) == 0 {
+			f.lose = r.IntN(2) == 0 || len(menu) != len(faultKinds)
+			// Often a failback soon after (the same node fails over
+			// again), before any client reached the promoted replica.
+			if r.IntN(3) > 0 {
 				g := f
-				g.at = f.at + dur(r, time.Millisecond, 300*time.Millisecond)
+				g.at = f.at + dur(r, time.Millisecond, 60*time.Millisecond)
 				g.lose = r.IntN(2) == 0
 				s.faults = append(s.faults, g)
 			}
