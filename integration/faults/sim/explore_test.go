@@ -67,6 +67,7 @@ type found struct {
 // exploration is the outcome of explore.
 type exploration struct {
 	ran      int
+	failed   int    // schedules that violated a check
 	first    *found // the failing schedule with the lowest seed among those run
 	faults   map[string]int64
 	commands map[string]int64
@@ -106,6 +107,9 @@ func explore(t *testing.T, from uint64, n int, control, mode string, budget time
 					}
 					for k, v := range res.stats.Commands {
 						ex.commands[k] += v
+					}
+					if len(res.violations) > 0 {
+						ex.failed++
 					}
 					if len(res.violations) > 0 && (ex.first == nil || seed < ex.first.s.seed) {
 						ex.first = &found{s, res}
