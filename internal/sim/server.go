@@ -54,6 +54,8 @@ type Lie struct {
 	// FixedReplID: master_replid never changes (as if the server did not
 	// report replication state): disables the failback check.
 	FixedReplID bool
+	// DenyScriptInfo: INFO inside a script fails as an ACL refuses it.
+	DenyScriptInfo bool
 }
 
 type entry struct {
@@ -281,6 +283,9 @@ func (s *Server) command(ss *session, name string, args []string) any {
 	case "config":
 		return s.config(args)
 	case "info":
+		if s.script != nil && s.lie.DenyScriptInfo {
+			return Error("NOPERM this user has no permissions to run the 'info' command")
+		}
 		return s.info(args[1:])
 	case "time":
 		if len(args) != 1 {

@@ -225,6 +225,7 @@ func (p *proc) leases(ctx context.Context) {
 		p.gate()
 		l, err := lease.Acquire(ctx, p.rc, "lease", lease.Config{TTL: p.r.s.ttl, ID: p.name})
 		if err != nil {
+			sleep(ctx, p.rnd.dur(10*time.Millisecond, 100*time.Millisecond)) // (a final error returns at once)
 			continue
 		}
 		h := &held{ts: p.r.now(), vu: p.r.of(l.ValidUntil()), token: l.Token()}
@@ -286,6 +287,7 @@ func (p *proc) locks(ctx context.Context) {
 		p.gate()
 		l, err := p.rc.Acquire(ctx, "lock", ttl)
 		if err != nil {
+			sleep(ctx, p.rnd.dur(10*time.Millisecond, 100*time.Millisecond)) // (a final error returns at once)
 			continue
 		}
 		h := &held{ts: p.r.now(), vu: p.r.of(l.ValidUntil()), token: l.Token()}

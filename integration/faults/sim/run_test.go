@@ -96,6 +96,7 @@ func execute(s *schedule) result {
 	case "extend-recreates":
 		o.Mutate, o.Variant = recreateOnExtend, "extend-recreates"
 	}
+	o.Lie.DenyScriptInfo = s.denyInfo
 	r = &run{s: s, w: sim.NewWorld(o), epoch: time.Now(), snaps: map[int]*sim.Snapshot{}}
 	for i := range s.nodes {
 		p := r.w.NewServer(fmt.Sprintf("n%d", i+1))
@@ -162,7 +163,8 @@ func (r *run) redisClient(proc string, i int) *redis.Client {
 }
 
 func (r *run) redlockConfig(rnd *lockedRand) redlock.Config {
-	cfg := redlock.Config{MaxTTL: r.s.maxTTL, DisableQuarantine: r.s.control == "no-quarantine"}
+	cfg := redlock.Config{MaxTTL: r.s.maxTTL, DisableQuarantine: r.s.control == "no-quarantine" || r.s.noQuarantine,
+		DisableFencing: r.s.noFencing}
 	cfg.Retry = func() redlock.RetryStrategy {
 		return redlock.RetryFunc(func() (time.Duration, bool) {
 			return rnd.dur(50*time.Millisecond, 150*time.Millisecond), true
@@ -340,7 +342,9 @@ func (r *run) check() result {
 	ts, orphans := checker.Terms(evs)
 	var v []string
 	v = append(v, checker.C1(ts, orphans)...)
-	v = append(v, checker.C2(ts)...)
+	if !r.s.noFencing {
+		v = append(v, checker.C2(ts)...)
+	}
 	v = append(v, checker.C4(ts, 0)...)
 	st := r.w.Stats()
 	v = append(v, st.Violations...)

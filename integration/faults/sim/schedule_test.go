@@ -25,6 +25,12 @@ type schedule struct {
 	horizon time.Duration
 	lag     []time.Duration // replica lag per node
 	faults  []fault
+
+	// Configurations that take other branches of the scripts, each drawn
+	// only where the model says it is safe.
+	noFencing    bool // Config.DisableFencing (tokens are not checked)
+	noQuarantine bool // Config.DisableQuarantine, in schedules that forget nothing
+	denyInfo     bool // INFO refused inside scripts (an ACL), in schedules without replacements
 }
 
 type fault struct {
@@ -167,6 +173,21 @@ func newSchedule(seed uint64, control, mode string) *schedule {
 		s.faults = append(s.faults, f)
 	}
 	slices.SortStableFunc(s.faults, func(a, b fault) int { return int(a.at - b.at) })
+	s.noFencing = r.IntN(8) == 0
+	forgets, replaces := false, false
+	for _, f := range s.faults {
+		if _, _, ok := s.unhealthy(f); ok {
+			forgets = true
+		}
+		switch f.kind {
+		case "failover", "replicaof", "restart-snapshot":
+			replaces = true // a marker copied to another server: only run_id tells
+		}
+	}
+	if control == "" && mode == "" {
+		s.noQuarantine = !forgets && r.IntN(4) == 0
+		s.denyInfo = !replaces && r.IntN(6) == 0
+	}
 	return s
 }
 
@@ -178,6 +199,15 @@ func (s *schedule) String() string {
 	}
 	if s.mode != "" {
 		fmt.Fprintf(&b, ", mode %s", s.mode)
+	}
+	if s.noFencing {
+		b.WriteString(", fencing off")
+	}
+	if s.noQuarantine {
+		b.WriteString(", quarantine off (nothing forgotten)")
+	}
+	if s.denyInfo {
+		b.WriteString(", INFO refused in scripts")
 	}
 	return b.String()
 }
