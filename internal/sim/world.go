@@ -234,33 +234,31 @@ func (s *Server) closeSessions(match func(*session) bool) {
 // Dialer returns the go-redis Options.Dialer of the client named client.
 func (w *World) Dialer(client string) func(ctx context.Context, network, addr string) (net.Conn, error) {
 	return func(ctx context.Context, network, addr string) (net.Conn, error) {
-		for {
-			w.mu.Lock()
-			s := w.addrs[addr]
-			cut := w.link(client, addr).cut
-			w.mu.Unlock()
-			if cut != nil {
-				// A connect across a partition fails at once (as with an
-				// ICMP unreachable), rather than after a timeout: go-redis
-				// dials some connections holding a mutex, and a goroutine
-				// waiting for a mutex stops virtual time.
-				return nil, &net.OpError{Op: "dial", Net: "sim", Err: syscall.EHOSTUNREACH}
-			}
-			if s == nil {
-				return nil, &net.OpError{Op: "dial", Net: "sim", Err: syscall.ECONNREFUSED}
-			}
-			s.mu.Lock()
-			if !s.up {
-				s.mu.Unlock()
-				return nil, &net.OpError{Op: "dial", Net: "sim", Err: syscall.ECONNREFUSED}
-			}
-			cc, sc := Pipe(client, addr)
-			ss := &session{s: s, conn: sc, client: client, gen: s.gen}
-			s.sess[ss] = true
-			s.mu.Unlock()
-			go s.serve(ss)
-			return cc, nil
+		w.mu.Lock()
+		s := w.addrs[addr]
+		cut := w.link(client, addr).cut
+		w.mu.Unlock()
+		if cut != nil {
+			// A connect across a partition fails at once (as with an
+			// ICMP unreachable), rather than after a timeout: go-redis
+			// dials some connections holding a mutex, and a goroutine
+			// waiting for a mutex stops virtual time.
+			return nil, &net.OpError{Op: "dial", Net: "sim", Err: syscall.EHOSTUNREACH}
 		}
+		if s == nil {
+			return nil, &net.OpError{Op: "dial", Net: "sim", Err: syscall.ECONNREFUSED}
+		}
+		s.mu.Lock()
+		if !s.up {
+			s.mu.Unlock()
+			return nil, &net.OpError{Op: "dial", Net: "sim", Err: syscall.ECONNREFUSED}
+		}
+		cc, sc := Pipe(client, addr)
+		ss := &session{s: s, conn: sc, client: client, gen: s.gen}
+		s.sess[ss] = true
+		s.mu.Unlock()
+		go s.serve(ss)
+		return cc, nil
 	}
 }
 
