@@ -124,7 +124,7 @@ func pathCounts(brs []sim.BranchCount) string {
 		{"acquire refused: floor not raised", "acquire", "if not ok then"},
 		{"fencing slow path (write-back)", "fence", "if c < t then"},
 		{"floor raised", "raise", "if (tonumber(m[2]) or 0) < v then"},
-		{"counter missing, from high-water mark", "acquire", "else"},
+		{"counter missing, from high-water mark", "acquire", "else [else]"},
 	}
 	var parts []string
 	for _, p := range paths {
