@@ -128,7 +128,9 @@ func (s *Server) infoSection(b *strings.Builder, sec string) {
 			f("role", "master")
 			f("connected_slaves", len(s.reps))
 			for i, r := range s.reps {
-				f(fmt.Sprintf("slave%d", i), fmt.Sprintf("ip=%s,port=6379,state=online,offset=%d,lag=0", r.name, r.offset))
+				// (The replica's own offset is under its lock: this
+				// reports what was sent.)
+				f(fmt.Sprintf("slave%d", i), fmt.Sprintf("ip=%s,port=6379,state=online,offset=%d,lag=0", r.name, s.offset))
 			}
 		}
 		f("master_failover_state", "no-failover")

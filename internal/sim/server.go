@@ -709,7 +709,7 @@ func (s *Server) role() any {
 	}
 	reps := []any{}
 	for _, r := range s.reps {
-		reps = append(reps, []any{r.name, "6379", strconv.FormatInt(r.offset, 10)})
+		reps = append(reps, []any{r.name, "6379", strconv.FormatInt(s.offset, 10)})
 	}
 	return []any{"master", s.offset, reps}
 }
