@@ -144,7 +144,7 @@ func differential(t *testing.T, bin string, mutate func(script, src string) stri
 	})
 	checkInfo(ctx, t, sides)
 
-	const cases = 300
+	const cases = 1000
 	calls := 0
 	var diffs []string
 	for seed := range uint64(cases) {
@@ -176,7 +176,18 @@ func differential(t *testing.T, bin string, mutate func(script, src string) stri
 			diffs = append(diffs, fmt.Sprintf("seed %d: the keys differ after the calls on state %s:\n  %s: %s\n  sim: %s", seed, st, bin, dumps[0], dumps[1]))
 		}
 	}
-	t.Logf("%s: %d states, %d script calls, every reply and every key compared: %d differences", bin, cases, calls, len(diffs))
+	reached, all := 0, 0
+	var missed []string
+	for _, br := range ScriptCoverage().Branches() {
+		all++
+		if br.Hits > 0 {
+			reached++
+		} else {
+			missed = append(missed, fmt.Sprintf("%s:%d %s", br.Script, br.Line, br.Text))
+		}
+	}
+	t.Logf("%s: %d states, %d script calls, every reply and every key compared: %d differences; script branches reached so far in this process: %d/%d; not: %s",
+		bin, cases, calls, len(diffs), reached, all, strings.Join(missed, "; "))
 	return diffs
 }
 
