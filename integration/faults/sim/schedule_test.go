@@ -138,6 +138,7 @@ func newSchedule(seed uint64, control, mode string) *schedule {
 		}
 		f.kind = kind
 		f.d = span(r, s.ttl)
+		var failback *fault
 		switch kind {
 		case "slow":
 			f.slow = dur(r, 5*time.Millisecond, 80*time.Millisecond)
@@ -151,7 +152,7 @@ func newSchedule(seed uint64, control, mode string) *schedule {
 				g := f
 				g.at = f.at + dur(r, time.Millisecond, 60*time.Millisecond)
 				g.lose = r.IntN(2) == 0
-				s.faults = append(s.faults, g)
+				failback = &g
 			}
 		case "replicaof":
 			f.other = (f.node + 1 + r.IntN(s.nodes-1)) % s.nodes
@@ -168,9 +169,12 @@ func newSchedule(seed uint64, control, mode string) *schedule {
 			// Beyond the model: a majority of nodes would lose their state
 			// within one quarantine (README: token monotonicity is then
 			// not guaranteed). The node is paused instead.
-			f.kind = "pause"
+			f.kind, failback = "pause", nil
 		}
 		s.faults = append(s.faults, f)
+		if failback != nil && (mode == "majority-loss" || s.lossAllowed(*failback)) {
+			s.faults = append(s.faults, *failback)
+		}
 	}
 	slices.SortStableFunc(s.faults, func(a, b fault) int { return int(a.at - b.at) })
 	s.noFencing = r.IntN(8) == 0
