@@ -56,6 +56,8 @@ type Lie struct {
 	FixedReplID bool
 	// DenyScriptInfo: INFO inside a script fails as an ACL refuses it.
 	DenyScriptInfo bool
+	// OneInfoSection: INFO takes at most one section, as before Redis 7.
+	OneInfoSection bool
 }
 
 type entry struct {
@@ -285,6 +287,9 @@ func (s *Server) command(ss *session, name string, args []string) any {
 	case "info":
 		if s.script != nil && s.lie.DenyScriptInfo {
 			return Error("NOPERM this user has no permissions to run the 'info' command")
+		}
+		if s.lie.OneInfoSection && len(args) > 2 {
+			return errSyntax
 		}
 		return s.info(args[1:])
 	case "time":

@@ -97,6 +97,7 @@ func execute(s *schedule) result {
 		o.Mutate, o.Variant = recreateOnExtend, "extend-recreates"
 	}
 	o.Lie.DenyScriptInfo = s.denyInfo
+	o.Lie.OneInfoSection = s.oldInfo
 	r = &run{s: s, w: sim.NewWorld(o), epoch: time.Now(), snaps: map[int]*sim.Snapshot{}}
 	for i := range s.nodes {
 		p := r.w.NewServer(fmt.Sprintf("n%d", i+1))

@@ -31,6 +31,7 @@ type schedule struct {
 	noFencing    bool // Config.DisableFencing (tokens are not checked)
 	noQuarantine bool // Config.DisableQuarantine, in schedules that forget nothing
 	denyInfo     bool // INFO refused inside scripts (an ACL), in schedules without replacements
+	oldInfo      bool // INFO takes one section per call (Redis 6)
 }
 
 type fault struct {
@@ -192,6 +193,7 @@ func newSchedule(seed uint64, control, mode string) *schedule {
 		s.noQuarantine = !forgets && r.IntN(4) == 0
 		s.denyInfo = !replaces && r.IntN(6) == 0
 	}
+	s.oldInfo = r.IntN(6) == 0
 	return s
 }
 
@@ -212,6 +214,9 @@ func (s *schedule) String() string {
 	}
 	if s.denyInfo {
 		b.WriteString(", INFO refused in scripts")
+	}
+	if s.oldInfo {
+		b.WriteString(", one INFO section per call")
 	}
 	return b.String()
 }
