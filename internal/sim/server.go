@@ -129,7 +129,7 @@ func (ss *session) write(b []byte) {
 func (s *Server) serve(ss *session) {
 	defer ss.conn.Close()
 	defer s.dropSession(ss)
-	r := bufio.NewReaderSize(ss.conn, 4096)
+	r := bufio.NewReaderSize(ss.conn, 1024) // (requests are small; ReadString collects longer lines)
 	var out []byte
 	for {
 		args, err := readCommand(r)
