@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -59,9 +60,10 @@ func luaScripts(t *testing.T) map[string]string {
 
 // side is one server of the comparison.
 type side struct {
-	c      *redis.Client
-	runID  string
-	replID string
+	c       *redis.Client
+	runID   string
+	replID  string
+	runID48 string // the first 48 bits of run_id, in decimal (acquire's id)
 }
 
 func (sd *side) now(ctx context.Context, t *testing.T) int64 {
@@ -76,6 +78,9 @@ func newSide(ctx context.Context, t *testing.T, c *redis.Client) *side {
 	sd := &side{c: c, runID: infoValue(info, "run_id"), replID: infoValue(info, "master_replid")}
 	require.Len(t, sd.runID, 40)
 	require.Len(t, sd.replID, 40)
+	n, err := strconv.ParseInt(sd.runID[:12], 16, 64)
+	require.NoError(t, err)
+	sd.runID48 = strconv.FormatInt(n, 10)
 	return sd
 }
 
@@ -318,6 +323,7 @@ func (sd *side) normalize(res any, err error) string {
 	s := fmt.Sprintf("%#v", res)
 	s = strings.ReplaceAll(s, sd.runID, "<run_id>")
 	s = strings.ReplaceAll(s, sd.replID, "<replid>")
+	s = strings.ReplaceAll(s, sd.runID48, "<run_id48>")
 	return s
 }
 
