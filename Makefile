@@ -3,7 +3,7 @@ SHELL       := /bin/bash
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 GO_PKGS     := ./...
 
-.PHONY: test check redis-server unit fuzz bench soak
+.PHONY: test check redis-server unit fuzz bench soak sim
 
 ## test: install redis-server if missing, then gofmt, vet, staticcheck, every test
 ## with -race, and a short run of every fuzzer (their seed corpora run as tests too).
@@ -36,6 +36,14 @@ SEED     ?=
 soak: redis-server
 	REDLEASE_SOAK=$(DURATION) $(if $(SEED),REDLEASE_FAULTS_SEED=$(SEED)) \
 	  go test -race -count=1 -timeout 0 -v -run '^TestFaults$$/^soak$$' ./integration/faults/
+
+## sim: the deterministic-simulation explorer (integration/faults/sim): the real
+## client code against simulated servers in virtual time, from a random seed
+## (SEED=<n> to choose) for DURATION; prints schedules per second, faults by
+## kind, script-branch coverage and a last line `sim: schedules=N ...`.
+sim:
+	@set -o pipefail; REDLEASE_SIM=$(DURATION) $(if $(SEED),REDLEASE_SIM_SEED=$(SEED)) \
+	  go test -count=1 -timeout 0 -v -run '^TestSimSoak$$' ./integration/faults/sim/ | grep -v -E '^(=== |    --- |--- PASS: TestSimSoak/)'
 
 ## check: formatting and static analysis only.
 check:

@@ -705,9 +705,9 @@ func (r *rig) finish() *report {
 	ids := map[string]bool{}
 	var margins []time.Duration // validity left when the holder saw its term end
 	for _, tm := range rep.terms {
-		ids[tm.id] = true
-		if tm.stepdown != 0 && tm.disturbed == "" {
-			margins = append(margins, time.Duration(tm.vu-tm.stepdown))
+		ids[tm.ID] = true
+		if tm.Stepdown != 0 && tm.Disturbed == "" {
+			margins = append(margins, time.Duration(tm.VU-tm.Stepdown))
 		}
 	}
 	t.Logf("%d terms held by %d candidates; store: counter %d, %d writes accepted, %d requests refused; failovers after a lost term: %s; validity left when a holder saw its term end: min %s",

@@ -1,0 +1,6 @@
+//go:build race
+
+package sim
+
+// raceEnabled: the race detector slows schedules about tenfold.
+const raceEnabled = true

@@ -1,0 +1,134 @@
+package sim
+
+import (
+	"fmt"
+	"maps"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/redlease/redlease/internal/sim"
+)
+
+// TestSimSoak is `make sim`: it explores from a random seed (or
+// REDLEASE_SIM_SEED) for REDLEASE_SIM (a duration), then prints schedules
+// per second, the faults injected by kind, the coverage of the scripts'
+// branches and of the library's quarantine and fencing paths, and one
+// summary line. It fails if a schedule violates a check.
+func TestSimSoak(t *testing.T) {
+	d, err := time.ParseDuration(os.Getenv("REDLEASE_SIM"))
+	if err != nil {
+		t.Skip("set REDLEASE_SIM=<duration> (make sim DURATION=10m) to explore")
+	}
+	seed := uint64(time.Now().UnixNano()) % 1_000_000_000
+	if v := os.Getenv("REDLEASE_SIM_SEED"); v != "" {
+		seed, err = strconv.ParseUint(v, 10, 64)
+		if err != nil {
+			t.Fatalf("REDLEASE_SIM_SEED: %v", err)
+		}
+	}
+	sim.ScriptCoverage().Reset()
+	var total exploration
+	total.faults, total.commands = map[string]int64{}, map[string]int64{}
+	violations := 0
+	var firsts []*found
+	// Rounds of the default menu, the failback menu and the two limits'
+	// modes would mix findings; the soak runs the default and failback
+	// menus, three rounds in four the default one.
+	for round, from := 0, seed; total.elapsed < d; round++ {
+		mode := ""
+		if round%4 == 3 {
+			mode = "failback"
+		}
+		left := d - total.elapsed
+		ex := explore(t, from, 0, "", mode, min(left, 30*time.Second), false)
+		from += uint64(ex.ran) + 1
+		total.ran += ex.ran
+		total.terms += ex.terms
+		total.elapsed += ex.elapsed
+		for k, v := range ex.faults {
+			total.faults[k] += v
+		}
+		for k, v := range ex.commands {
+			total.commands[k] += v
+		}
+		violations += ex.failed
+		if ex.first != nil {
+			firsts = append(firsts, ex.first)
+		}
+	}
+	for _, f := range firsts {
+		t.Errorf("violation:\n%s", report(f.s, f.res))
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "schedules: %d in %s (%.1f per second), %d terms\n", total.ran, total.elapsed.Round(time.Second), total.perSec(), total.terms)
+	fmt.Fprintf(&b, "faults injected, by kind:\n")
+	for _, k := range slices.Sorted(maps.Keys(total.faults)) {
+		fmt.Fprintf(&b, "  %-18s %d\n", k, total.faults[k])
+	}
+	fmt.Fprintf(&b, "%s", coverageReport(total.commands))
+	fmt.Printf("%s", b.String())
+	fmt.Printf("sim: schedules=%d per_sec=%.1f violations=%d seed=%d\n", total.ran, total.perSec(), violations, seed)
+}
+
+// coverageReport says which branches of which scripts the servers took,
+// and how often the library's quarantine and fencing paths ran.
+func coverageReport(commands map[string]int64) string {
+	var b strings.Builder
+	brs := sim.ScriptCoverage().Branches()
+	byScript := map[string][2]int{}
+	var missed []string
+	for _, br := range brs {
+		c := byScript[br.Script]
+		c[1]++
+		if br.Hits > 0 {
+			c[0]++
+		} else {
+			missed = append(missed, fmt.Sprintf("  %s:%d %s", br.Script, br.Line, br.Text))
+		}
+		byScript[br.Script] = c
+	}
+	reached, all := 0, 0
+	fmt.Fprintf(&b, "script branches reached (then/else arms):\n")
+	for _, s := range slices.Sorted(maps.Keys(byScript)) {
+		c := byScript[s]
+		reached, all = reached+c[0], all+c[1]
+		fmt.Fprintf(&b, "  %-10s %d/%d\n", s, c[0], c[1])
+	}
+	fmt.Fprintf(&b, "  all        %d/%d\n", reached, all)
+	if len(missed) > 0 {
+		fmt.Fprintf(&b, "branches never taken:\n%s\n", strings.Join(missed, "\n"))
+	}
+	fmt.Fprintf(&b, "library paths (script calls): %s\n", pathCounts(brs))
+	return b.String()
+}
+
+// pathCounts names the quarantine and fencing paths by the branches that
+// mark them.
+func pathCounts(brs []sim.BranchCount) string {
+	find := func(script, text string) int64 {
+		var n int64
+		for _, br := range brs {
+			if br.Script == script && strings.Contains(br.Text, text) {
+				n += br.Hits
+			}
+		}
+		return n
+	}
+	paths := []struct{ name, script, text string }{
+		{"quarantine started (no marker, other run_id or replication ID)", "acquire", "if create then"},
+		{"acquire refused: quarantined", "acquire", "if left > 0 then"},
+		{"acquire refused: floor not raised", "acquire", "if not ok then"},
+		{"fencing slow path (write-back)", "fence", "if c < t then"},
+		{"floor raised", "raise", "if (tonumber(m[2]) or 0) < v then"},
+		{"counter missing, from high-water mark", "acquire", "else [else]"},
+	}
+	var parts []string
+	for _, p := range paths {
+		parts = append(parts, fmt.Sprintf("%s %d", p.name, find(p.script, p.text)))
+	}
+	return strings.Join(parts, "; ")
+}

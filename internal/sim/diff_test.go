@@ -1,0 +1,436 @@
+package sim
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/redis/go-redis/v9/maintnotifications"
+	"github.com/stretchr/testify/require"
+
+	"github.com/redlease/redlease/internal/redistest"
+)
+
+// The differential test keeps the simulated server honest: the same
+// generated states and script calls run on a simulated node and on a real
+// redis-server (and valkey-server), and every reply is compared, as are
+// the keys the calls leave behind. What legitimately differs is pinned by
+// relation: run_id and master_replid are replaced by placeholders, server
+// times are written relative to each server's own TIME, and values that
+// are times or durations in milliseconds are compared within diffSlack.
+
+// diffSlack bounds how far apart two time-like readings may be: the two
+// servers are called one after the other.
+const diffSlack = 150
+
+// luaScripts reads the library's scripts as redlock composes them: the
+// quarantine prelude goes before every script that uses it.
+func luaScripts(t *testing.T) map[string]string {
+	dir := filepath.Join("..", "..", "redlock", "lua")
+	prelude, err := os.ReadFile(filepath.Join(dir, "quarantine.lua"))
+	require.NoError(t, err)
+	files, err := filepath.Glob(filepath.Join(dir, "*.lua"))
+	require.NoError(t, err)
+	out := map[string]string{}
+	for _, f := range files {
+		name := strings.TrimSuffix(filepath.Base(f), ".lua")
+		if name == "quarantine" {
+			continue
+		}
+		b, err := os.ReadFile(f)
+		require.NoError(t, err)
+		src := string(b)
+		if strings.Contains(src, "redlease_") {
+			src = string(prelude) + src
+		}
+		out[name] = src
+	}
+	require.Contains(t, out, "acquire")
+	return out
+}
+
+// side is one server of the comparison.
+type side struct {
+	c       *redis.Client
+	runID   string
+	replID  string
+	runID48 string // the first 48 bits of run_id, in decimal (acquire's id)
+}
+
+func (sd *side) now(ctx context.Context, t *testing.T) int64 {
+	tm, err := sd.c.Time(ctx).Result()
+	require.NoError(t, err)
+	return tm.UnixMilli()
+}
+
+func newSide(ctx context.Context, t *testing.T, c *redis.Client) *side {
+	info, err := c.Info(ctx, "server", "replication").Result()
+	require.NoError(t, err)
+	sd := &side{c: c, runID: infoValue(info, "run_id"), replID: infoValue(info, "master_replid")}
+	require.Len(t, sd.runID, 40)
+	require.Len(t, sd.replID, 40)
+	n, err := strconv.ParseInt(sd.runID[:12], 16, 64)
+	require.NoError(t, err)
+	sd.runID48 = strconv.FormatInt(n, 10)
+	return sd
+}
+
+func infoValue(info, field string) string {
+	for _, l := range strings.Split(info, "\r\n") {
+		if v, ok := strings.CutPrefix(l, field+":"); ok {
+			return v
+		}
+	}
+	return ""
+}
+
+func TestDifferentialRedis(t *testing.T) {
+	if d := differential(t, "redis-server", nil); len(d) > 0 {
+		t.Errorf("the simulated server differs from redis-server:\n%s", strings.Join(d, "\n"))
+	}
+}
+
+func TestDifferentialValkey(t *testing.T) {
+	if d := differential(t, "valkey-server", nil); len(d) > 0 {
+		t.Errorf("the simulated server differs from valkey-server:\n%s", strings.Join(d, "\n"))
+	}
+}
+
+// TestDifferentialControl: a simulated server that runs a slightly wrong
+// acquire script (it grants one more than it should) must be caught.
+func TestDifferentialControl(t *testing.T) {
+	wrong := func(script, src string) string {
+		if script != "acquire" {
+			return src
+		}
+		const grant = "c = c + 1"
+		if !strings.Contains(src, grant) {
+			panic("TestDifferentialControl: acquire.lua no longer has " + grant + "; update the mutation")
+		}
+		return strings.Replace(src, grant, "c = c + 2", 1)
+	}
+	if d := differential(t, "redis-server", wrong); len(d) == 0 {
+		t.Errorf("the differential test did not notice a simulated server whose acquire replies a wrong counter")
+	}
+}
+
+// differential runs the comparison and returns the differences found.
+func differential(t *testing.T, bin string, mutate func(script, src string) string) []string {
+	t.Setenv(redistest.EnvServerBinary, bin)
+	ctx := context.Background()
+	real := redistest.Start(t, 1).Server(0).Client(t)
+
+	w := NewWorld(Options{Seed: 7, Mutate: mutate, Variant: fmt.Sprintf("diff-%v", mutate != nil), OnUnknown: func(a []string) { t.Errorf("unknown command %q", a) }})
+	w.Listen("sim:6379", w.NewServer("sim"))
+	simc := redis.NewClient(&redis.Options{Addr: "sim:6379", Dialer: w.Dialer("diff"), Protocol: 2,
+		DisableIdentity: true, MaintNotificationsConfig: &maintnotifications.Config{Mode: maintnotifications.ModeDisabled}})
+	t.Cleanup(func() { _ = simc.Close() })
+	// The real client speaks RESP2 too, so that replies have one shape.
+	realc := redis.NewClient(&redis.Options{Addr: real.Options().Addr, Protocol: 2, DisableIdentity: true})
+	t.Cleanup(func() { _ = realc.Close() })
+
+	sides := []*side{newSide(ctx, t, realc), newSide(ctx, t, simc)}
+	scripts := luaScripts(t)
+	names := slices.Sorted(func(yield func(string) bool) {
+		for n := range scripts {
+			if !yield(n) {
+				return
+			}
+		}
+	})
+	checkInfo(ctx, t, sides)
+
+	const cases = 1000
+	calls := 0
+	var diffs []string
+	for seed := range uint64(cases) {
+		r := rand.New(rand.NewPCG(seed, 0xd1ff))
+		st := genState(r)
+		for _, sd := range sides {
+			require.NoError(t, sd.c.FlushAll(ctx).Err())
+			st.apply(ctx, t, sd)
+		}
+		for step := range 1 + r.IntN(3) {
+			name := names[r.IntN(len(names))]
+			keys, args := genCall(r, name)
+			var replies [2]string
+			for i, sd := range sides {
+				res, err := sd.c.Eval(ctx, scripts[name], keys, args...).Result()
+				replies[i] = sd.normalize(res, err)
+			}
+			calls++
+			if !sameReply(replies[0], replies[1]) {
+				diffs = append(diffs, fmt.Sprintf("seed %d step %d: %s(%v, %v) on state %s:\n  %s: %s\n  sim: %s",
+					seed, step, name, keys, args, st, bin, replies[0], replies[1]))
+			}
+		}
+		var dumps [2]string
+		for i, sd := range sides {
+			dumps[i] = sd.dump(ctx, t)
+		}
+		if !sameReply(dumps[0], dumps[1]) {
+			diffs = append(diffs, fmt.Sprintf("seed %d: the keys differ after the calls on state %s:\n  %s: %s\n  sim: %s", seed, st, bin, dumps[0], dumps[1]))
+		}
+	}
+	reached, all := 0, 0
+	var missed []string
+	for _, br := range ScriptCoverage().Branches() {
+		all++
+		if br.Hits > 0 {
+			reached++
+		} else {
+			missed = append(missed, fmt.Sprintf("%s:%d %s", br.Script, br.Line, br.Text))
+		}
+	}
+	t.Logf("%s: %d states, %d script calls, every reply and every key compared: %d differences; script branches reached so far in this process: %d/%d; not: %s",
+		bin, cases, calls, len(diffs), reached, all, strings.Join(missed, "; "))
+	return diffs
+}
+
+// state is a generated starting point: the lock key, its fencing counter
+// and the node's marker, each present, absent or malformed.
+type state struct {
+	lock    string // "", "ours", "theirs", "hash"
+	lockPX  int64
+	fence   string // "", a number, "junk", "hash"
+	marker  string // "", "good", "otherrun", "otherrepl", "partial", "string"
+	created int64  // ms before now
+	ok      string
+	b, h    int64
+	mx      int64
+}
+
+func (st state) String() string {
+	type plain state // (no String method)
+	return fmt.Sprintf("%+v", plain(st))
+}
+
+const (
+	kLock   = "lk"
+	kFence  = "lk:fence"
+	kMarker = "{redlease}:marker"
+	vOurs   = "v-ours"
+	vTheirs = "v-theirs"
+)
+
+func genState(r *rand.Rand) state {
+	pick := func(xs ...string) string { return xs[r.IntN(len(xs))] }
+	st := state{lock: pick("", "ours", "theirs", "hash"), fence: pick("", "0", "3", "17", "junk", "hash"),
+		marker:  pick("", "good", "good", "good", "otherrun", "otherrepl", "partial", "string"),
+		created: r.Int64N(70000), ok: pick("0", "1", "1"), b: r.Int64N(20), h: r.Int64N(25), mx: []int64{30000, 10000}[r.IntN(2)]}
+	if r.IntN(2) == 0 {
+		st.lockPX = 1000 + r.Int64N(20000)
+	}
+	return st
+}
+
+func (st state) apply(ctx context.Context, t *testing.T, sd *side) {
+	c := sd.c
+	switch st.lock {
+	case "ours", "theirs":
+		v := vOurs
+		if st.lock == "theirs" {
+			v = vTheirs
+		}
+		require.NoError(t, c.Set(ctx, kLock, v, time.Duration(st.lockPX)*time.Millisecond).Err())
+	case "hash":
+		require.NoError(t, c.HSet(ctx, kLock, "f", "v").Err())
+	}
+	switch st.fence {
+	case "":
+	case "hash":
+		require.NoError(t, c.HSet(ctx, kFence, "f", "v").Err())
+	default:
+		require.NoError(t, c.Set(ctx, kFence, st.fence, 0).Err())
+	}
+	now := sd.now(ctx, t)
+	created := fmt.Sprint(now - st.created)
+	rid, rep := sd.runID, sd.replID
+	switch st.marker {
+	case "":
+	case "string":
+		require.NoError(t, c.Set(ctx, kMarker, "x", 0).Err())
+	case "partial":
+		require.NoError(t, c.HSet(ctx, kMarker, "r", rid, "c", created).Err())
+	default:
+		if st.marker == "otherrun" {
+			rid = strings.Repeat("a", 40)
+		}
+		if st.marker == "otherrepl" {
+			rep = strings.Repeat("b", 40)
+		}
+		require.NoError(t, c.HSet(ctx, kMarker, "r", rid, "p", rep, "c", created, "ok", st.ok,
+			"b", st.b, "h", st.h, "mx", st.mx).Err())
+	}
+}
+
+// genCall draws the keys and arguments of a call of a script, following
+// each script's contract (its first lines), with values in and out of
+// range.
+func genCall(r *rand.Rand, name string) ([]string, []any) {
+	pick := func(xs ...string) string { return xs[r.IntN(len(xs))] }
+	val := pick(vOurs, vOurs, vTheirs)
+	ttl := pick("1000", "5000", "40000")
+	mode := pick("1", "1", "0", "2")
+	ctr := pick("300000", "300000", "0")
+	switch name {
+	case "acquire":
+		return []string{kLock, kFence, kMarker}, []any{val, ttl, "30000", mode, ctr, pick("0", "0", "1")}
+	case "extend":
+		return []string{kLock, kMarker, kFence}, []any{val, ttl, "30000", mode, ctr}
+	case "fence":
+		return []string{kLock, kFence, kMarker}, []any{val, fmt.Sprint(r.IntN(25)), pick("300000", "5000")}
+	case "release":
+		return []string{kLock}, []any{val, pick("", "lk:notice"), "gone", pick("0", "1")}
+	case "probe":
+		return []string{kMarker}, []any{"30000", mode, pick("0", "0", "1")}
+	case "raise":
+		return []string{kMarker}, []any{pick("0", "created"), fmt.Sprint(r.IntN(30))}
+	case "inspect":
+		return []string{kLock, kFence, kMarker}, []any{"30000", mode}
+	}
+	// A script this test does not know yet: call it with the lock's keys.
+	return []string{kLock, kFence, kMarker}, []any{val, ttl, "30000", mode}
+}
+
+// normalize renders a reply, with this server's ids as placeholders.
+func (sd *side) normalize(res any, err error) string {
+	if err != nil {
+		var re redis.Error
+		if !errors.As(err, &re) {
+			return "network error: " + err.Error()
+		}
+		msg := err.Error()
+		first, _, _ := strings.Cut(msg, " ")
+		if strings.Contains(msg, "redlease:") {
+			// The library's own errors: compare their text up to the
+			// server's script location.
+			i := strings.Index(msg, "redlease:")
+			rest, _, _ := strings.Cut(msg[i:], " script:")
+			return "error " + first + " " + rest
+		}
+		return "error " + first
+	}
+	s := fmt.Sprintf("%#v", res)
+	s = strings.ReplaceAll(s, sd.runID, "<run_id>")
+	s = strings.ReplaceAll(s, sd.replID, "<replid>")
+	s = strings.ReplaceAll(s, sd.runID48, "<run_id48>")
+	return s
+}
+
+// dump renders the keys a case may have left.
+func (sd *side) dump(ctx context.Context, t *testing.T) string {
+	var b strings.Builder
+	for _, k := range []string{kLock, kFence, kMarker} {
+		typ, err := sd.c.Type(ctx, k).Result()
+		require.NoError(t, err)
+		switch typ {
+		case "string":
+			v, _ := sd.c.Get(ctx, k).Result()
+			fmt.Fprintf(&b, "%s=%q ", k, v)
+		case "hash":
+			h, _ := sd.c.HGetAll(ctx, k).Result()
+			keys := slices.Sorted(func(yield func(string) bool) {
+				for f := range h {
+					if !yield(f) {
+						return
+					}
+				}
+			})
+			fmt.Fprintf(&b, "%s={", k)
+			for _, f := range keys {
+				fmt.Fprintf(&b, "%s:%s ", f, h[f])
+			}
+			b.WriteString("} ")
+		default:
+			fmt.Fprintf(&b, "%s:%s ", k, typ)
+		}
+		pttl, err := sd.c.PTTL(ctx, k).Result()
+		require.NoError(t, err)
+		fmt.Fprintf(&b, "pttl=%d ", pttl.Milliseconds())
+	}
+	s := strings.ReplaceAll(b.String(), sd.runID, "<run_id>")
+	return strings.ReplaceAll(s, sd.replID, "<replid>")
+}
+
+// sameReply compares two rendered replies: equal, or equal but for
+// numbers that are times or durations (>= 100: the generated counters and
+// tokens stay below) within diffSlack.
+func sameReply(a, b string) bool {
+	if a == b {
+		return true
+	}
+	ta, tb := tokens(a), tokens(b)
+	if len(ta) != len(tb) {
+		return false
+	}
+	for i := range ta {
+		if ta[i] == tb[i] {
+			continue
+		}
+		var x, y int64
+		if _, err := fmt.Sscan(ta[i], &x); err != nil {
+			return false
+		}
+		if _, err := fmt.Sscan(tb[i], &y); err != nil {
+			return false
+		}
+		if x < 100 && y < 100 || x-y > diffSlack || y-x > diffSlack {
+			return false
+		}
+	}
+	return true
+}
+
+// tokens splits a rendering into runs of digits and everything else.
+func tokens(s string) []string {
+	var out []string
+	for i := 0; i < len(s); {
+		j := i
+		digit := s[i] >= '0' && s[i] <= '9'
+		for j < len(s) && (s[j] >= '0' && s[j] <= '9') == digit {
+			j++
+		}
+		out = append(out, s[i:j])
+		i = j
+	}
+	return out
+}
+
+// checkInfo compares the shape of INFO: the sections each form returns and
+// the fields the scripts read.
+func checkInfo(ctx context.Context, t *testing.T, sides []*side) {
+	for _, args := range [][]string{{"server"}, {"replication"}, {"server", "replication"}, {"SERVER"}, {}} {
+		var heads [2][]string
+		for i, sd := range sides {
+			info, err := sd.c.Info(ctx, args...).Result()
+			require.NoError(t, err)
+			for _, l := range strings.Split(info, "\r\n") {
+				if strings.HasPrefix(l, "# ") {
+					heads[i] = append(heads[i], l)
+				}
+			}
+			for _, f := range []string{"run_id", "master_replid", "role"} {
+				if len(args) > 0 && (slices.Contains(args, "server") && f == "run_id" || slices.Contains(args, "replication") && f != "run_id") {
+					require.NotEmpty(t, infoValue(info, f), "INFO %v on side %d lacks %s", args, i, f)
+				}
+			}
+		}
+		if len(args) == 0 {
+			for _, h := range heads[1] {
+				require.Contains(t, heads[0], h, "INFO (default): the simulated server has a section the real one lacks")
+			}
+			continue
+		}
+		require.Equal(t, heads[0], heads[1], "INFO %v: sections", args)
+	}
+}
