@@ -35,7 +35,9 @@ const DefaultReplicas = 3
 // server than the copy's previous one (its run_id, which the reply carries
 // anyway: go-redis follows MOVED and ASK redirects by itself, so a
 // migrated slot shows there first), and at least every 10s while the
-// Client is used. It logs a warning, once per change, when two copies
+// Client is used (every second for 10s after a copy answered from a new
+// server while the slot map still named the old one: a slot half-way
+// through a migration). It logs a warning, once per change, when two copies
 // share a master (a failure of that master then costs two votes) or a
 // copy's master is unknown; [Client.Placement] reports it, and errors and
 // logs name each copy by its slot and that master. Two copies on one
@@ -181,7 +183,7 @@ func slotMaster(slots []redis.ClusterSlot, slot uint16) (string, error) {
 // checkPlacement checks which master serves each copy, records it (errors
 // and logs name a copy by its slot and that master), and logs the
 // placement once per change, as a warning when it costs fault tolerance.
-func (c *Client) checkPlacement(ctx context.Context) {
+func (c *Client) checkPlacement(ctx context.Context) (changed bool) {
 	rs, shared := c.Placement(ctx)
 	var b strings.Builder
 	unknown := false
@@ -197,11 +199,11 @@ func (c *Client) checkPlacement(ctx context.Context) {
 	}
 	sig := strings.TrimSpace(b.String())
 	c.placement.mu.Lock()
-	changed := sig != c.placement.last
+	changed = sig != c.placement.last
 	c.placement.last = sig
 	c.placement.mu.Unlock()
 	if !changed {
-		return
+		return false
 	}
 	switch {
 	case unknown:
@@ -219,6 +221,7 @@ func (c *Client) checkPlacement(ctx context.Context) {
 	default:
 		c.log.Info("cluster: each copy of the locks on its own master", "placement", sig)
 	}
+	return true
 }
 
 // clusterState is the part of a Client that watches a cluster's topology.
@@ -230,7 +233,18 @@ type clusterState struct {
 	checking  atomic.Bool  // a recheck goroutine runs
 	again     atomic.Bool  // a recheck was asked for since it last looked
 	lastCheck atomic.Int64 // UnixNano of the last recheck asked for
+	// A copy answered from another server but the slot map had not
+	// changed: a slot being migrated, whose keys the new master already
+	// serves after an ASK. Until unsettled (UnixNano), the placement is
+	// checked every placementSoon, so that the end of the migration is
+	// seen even if no reply comes from yet another server.
+	moved     atomic.Bool
+	unsettled atomic.Int64
 }
+
+// placementSoon is how often the placement is checked while a copy is
+// unsettled (see clusterState).
+const placementSoon = time.Second
 
 // placementEvery is how often a cluster Client in use checks its placement
 // when nothing else made it look: it covers a move that no reply revealed
@@ -253,8 +267,11 @@ func (c *Client) recheckPlacement() {
 	c.wg.Go(func() {
 		for {
 			for c.placement.again.Swap(false) {
+				moved := c.placement.moved.Swap(false)
 				ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-				c.checkPlacement(ctx)
+				if !c.checkPlacement(ctx) && moved {
+					c.placement.unsettled.Store(time.Now().Add(placementEvery).UnixNano())
+				}
 				cancel()
 			}
 			c.placement.checking.Store(false)
@@ -268,9 +285,17 @@ func (c *Client) recheckPlacement() {
 }
 
 // placementDue rechecks the placement if it was not looked at for
-// placementEvery; every fan-out of a cluster Client calls it.
+// placementEvery (placementSoon while a copy is unsettled); every fan-out
+// of a cluster Client calls it.
 func (c *Client) placementDue() {
-	if c.cluster != nil && time.Since(time.Unix(0, c.placement.lastCheck.Load())) > placementEvery {
+	if c.cluster == nil {
+		return
+	}
+	every, now := placementEvery, time.Now().UnixNano()
+	if now < c.placement.unsettled.Load() {
+		every = placementSoon
+	}
+	if time.Duration(now-c.placement.lastCheck.Load()) > every {
 		c.recheckPlacement()
 	}
 }
@@ -288,6 +313,7 @@ func (c *Client) answeredBy(n *node, server int64) {
 		return
 	}
 	if old := n.server.Swap(server); old != 0 && old != server {
+		c.placement.moved.Store(true)
 		c.recheckPlacement()
 	}
 }
