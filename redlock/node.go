@@ -23,7 +23,7 @@ const markerKey = "{redlease}:marker"
 // node is one voter: a standalone server, or one hash slot of a cluster.
 type node struct {
 	client redis.UniversalClient
-	addr   string // for errors and logs
+	addr   string // its stable name (Client.Nodes, notices); name() for errors and logs
 	idx    int    // position in Client.nodes
 	// ownDeadline: the go-redis client cuts its own requests at the
 	// context's deadline (a *redis.Client with ContextTimeoutEnabled), so
