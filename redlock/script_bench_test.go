@@ -32,7 +32,7 @@ func BenchmarkScriptServerTime(b *testing.B) {
 	c := newBenchRedlock(b, redlock.Config{NodeTimeout: time.Second}, []redis.UniversalClient{node})
 	ctx := context.Background()
 	const ttl = redlock.DefaultMaxTTL // the stock of locks for release lasts
-	var held *redlock.Lock // "held", taken again by each case that needs it
+	var held *redlock.Lock            // "held", taken again by each case that needs it
 	hold := func(b *testing.B) {
 		if held != nil {
 			_, _ = held.Release(ctx)
