@@ -181,6 +181,7 @@ func (c *Client) attempt(ctx context.Context, key string, ttl time.Duration, o a
 		res, err := n.run(ctx, sc)
 		a := parseAcquire(res, err)
 		if n.cluster != nil {
+			c.answeredBy(n, a.server)
 			a.server = 0 // copies on one master are a placement warning, not a refusal
 		}
 		return a
@@ -265,7 +266,7 @@ func (c *Client) dedupe(as []answer) int {
 		}
 		if a.server != 0 {
 			if j := slices.IndexFunc(as[:i], func(b answer) bool { return b.vote == VoteYes && b.server == a.server }); j >= 0 {
-				a.vote, a.err = VoteError, fmt.Errorf("same server as %s (run_id %012x...): one server, one vote", c.nodes[j].addr, a.server)
+				a.vote, a.err = VoteError, fmt.Errorf("same server as %s (run_id %012x...): one server, one vote", c.nodes[j].name(), a.server)
 				continue
 			}
 		}
@@ -372,7 +373,7 @@ func (c *Client) raiseForgetful(answers []answer) {
 		a, n := answers[i], c.nodes[i]
 		c.wg.Go(func() {
 			if c.raise(n, a.created, floor) {
-				c.log.Info("fencing floor raised; the node votes once its quarantine is over", "node", n.addr,
+				c.log.Info("fencing floor raised; the node votes once its quarantine is over", "node", n.name(),
 					"floor", floor, "quarantine_left", time.Duration(a.ms)*time.Millisecond)
 			}
 		})
@@ -439,13 +440,13 @@ func (c *Client) raisePass() {
 			case a.vote != VoteQuarantined:
 			case !degraded:
 				if c.raise(n, a.created, floorHealthy) {
-					c.log.Info("fencing floor raised; the node votes once its quarantine is over", "node", n.addr,
+					c.log.Info("fencing floor raised; the node votes once its quarantine is over", "node", n.name(),
 						"floor", floorHealthy, "quarantine_left", time.Duration(a.ms)*time.Millisecond)
 				}
 			case a.ms == 0:
 				if c.raise(n, a.created, floorAll) {
 					c.log.Warn("no healthy majority: a node's fencing floor was raised from what every node reports; tokens may repeat if a majority lost its state",
-						"node", n.addr, "floor", floorAll)
+						"node", n.name(), "floor", floorAll)
 				}
 			}
 		}
@@ -459,7 +460,7 @@ func (c *Client) raise(n *node, created, floor int64) bool {
 	defer cancel()
 	v, err := intReply(n.run(ctx, newCall(scriptRaise, []string{n.marker()}, strconv.FormatInt(created, 10), strconv.FormatInt(floor, 10))))
 	if err != nil {
-		c.log.Debug("raising fencing floor failed", "node", n.addr, "error", err)
+		c.log.Debug("raising fencing floor failed", "node", n.name(), "error", err)
 		return false
 	}
 	return v == 1
@@ -478,7 +479,7 @@ func (c *Client) quorumError(op, key string, answers []answer, target error, rea
 }
 
 func nodeResult(n *node, a answer) NodeResult {
-	r := NodeResult{Node: n.addr, Vote: a.vote, Err: a.err}
+	r := NodeResult{Node: n.addr, Master: n.where(), Vote: a.vote, Err: a.err}
 	if a.vote == VoteQuarantined {
 		r.Quarantine = time.Duration(a.ms) * time.Millisecond
 	}

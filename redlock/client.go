@@ -160,24 +160,25 @@ collect:
 			if errors.Is(errs[i], ErrInvalidConfig) {
 				return errs[i]
 			}
-			unreachable = append(unreachable, fmt.Sprintf("%s: %v", n.addr, errs[i]))
-			c.log.Warn("node did not answer at start-up", "node", n.addr, "error", errs[i])
+			unreachable = append(unreachable, fmt.Sprintf("%s: %v", n.name(), errs[i]))
+			c.log.Warn("node did not answer at start-up", "node", n.name(), "error", errs[i])
 			continue
 		}
+		c.answeredBy(n, serverID(infos[i].runID)) // a cluster copy: the server behind it now
 		if id := infos[i].runID; id != "" && n.cluster == nil {
 			if j, dup := byRunID[id]; dup {
 				return fmt.Errorf("%w: nodes %s and %s are the same server (run_id %s): one server, one vote",
-					ErrInvalidConfig, c.nodes[j].addr, n.addr, id)
+					ErrInvalidConfig, c.nodes[j].name(), n.name(), id)
 			}
 			byRunID[id] = i
 		}
 		if e := infos[i].infoErr; e != "" && permissionError(errors.New(e)) {
 			c.log.Warn("INFO server is refused to redlease's scripts on this node: two addresses of one server cannot be told apart, nor a restart from data or a promoted replica; grant +info (see Security in the README)",
-				"node", n.addr, "error", e)
+				"node", n.name(), "error", e)
 		}
 		if left := infos[i].left; left > 0 {
 			c.log.Warn("node is quarantined: it has no marker, or restarted, and may have forgotten locks; it votes after the quarantine",
-				"node", n.addr, "wait", left.Round(time.Millisecond),
+				"node", n.name(), "wait", left.Round(time.Millisecond),
 				"ways_out", "Client.Bootstrap for a brand-new deployment; Config.DisableQuarantine where every write is fsynced (appendfsync always)")
 		}
 	}
@@ -209,7 +210,7 @@ func (c *Client) probe(ctx context.Context, n *node, bootstrap bool) (probeInfo,
 			return probeInfo{}, annotate(&scriptCall{script: s}, err)
 		}
 		if sha != s.Hash() {
-			c.log.Warn("node returned an unexpected script digest; its scripts will run by EVAL", "node", n.addr, "script", scriptNames[s])
+			c.log.Warn("node returned an unexpected script digest; its scripts will run by EVAL", "node", n.name(), "script", scriptNames[s])
 		}
 	}
 	a, err := replyArray(res, 5)
@@ -240,7 +241,7 @@ func (c *Client) checkConfig(ctx context.Context, n *node) error {
 			n.conf.mu.Lock()
 			n.conf.uncheckable = true
 			n.conf.mu.Unlock()
-			c.log.Debug("cannot read node configuration; maxmemory-policy not checked", "node", n.addr, "error", err)
+			c.log.Debug("cannot read node configuration; maxmemory-policy not checked", "node", n.name(), "error", err)
 		}
 		return nil
 	}
@@ -253,11 +254,11 @@ func (c *Client) checkConfig(ctx context.Context, n *node) error {
 	}
 	if n.cluster != nil && conf["cluster-require-full-coverage"] == "yes" {
 		c.log.Warn("cluster-require-full-coverage is yes: while one failed master is being replaced, every master answers CLUSTERDOWN and no lock can be taken; set it to no so that one failure costs one vote",
-			"node", n.addr)
+			"node", n.name())
 	}
 	if c.cfg.DisableQuarantine && (conf["appendonly"] != "yes" || conf["appendfsync"] != "always") {
 		c.log.Warn("quarantine is off but the node does not fsync every write: a restart can grant a lock twice",
-			"node", n.addr, "appendonly", conf["appendonly"], "appendfsync", conf["appendfsync"])
+			"node", n.name(), "appendonly", conf["appendonly"], "appendfsync", conf["appendfsync"])
 	}
 	return nil
 }

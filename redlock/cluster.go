@@ -2,10 +2,13 @@ package redlock
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -26,13 +29,24 @@ const DefaultReplicas = 3
 // slot layout the n slots fall in n different slot ranges, hence on n
 // different masters. Keys that carry a hash tag of their own keep working.
 //
-// At start-up and after node errors redlock checks which master serves each
-// copy and logs a warning, once per change, when two copies share a master
-// (a failure of that master then costs two votes) or a copy's master is
-// unknown; [Client.Placement] reports it. After a node error redlock asks
-// the cluster client to reload its slot map (go-redis only does so by itself
-// every 60s). A promoted replica is quarantined like a restarted server: its
-// run_id differs from the marker it inherited.
+// Redlock checks which master serves each copy (CLUSTER SLOTS) at
+// start-up and whenever the topology may have changed under a copy: after
+// a node error, after a reply to an acquisition that came from another
+// server than the copy's previous one (its run_id, which the reply carries
+// anyway: go-redis follows MOVED and ASK redirects by itself, so a
+// migrated slot shows there first), and at least every 10s while the
+// Client is used (every second for 10s after a copy answered from a new
+// server while the slot map still named the old one: a slot half-way
+// through a migration). It logs a warning, once per change, when two copies
+// share a master (a failure of that master then costs two votes) or a
+// copy's master is unknown; [Client.Placement] reports it, and errors and
+// logs name each copy by its slot and that master. Two copies on one
+// master still count as two votes: slots move under a running cluster, and
+// refusing the second would stop every lock during a reshard. After a
+// node error redlock asks the cluster client to reload its slot map
+// (go-redis only does so by itself every 60s, or on a redirect). A
+// promoted replica is quarantined like a restarted server: its run_id
+// differs from the marker it inherited.
 //
 // Run the cluster with cluster-require-full-coverage no: with the default
 // (yes), while a failed master is being replaced every master answers
@@ -64,10 +78,12 @@ func NewCluster(ctx context.Context, cfg Config, cluster *redis.ClusterClient, n
 			cluster: cluster,
 		})
 	}
+	// The placement first: the start-up logs name each copy's master.
+	c.placement.lastCheck.Store(time.Now().UnixNano())
+	c.checkPlacement(ctx)
 	if err := c.checkNodes(ctx, false); err != nil {
 		return nil, err
 	}
-	c.checkPlacement(ctx)
 	return c, nil
 }
 
@@ -120,20 +136,30 @@ type Replica struct {
 }
 
 // Placement reports, for a Client made by NewCluster, which master serves
-// each copy now (it reads the cluster client's slot map), and whether two
-// copies share a master. It is nil for a Client over independent nodes.
+// each copy now, and whether two copies share a master. It asks the
+// cluster (CLUSTER SLOTS, one request through the cluster client), and
+// reads the cluster client's slot map if that request fails. It is nil for
+// a Client over independent nodes.
 func (c *Client) Placement(ctx context.Context) (replicas []Replica, shared bool) {
 	if c.cluster == nil {
 		return nil, false
 	}
+	// CLUSTER SLOTS, not SHARDS: it answers on every Redis version, it is
+	// what go-redis reads its slot map from, and the ACL in SECURITY.md
+	// allows it.
+	//lint:ignore SA1019 see above
+	slots, slotsErr := c.cluster.ClusterSlots(ctx).Result()
 	seen := map[string]bool{}
 	for i, n := range c.nodes {
 		r := Replica{Index: i, Tag: n.tag, Slot: Slot(n.tag)}
-		m, err := c.cluster.MasterForKey(ctx, n.marker())
-		if err != nil {
-			r.Err = err
+		if slotsErr == nil {
+			r.Master, r.Err = slotMaster(slots, r.Slot)
+		} else if m, err := c.cluster.MasterForKey(ctx, n.marker()); err != nil {
+			r.Err = errors.Join(slotsErr, err)
 		} else {
 			r.Master = m.Options().Addr
+		}
+		if r.Master != "" {
 			if seen[r.Master] {
 				shared = true
 			}
@@ -144,34 +170,58 @@ func (c *Client) Placement(ctx context.Context) (replicas []Replica, shared bool
 	return replicas, shared
 }
 
-// checkPlacement logs the placement once per change, as a warning when it
-// costs fault tolerance.
-func (c *Client) checkPlacement(ctx context.Context) {
+// slotMaster finds the master of slot in a CLUSTER SLOTS reply.
+func slotMaster(slots []redis.ClusterSlot, slot uint16) (string, error) {
+	for _, r := range slots {
+		if int(slot) >= r.Start && int(slot) <= r.End && len(r.Nodes) > 0 {
+			return r.Nodes[0].Addr, nil
+		}
+	}
+	return "", fmt.Errorf("slot %d is not served", slot)
+}
+
+// checkPlacement checks which master serves each copy, records it (errors
+// and logs name a copy by its slot and that master), and logs the
+// placement once per change, as a warning when it costs fault tolerance.
+func (c *Client) checkPlacement(ctx context.Context) (changed bool) {
 	rs, shared := c.Placement(ctx)
 	var b strings.Builder
 	unknown := false
-	for _, r := range rs {
+	on := map[string][]string{} // master -> copies on it
+	for i, r := range rs {
 		fmt.Fprintf(&b, "%d:%s ", r.Slot, r.Master)
+		c.nodes[i].setMaster(r.Master)
 		if r.Master == "" {
 			unknown = true
+		} else {
+			on[r.Master] = append(on[r.Master], fmt.Sprintf("%d (slot %d)", i, r.Slot))
 		}
 	}
-	sig := b.String()
+	sig := strings.TrimSpace(b.String())
 	c.placement.mu.Lock()
-	changed := sig != c.placement.last
+	changed = sig != c.placement.last
 	c.placement.last = sig
 	c.placement.mu.Unlock()
 	if !changed {
-		return
+		return false
 	}
 	switch {
 	case unknown:
 		c.log.Warn("cluster: the master of a lock copy is unknown", "placement", sig)
 	case shared:
-		c.log.Warn("cluster: two copies of every lock share a master: one failure costs two votes", "placement", sig)
+		var which []string
+		for m, cs := range on {
+			if len(cs) > 1 {
+				which = append(which, "copies "+strings.Join(cs, " and ")+" on "+m)
+			}
+		}
+		slices.Sort(which)
+		c.log.Warn("cluster: two copies of every lock share a master: one failure costs two votes",
+			"shared", strings.Join(which, "; "), "placement", sig)
 	default:
 		c.log.Info("cluster: each copy of the locks on its own master", "placement", sig)
 	}
+	return true
 }
 
 // clusterState is the part of a Client that watches a cluster's topology.
@@ -179,6 +229,106 @@ type clusterState struct {
 	mu         sync.Mutex
 	last       string    // placement signature last logged
 	lastReload time.Time // rate limit of reloads after errors
+
+	checking  atomic.Bool  // a recheck goroutine runs
+	again     atomic.Bool  // a recheck was asked for since it last looked
+	lastCheck atomic.Int64 // UnixNano of the last recheck asked for
+	// A copy answered from another server but the slot map had not
+	// changed: a slot being migrated, whose keys the new master already
+	// serves after an ASK. Until unsettled (UnixNano), the placement is
+	// checked every placementSoon, so that the end of the migration is
+	// seen even if no reply comes from yet another server.
+	moved     atomic.Bool
+	unsettled atomic.Int64
+}
+
+// placementSoon is how often the placement is checked while a copy is
+// unsettled (see clusterState).
+const placementSoon = time.Second
+
+// placementEvery is how often a cluster Client in use checks its placement
+// when nothing else made it look: it covers a move that no reply revealed
+// (quarantine off, so no run_id in replies) and a node that answered the
+// check with a stale view of a move.
+const placementEvery = 10 * time.Second
+
+// recheckPlacement checks the placement again in the background: at most
+// one check runs at a time, and a request made while one runs makes it
+// look once more.
+func (c *Client) recheckPlacement() {
+	if c.cluster == nil {
+		return
+	}
+	c.placement.lastCheck.Store(time.Now().UnixNano())
+	c.placement.again.Store(true)
+	if !c.placement.checking.CompareAndSwap(false, true) {
+		return
+	}
+	c.wg.Go(func() {
+		for {
+			for c.placement.again.Swap(false) {
+				moved := c.placement.moved.Swap(false)
+				ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+				if !c.checkPlacement(ctx) && moved {
+					c.placement.unsettled.Store(time.Now().Add(placementEvery).UnixNano())
+				}
+				cancel()
+			}
+			c.placement.checking.Store(false)
+			// A request that came after the last look but before the flag
+			// was cleared found the check running: look again.
+			if !c.placement.again.Load() || !c.placement.checking.CompareAndSwap(false, true) {
+				return
+			}
+		}
+	})
+}
+
+// placementDue rechecks the placement if it was not looked at for
+// placementEvery (placementSoon while a copy is unsettled); every fan-out
+// of a cluster Client calls it.
+func (c *Client) placementDue() {
+	if c.cluster == nil {
+		return
+	}
+	every, now := placementEvery, time.Now().UnixNano()
+	if now < c.placement.unsettled.Load() {
+		every = placementSoon
+	}
+	if time.Duration(now-c.placement.lastCheck.Load()) > every {
+		c.recheckPlacement()
+	}
+}
+
+// answeredBy records which server answered for a cluster copy (the first
+// 48 bits of its run_id; 0: unknown); a change means the copy's slot
+// moved (a migration, a failover), so the placement is checked again.
+// Replies carry the server anyway (one vote per server, the quarantine):
+// this costs no request.
+func (c *Client) answeredBy(n *node, server int64) {
+	if n.cluster == nil || server == 0 {
+		return
+	}
+	if old := n.server.Load(); old == server {
+		return
+	}
+	if old := n.server.Swap(server); old != 0 && old != server {
+		c.placement.moved.Store(true)
+		c.recheckPlacement()
+	}
+}
+
+// serverID is the server identity acquire.lua replies: the first 48 bits
+// of a run_id (0 for a run_id that is not hex).
+func serverID(runID string) int64 {
+	if len(runID) < 12 {
+		return 0
+	}
+	id, err := strconv.ParseInt(runID[:12], 16, 64)
+	if err != nil {
+		return 0
+	}
+	return id
 }
 
 // nodeFailed reacts to an error from a cluster node: reload the slot map
@@ -197,9 +347,5 @@ func (c *Client) nodeFailed(n *node, err error) {
 		return
 	}
 	n.cluster.ReloadState(context.Background())
-	c.wg.Go(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-		defer cancel()
-		c.checkPlacement(ctx)
-	})
+	c.recheckPlacement()
 }

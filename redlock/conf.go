@@ -112,7 +112,7 @@ func (c *Client) startCheck(n *node) *confFlight {
 		switch {
 		case err != nil && confRefused(err):
 			if !nc.uncheckable {
-				c.log.Debug("cannot read node configuration; maxmemory-policy not checked", "node", n.addr, "error", err)
+				c.log.Debug("cannot read node configuration; maxmemory-policy not checked", "node", n.name(), "error", err)
 			}
 			nc.uncheckable, nc.refused = true, nil
 			return
@@ -128,9 +128,9 @@ func (c *Client) startCheck(n *node) *confFlight {
 		nc.checkedAt, nc.refused = f.start, f.err
 		switch {
 		case nc.refused != nil && was == nil:
-			c.log.Error("node refused: its votes do not count until it stops evicting", "node", n.addr, "error", nc.refused)
+			c.log.Error("node refused: its votes do not count until it stops evicting", "node", n.name(), "error", nc.refused)
 		case nc.refused == nil && was != nil:
-			c.log.Warn("node no longer evicts: its votes count again", "node", n.addr)
+			c.log.Warn("node no longer evicts: its votes count again", "node", n.name())
 		}
 	})
 	return f
@@ -153,7 +153,7 @@ func confRefused(err error) bool {
 func (c *Client) evicting(n *node, conf map[string]string) error {
 	if p, ok := conf["maxmemory-policy"]; ok && p != "noeviction" && !c.cfg.AllowEviction {
 		return fmt.Errorf("%w: node %s has maxmemory-policy %s, which can evict a lock key and grant it twice; use noeviction or set Config.AllowEviction",
-			ErrInvalidConfig, n.addr, p)
+			ErrInvalidConfig, n.name(), p)
 	}
 	return nil
 }

@@ -57,8 +57,15 @@ func (v Vote) String() string {
 
 // NodeResult is one node's answer to one request.
 type NodeResult struct {
-	Node string // the node's address
-	Vote Vote
+	// Node is the node's address as [Client.Nodes] reports it; for a copy
+	// of a [NewCluster] Client, "slot <n>", which never changes.
+	Node string
+	// Master is, for a copy of a NewCluster Client, the address of the
+	// master serving its slot as redlock last saw it (at start-up, after
+	// a node error, after a reply from another server than before, and
+	// at least every 10s in use); "" if unknown, and for other nodes.
+	Master string
+	Vote   Vote
 	// Err is the node's error when Vote is VoteError.
 	Err error
 	// Quarantine is how long the node still refuses to vote, when Vote is
@@ -67,13 +74,17 @@ type NodeResult struct {
 }
 
 func (r NodeResult) String() string {
+	node := r.Node
+	if r.Master != "" {
+		node += " (" + r.Master + ")"
+	}
 	switch r.Vote {
 	case VoteError:
-		return fmt.Sprintf("%s: %v", r.Node, r.Err)
+		return fmt.Sprintf("%s: %v", node, r.Err)
 	case VoteQuarantined:
-		return fmt.Sprintf("%s: quarantined for %s", r.Node, r.Quarantine.Round(time.Millisecond))
+		return fmt.Sprintf("%s: quarantined for %s", node, r.Quarantine.Round(time.Millisecond))
 	default:
-		return fmt.Sprintf("%s: %s", r.Node, r.Vote)
+		return fmt.Sprintf("%s: %s", node, r.Vote)
 	}
 }
 

@@ -36,6 +36,7 @@ func (c *Client) fanoutWithin(ctx context.Context, wait time.Duration, nodes []*
 	if wait <= 0 {
 		wait = c.cfg.NodeTimeout
 	}
+	c.placementDue()
 	timedOut := errNodeTimeout{wait, wait == c.cfg.NodeTimeout}
 	if len(nodes) == 1 && nodes[0].ownDeadline {
 		nctx, cancel := deadline(ctx, wait)

@@ -30,9 +30,12 @@ type Inspection struct {
 
 // NodeState is one node's view of a key.
 type NodeState struct {
-	Node  string
-	Value string        // "" when the key is absent (or the node is in error)
-	TTL   time.Duration // the key's PTTL; 0 when absent
+	Node string // as in [NodeResult]
+	// Master is, for a copy on a Redis Cluster, the master serving its
+	// slot as redlock last saw it (see [NodeResult]).
+	Master string
+	Value  string        // "" when the key is absent (or the node is in error)
+	TTL    time.Duration // the key's PTTL; 0 when absent
 	// Counter is the node's fencing counter for the key.
 	Counter uint64
 	// Quarantine is how long the node still refuses to vote; with Ready
@@ -84,7 +87,7 @@ func (c *Client) Inspect(ctx context.Context, key string) (*Inspection, error) {
 	in := &Inspection{Key: key}
 	count := map[string]int{}
 	for i, a := range answers {
-		st := NodeState{Node: c.nodes[i].addr, Err: a.err}
+		st := NodeState{Node: c.nodes[i].addr, Master: c.nodes[i].where(), Err: a.err}
 		if a.vote != VoteError {
 			st.Value, st.Counter, st.Ready = a.value, uint64(max(0, a.counter)), a.ready
 			st.Quarantine = time.Duration(a.high) * time.Millisecond

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync/atomic"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -22,7 +23,7 @@ const markerKey = "{redlease}:marker"
 // node is one voter: a standalone server, or one hash slot of a cluster.
 type node struct {
 	client redis.UniversalClient
-	addr   string // for errors and logs
+	addr   string // its stable name (Client.Nodes, notices); name() for errors and logs
 	idx    int    // position in Client.nodes
 	// ownDeadline: the go-redis client cuts its own requests at the
 	// context's deadline (a *redis.Client with ContextTimeoutEnabled), so
@@ -39,6 +40,44 @@ type node struct {
 
 	batch batcher  // requests to this node (see batch.go)
 	conf  nodeConf // what its configuration allows (see conf.go)
+
+	// For a copy of a NewCluster Client: the master that serves its slot
+	// as the last placement check saw it, and the server that last
+	// answered for it (the first 48 bits of its run_id; see
+	// Client.answeredBy).
+	master atomic.Pointer[string]
+	server atomic.Int64
+}
+
+// setMaster records the master a placement check found for the node.
+func (n *node) setMaster(addr string) {
+	if old := n.master.Load(); old == nil || *old != addr {
+		n.master.Store(&addr)
+	}
+}
+
+// where is the master of a cluster copy as last seen ("" if unknown, or
+// not a copy of a NewCluster Client).
+func (n *node) where() string {
+	if m := n.master.Load(); m != nil {
+		return *m
+	}
+	return ""
+}
+
+// name names the node in errors and logs: its address, and for a copy on
+// a Redis Cluster its slot and the address of the master serving it, as
+// last seen ("slot 5461 (127.0.0.1:7001)"): a slot alone says nothing to
+// an operator, and the master behind it can change.
+func (n *node) name() string {
+	if n.cluster == nil || !strings.HasPrefix(n.addr, "slot ") {
+		return n.addr
+	}
+	m := n.where()
+	if m == "" {
+		m = "master unknown"
+	}
+	return n.addr + " (" + m + ")"
 }
 
 func (n *node) lockKey(key string) string {

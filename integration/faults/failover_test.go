@@ -132,6 +132,23 @@ func (r *rig) everywhereBut(b int, value string) bool {
 	return true
 }
 
+// attachReplica starts a replica of server v that replicates it through
+// a proxy (the replication link), and declares the deployment brand new
+// again: a master that gets its first replica creates its replication
+// backlog and with it a new replication ID, which quarantines it (the
+// quarantine cannot tell this from a dataset replaced by a full resync).
+// Candidates that met the quarantine in between may have lost a term.
+func (r *rig) attachReplica(v int) (*faultproxy.Proxy, *redistest.Server) {
+	t := r.t
+	t.Helper()
+	link, err := faultproxy.New(r.g.Server(v).Addr())
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = link.Close() })
+	repl := redistest.StartReplica(t, link.Addr())
+	r.bootstrap()
+	return link, repl
+}
+
 // lagFailover: server v of three is a master with a replica that
 // replicates it through a proxy (the replication link). With a leader L
 // elected, the link is cut (the replica lags) and L is cut from another
@@ -150,10 +167,7 @@ func lagFailover(t *testing.T, bin string, o rigOptions) (*rig, *lagged) {
 	f := &lagged{}
 	v := r.rng.IntN(r.o.nodes)
 	b := (v + 1 + r.rng.IntN(r.o.nodes-1)) % r.o.nodes
-	link, err := faultproxy.New(r.g.Server(v).Addr())
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = link.Close() })
-	repl := redistest.StartReplica(t, link.Addr())
+	link, repl := r.attachReplica(v)
 	f.replica = adminClient(t, repl.Addr())
 	f.masterRun, f.replRun = runID(t, r.admin[v]), runID(t, f.replica)
 	require.NotEqual(t, f.masterRun, f.replRun)

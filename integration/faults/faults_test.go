@@ -44,6 +44,7 @@ func TestFaults(t *testing.T) {
 		{"kill9_server_restart_empty", "kill -9 a redis-server, restart it empty", all, scKillRestartEmpty},
 		{"restart_from_stale_rdb", "kill -9 a redis-server, restart it from an older RDB", all, scStaleRDB},
 		{"failover_to_lagging_replica", "kill -9 a master, promote its replica that lacks the lock key", all, scFailoverLaggingReplica},
+		{"failback_after_full_resync", "a master fails over to its lagging replica and back after a full resync from it, its process running", all, scFailback},
 		{"clock_jump_pexpire_majority", "the leader's key expires early on a majority (Kleppmann)", "C2 C3 C4; C1 must see the overlap", scClockJump},
 		{"flushall", "FLUSHALL on one server", all, scFlushAll},
 		{"evicting_policy", "leader on a bare majority; one of its nodes switched to volatile-random, then under memory pressure", all + "; the node refused at run time and by New", scEvictingPolicy},
@@ -53,6 +54,7 @@ func TestFaults(t *testing.T) {
 		{"control/C2_fencing_disabled", "fencing off: every token 0", "C2 must fail", ctlNoFencing},
 		{"control/C3_unfenced_store", "the clock jump, with a store that checks no token", "C3 must fail", ctlUnfencedStore},
 		{"control/C1_failover_without_quarantine", "the lagging-replica failover, quarantine off", "C1 must fail", ctlFailoverNoQuarantine},
+		{"control/C1_failback_without_replication_id_check", "the failback, the quarantine comparing run_ids only", "C1 must fail", ctlFailbackNoReplicationIDCheck},
 		{"control/C1_evicting_with_AllowEviction", "the evicting node, candidates with AllowEviction: it evicts the leader's key", "C1 must fail", ctlEvictingAllowEviction},
 		{"soak", fmt.Sprintf("a random fault every 5s for %s", soakLength(t)), all + "; no stray keys", scSoak},
 	} {

@@ -55,6 +55,7 @@ type rigOptions struct {
 	noFencing     bool // redlock DisableFencing: every token is 0
 	unfencedStore bool // the store checks no token
 	noQuarantine  bool // redlock DisableQuarantine: forgetful nodes vote at once
+	noReplIDCheck bool // the quarantine compares run_ids only (internal/unsafeopt)
 	allowEviction bool // redlock AllowEviction: evicting nodes vote
 	compute, gap  time.Duration
 }
@@ -274,6 +275,9 @@ func (r *rig) spawn(sl *slot, extra ...string) *proc {
 	}
 	if r.o.allowEviction {
 		args = append(args, "-allow-eviction")
+	}
+	if r.o.noReplIDCheck {
+		args = append(args, "-no-replication-id-check")
 	}
 	args = append(args, extra...)
 	p := &proc{id: id, slot: sl, log: filepath.Join(r.dir, id+".log"), exited: make(chan struct{})}

@@ -362,6 +362,100 @@ func (c *Cluster) Failover(replica *Server, mode FailoverMode) error {
 	return nil
 }
 
+// MigrateSlot moves slot, with its keys, from the master that serves it
+// to master to, as redis-cli --cluster reshard does: CLUSTER SETSLOT
+// IMPORTING on to and MIGRATING on the source, MIGRATE of the slot's keys
+// (their TTLs kept), then CLUSTER SETSLOT NODE on to, on the source and on
+// every other running master (replicas learn it from them). Clients that still send the slot's commands
+// to the source get MOVED from then on. MigrateSlot returns once every
+// running server names to as the slot's master, at most 30s; it needs
+// every master to answer.
+func (c *Cluster) MigrateSlot(slot uint16, to *Server) error {
+	ti, ok := c.byPort[to.port]
+	if !ok || c.servers[ti] != to {
+		return fmt.Errorf("redistest: migrate slot %d: %s is not a server of this cluster", slot, to.Addr())
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), clusterTimeout)
+	defer cancel()
+	from := c.MasterOf(slot)
+	if from == nil {
+		return fmt.Errorf("redistest: migrate slot %d: the servers do not agree on its master", slot)
+	}
+	if from == to {
+		return nil
+	}
+	fi := c.byPort[from.port]
+	src, dst := c.admin[fi], c.admin[ti]
+	fromID, err := src.ClusterMyID(ctx).Result()
+	if err != nil {
+		return fmt.Errorf("redistest: migrate slot %d: %s: CLUSTER MYID: %w", slot, from.Addr(), err)
+	}
+	toID, err := dst.ClusterMyID(ctx).Result()
+	if err != nil {
+		return fmt.Errorf("redistest: migrate slot %d: %s: CLUSTER MYID: %w", slot, to.Addr(), err)
+	}
+	steps := []struct {
+		a    *redis.Client
+		args []any
+	}{
+		{dst, []any{"CLUSTER", "SETSLOT", slot, "IMPORTING", fromID}},
+		{src, []any{"CLUSTER", "SETSLOT", slot, "MIGRATING", toID}},
+	}
+	for _, st := range steps {
+		if err := st.a.Do(ctx, st.args...).Err(); err != nil {
+			return fmt.Errorf("redistest: migrate slot %d: %v: %w", slot, st.args, err)
+		}
+	}
+	for {
+		keys, err := src.ClusterGetKeysInSlot(ctx, int(slot), 100).Result()
+		if err != nil {
+			return fmt.Errorf("redistest: migrate slot %d: CLUSTER GETKEYSINSLOT: %w", slot, err)
+		}
+		if len(keys) == 0 {
+			break
+		}
+		args := []any{"MIGRATE", "127.0.0.1", to.port, "", 0, adminTimeout.Milliseconds(), "KEYS"}
+		for _, k := range keys {
+			args = append(args, k)
+		}
+		if err := src.Do(ctx, args...).Err(); err != nil {
+			return fmt.Errorf("redistest: migrate slot %d: MIGRATE: %w", slot, err)
+		}
+	}
+	// The target first, so that the source's MOVED never names a node
+	// that does not know it owns the slot.
+	order := []int{ti, fi}
+	for i, s := range c.servers {
+		if i != ti && i != fi && s.Running() {
+			order = append(order, i)
+		}
+	}
+	for k, i := range order {
+		err := c.admin[i].Do(ctx, "CLUSTER", "SETSLOT", slot, "NODE", toID).Err()
+		if err != nil && (k < 2 || !strings.Contains(err.Error(), "only with masters")) {
+			return fmt.Errorf("redistest: migrate slot %d: %s: CLUSTER SETSLOT NODE: %w", slot, c.servers[i].Addr(), err)
+		}
+	}
+	err = c.poll(ctx, func(ctx context.Context) error {
+		views, err := c.views(ctx)
+		if err != nil {
+			return err
+		}
+		for _, v := range views {
+			if !slices.ContainsFunc(v.slots, func(r slotRange) bool {
+				return int(slot) >= r.lo && int(slot) <= r.hi && r.port == to.port
+			}) {
+				return fmt.Errorf("127.0.0.1:%d does not see slot %d on %s yet", v.self, slot, to.Addr())
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("redistest: migrate slot %d to %s: %w", slot, to.Addr(), err)
+	}
+	return nil
+}
+
 // WaitHealthy waits, at most 30s, until the running servers form a healthy
 // cluster: every one answers and reports cluster_state:ok, every replica's
 // link to its master is up, they all agree on the slot map and the roles,

@@ -180,3 +180,44 @@ func TestStartClusterArguments(t *testing.T) {
 		}
 	}
 }
+
+func TestClusterMigrateSlot(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	c := redistest.StartCluster(t, 2, 1)
+	cc := c.Client(t)
+	key := "migrated"
+	slot := slotOf(t, cc, key)
+	from := c.MasterOf(slot)
+	var to *redistest.Server
+	for _, m := range c.Masters() {
+		if m != from {
+			to = m
+		}
+	}
+	if from == nil || to == nil {
+		t.Fatalf("masters: slot %d on %v, other %v", slot, from, to)
+	}
+	must(t, cc.Set(ctx, key, "v", time.Minute).Err())
+
+	must(t, c.MigrateSlot(slot, to))
+	equal(t, c.MasterOf(slot), to, "the slot's master")
+	direct := redis.NewClient(&redis.Options{Addr: to.Addr()})
+	defer direct.Close()
+	v, err := direct.Get(ctx, key).Result()
+	must(t, err)
+	equal(t, v, "v", "the key, on the new master")
+	if ttl := direct.PTTL(ctx, key).Val(); ttl <= 0 || ttl > time.Minute {
+		t.Errorf("the key's TTL on the new master: %v", ttl)
+	}
+	old := redis.NewClient(&redis.Options{Addr: from.Addr(), MaxRetries: -1})
+	defer old.Close()
+	if err := old.Get(ctx, key).Err(); err == nil || !strings.HasPrefix(err.Error(), "MOVED") {
+		t.Errorf("the old master answers %v, want MOVED", err)
+	}
+	got, err := cc.Get(ctx, key).Result() // follows the MOVED
+	must(t, err)
+	equal(t, got, "v", "through the cluster client")
+	must(t, c.WaitHealthy())
+	must(t, c.MigrateSlot(slot, to)) // already there: nothing to do
+}

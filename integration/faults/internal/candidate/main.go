@@ -33,6 +33,7 @@ import (
 
 	"github.com/redlease/redlease/election"
 	"github.com/redlease/redlease/integration/faults/internal/wire"
+	"github.com/redlease/redlease/internal/unsafeopt"
 	"github.com/redlease/redlease/redlock"
 )
 
@@ -46,6 +47,7 @@ type options struct {
 	fencing               bool
 	allowEviction         bool
 	noQuarantine          bool
+	noReplIDCheck         bool
 	redisDefaults         bool
 	unsafe                bool
 	logLevel              string
@@ -68,6 +70,8 @@ func main() {
 	flag.BoolVar(&o.allowEviction, "allow-eviction", false, "redlock AllowEviction: accept nodes with an evicting maxmemory-policy")
 	flag.BoolVar(&o.noQuarantine, "disable-quarantine", false,
 		"NEGATIVE CONTROL: redlock DisableQuarantine: a node that forgot its locks votes at once")
+	flag.BoolVar(&o.noReplIDCheck, "no-replication-id-check", false,
+		"NEGATIVE CONTROL: the quarantine compares run_ids only (internal/unsafeopt): a master that failed back after a full resync votes at once")
 	flag.BoolVar(&o.redisDefaults, "redis-defaults", false,
 		"go-redis clients with their default options (3 retries, 5s dial and 3s read timeouts): redlock must not depend on them")
 	flag.BoolVar(&o.unsafe, "unsafe-ignore-deadline", false,
@@ -132,9 +136,13 @@ func run(o options) error {
 		defer rc.Close()
 		nodes = append(nodes, rc)
 	}
-	client, err := redlock.New(ctx, redlock.Config{NodeTimeout: o.nodeTimeout, MaxTTL: o.maxTTL,
+	cfg := redlock.Config{NodeTimeout: o.nodeTimeout, MaxTTL: o.maxTTL,
 		DisableFencing: !o.fencing, AllowEviction: o.allowEviction, DisableQuarantine: o.noQuarantine,
-		Logger: log.Named("redlock")}, nodes...)
+		Logger: log.Named("redlock")}
+	if o.noReplIDCheck {
+		unsafeopt.Apply(&cfg, unsafeopt.Off{ReplicationIDCheck: true})
+	}
+	client, err := redlock.New(ctx, cfg, nodes...)
 	if err != nil {
 		c.emit(wire.Event{Ev: wire.Refused, PID: os.Getpid(), Cause: err.Error(), OK: errors.Is(err, redlock.ErrInvalidConfig)})
 		return errRefused
