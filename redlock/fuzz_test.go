@@ -618,10 +618,20 @@ func clientReplies(t *testing.T, data []byte) {
 // the fence of lock l.
 func checkGranted(t *testing.T, fakes []*fakeNode, quorum int, l *Lock) {
 	t.Helper()
+	// A node holds the token when it granted it (its acquire reply is
+	// the token: the fast path) or granted less and took the write-back
+	// (fence replied 1: the slow path).
 	yes := 0
 	for _, fn := range fakes {
 		acq, fence := fn.replies["acquire"], fn.replies["fence"]
-		if parseAcquire(acq.res, acq.err).vote == VoteYes && fence.err == nil && fence.res == any(int64(1)) {
+		a := parseAcquire(acq.res, acq.err)
+		if a.vote != VoteYes {
+			continue
+		}
+		switch {
+		case uint64(a.counter) == l.Token():
+			yes++
+		case uint64(a.counter) < l.Token() && fence.err == nil && fence.res == any(int64(1)):
 			yes++
 		}
 	}
