@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hashicorp/go-hclog"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -180,6 +181,7 @@ func (c *Client) attempt(ctx context.Context, key string, ttl time.Duration, o a
 		}
 		res, err := n.run(ctx, sc)
 		a := parseAcquire(res, err)
+		c.noticeIdentity(n, a)
 		if n.cluster != nil {
 			c.answeredBy(n, a.server)
 			a.server = 0 // copies on one master are a placement warning, not a refusal
@@ -373,7 +375,7 @@ func (c *Client) raiseForgetful(answers []answer) {
 		a, n := answers[i], c.nodes[i]
 		c.wg.Go(func() {
 			if c.raise(n, a.created, floor) {
-				c.log.Info("fencing floor raised; the node votes once its quarantine is over", "node", n.name(),
+				c.logRaised(n, a.created, hclog.Info, "fencing floor raised; the node votes once its quarantine is over",
 					"floor", floor, "quarantine_left", time.Duration(a.ms)*time.Millisecond)
 			}
 		})
@@ -440,13 +442,13 @@ func (c *Client) raisePass() {
 			case a.vote != VoteQuarantined:
 			case !degraded:
 				if c.raise(n, a.created, floorHealthy) {
-					c.log.Info("fencing floor raised; the node votes once its quarantine is over", "node", n.name(),
+					c.logRaised(n, a.created, hclog.Info, "fencing floor raised; the node votes once its quarantine is over",
 						"floor", floorHealthy, "quarantine_left", time.Duration(a.ms)*time.Millisecond)
 				}
 			case a.ms == 0:
 				if c.raise(n, a.created, floorAll) {
-					c.log.Warn("no healthy majority: a node's fencing floor was raised from what every node reports; tokens may repeat if a majority lost its state",
-						"node", n.name(), "floor", floorAll)
+					c.logRaised(n, a.created, hclog.Warn, "no healthy majority: a node's fencing floor was raised from what every node reports; tokens may repeat if a majority lost its state",
+						"floor", floorAll)
 				}
 			}
 		}

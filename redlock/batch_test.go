@@ -91,7 +91,7 @@ func TestBatchAbandonedRequests(t *testing.T) {
 	})
 	cl := redis.NewClient(&redis.Options{Addr: ln.Addr().String(), MaxRetries: -1, ReadTimeout: 300 * time.Millisecond, DialTimeout: time.Second})
 	t.Cleanup(func() { _ = cl.Close() })
-	n := &node{client: cl, addr: "silent"}
+	n := newNode(cl, "silent", true)
 	var wg sync.WaitGroup
 	for range 20 {
 		wg.Go(func() {

@@ -44,7 +44,9 @@ type Client struct {
 // keeps ownership of the go-redis clients and closes them after Close.
 //
 // New checks the configuration, refuses a nil node and two nodes that are
-// the same server (same address, or same run_id where the node answers),
+// the same server (same address, or same run_id where the node answers;
+// FailoverClients of Sentinel groups, which all have the address
+// "FailoverClient", by run_id only),
 // refuses nodes whose maxmemory-policy may evict keys (unless
 // Config.AllowEviction), and touches every node so that the quarantine of
 // nodes that have never been seen starts now (see [Client.Bootstrap]).
@@ -66,18 +68,25 @@ func New(ctx context.Context, cfg Config, nodes ...redis.UniversalClient) (*Clie
 		if isNil(nc) {
 			return nil, fmt.Errorf("%w: node %d is nil", ErrInvalidConfig, i)
 		}
-		n := &node{client: nc, addr: nodeAddr(nc), idx: i}
+		name, fixed := configuredName(nc, i)
+		n := newNode(nc, name, fixed)
+		n.idx = i
 		if rc, ok := nc.(*redis.Client); ok {
 			n.ownDeadline = rc.Options().ContextTimeoutEnabled
 		}
 		if cc, ok := nc.(*redis.ClusterClient); ok {
 			n.tag, n.cluster = "redlease", cc // one vote: the slot of {redlease}
 		}
-		if j, dup := seen[n.addr]; dup {
-			return nil, fmt.Errorf("%w: nodes %d and %d are the same server (%s): one server, one vote",
-				ErrInvalidConfig, j, i, n.addr)
+		// An address names one server only where the client's options
+		// say where to connect; FailoverClients of different groups all
+		// say "FailoverClient". Those are told apart by run_id below.
+		if n.nm.fixed {
+			if j, dup := seen[n.name()]; dup {
+				return nil, fmt.Errorf("%w: nodes %d and %d are the same server (%s): one server, one vote",
+					ErrInvalidConfig, j, i, n.name())
+			}
+			seen[n.name()] = i
 		}
-		seen[n.addr] = i
 		c.nodes = append(c.nodes, n)
 	}
 	if len(nodes)%2 == 0 {
@@ -225,6 +234,10 @@ func (c *Client) probe(ctx context.Context, n *node, bootstrap bool) (probeInfo,
 	if len(a) > 5 {
 		info.infoErr = asString(a[5])
 	}
+	if created, ok := asInt(a[3]); ok {
+		n.ident.observe(incarnation{server: serverID(info.runID), created: created})
+	}
+	n.learnName(ctx)
 	return info, nil
 }
 
@@ -288,7 +301,16 @@ func (c *Client) enter() error {
 // Quorum is the number of votes a lock needs: N/2+1.
 func (c *Client) Quorum() int { return c.quorum }
 
-// Nodes returns the nodes' addresses, in the order given to New.
+// Nodes returns the nodes' names, in the order given to New: the address
+// of a redis.Client, the seed addresses of a ClusterClient, a hash slot for
+// the nodes of [NewCluster]. A client whose options name no server (one
+// made by redis.NewFailoverClient for a Sentinel group, or a type redlock
+// does not know) is named by its position, "failover#0" ("node#0"). These
+// names never change; errors and logs add the server that answered last,
+// such as "failover#0@10.0.0.5:6379" (the address the server says the
+// connection reached, CLIENT INFO laddr; "failover#0@run_id:<12 hex
+// digits>..." where CLIENT is refused), which follows a Sentinel group's
+// master. Names are for people: nodes are told apart by run_id.
 func (c *Client) Nodes() []string {
 	out := make([]string, len(c.nodes))
 	for i, n := range c.nodes {

@@ -70,13 +70,9 @@ func NewCluster(ctx context.Context, cfg Config, cluster *redis.ClusterClient, n
 	c.initArgs()
 	for i := range n {
 		tag := ClusterTag(i, n)
-		c.nodes = append(c.nodes, &node{
-			client:  cluster,
-			addr:    fmt.Sprintf("slot %d", Slot(tag)),
-			idx:     i,
-			tag:     tag,
-			cluster: cluster,
-		})
+		nd := newNode(cluster, fmt.Sprintf("slot %d", Slot(tag)), true)
+		nd.idx, nd.tag, nd.cluster = i, tag, cluster
+		c.nodes = append(c.nodes, nd)
 	}
 	// The placement first: the start-up logs name each copy's master.
 	c.placement.lastCheck.Store(time.Now().UnixNano())

@@ -23,8 +23,10 @@ const markerKey = "{redlease}:marker"
 // node is one voter: a standalone server, or one hash slot of a cluster.
 type node struct {
 	client redis.UniversalClient
-	addr   string // its stable name (Client.Nodes, notices); name() for errors and logs
-	idx    int    // position in Client.nodes
+	addr   string   // its stable name (Client.Nodes, notices); name() for errors and logs
+	nm     nodeName // its name for errors and logs where the server names it (see identity.go)
+	ident  identity // what its answers said about its server
+	idx    int      // position in Client.nodes
 	// ownDeadline: the go-redis client cuts its own requests at the
 	// context's deadline (a *redis.Client with ContextTimeoutEnabled), so
 	// a request to it may run in the caller's goroutine (see fanoutWithin).
@@ -71,13 +73,21 @@ func (n *node) where() string {
 // an operator, and the master behind it can change.
 func (n *node) name() string {
 	if n.cluster == nil || !strings.HasPrefix(n.addr, "slot ") {
-		return n.addr
+		return n.nm.get() // the address, or for a FailoverClient "failover#<i>@<server>"
 	}
 	m := n.where()
 	if m == "" {
 		m = "master unknown"
 	}
 	return n.addr + " (" + m + ")"
+}
+
+// newNode makes a node named name; fixed says that the name names one
+// server (see configuredName).
+func newNode(c redis.UniversalClient, name string, fixed bool) *node {
+	n := &node{client: c, addr: name}
+	n.nm.init(name, fixed)
+	return n
 }
 
 func (n *node) lockKey(key string) string {
@@ -96,20 +106,6 @@ func (n *node) marker() string {
 		return markerKey
 	}
 	return "{" + n.tag + "}:marker"
-}
-
-// nodeAddr names a client for errors and duplicate detection.
-func nodeAddr(c redis.UniversalClient) string {
-	switch v := c.(type) {
-	case *redis.Client:
-		return v.Options().Addr
-	case *redis.ClusterClient:
-		return "cluster(" + strings.Join(v.Options().Addrs, ",") + ")"
-	case *redis.Ring:
-		return fmt.Sprintf("ring(%p)", v)
-	default:
-		return fmt.Sprintf("%T(%p)", c, c)
-	}
 }
 
 // answer is one node's parsed reply to one script.

@@ -43,7 +43,7 @@ func (c *Client) Publish(ctx context.Context, channel, message string) (int, err
 
 // Notice is one message received by a [Subscription].
 type Notice struct {
-	Node    string // address of the node it came from
+	Node    string // name of the node it came from (see [Client.Nodes])
 	Payload string
 }
 

@@ -477,7 +477,7 @@ func TestInspect(t *testing.T) {
 }
 
 func TestDedupeOneServerOneVote(t *testing.T) {
-	c := &Client{quorum: 2, nodes: []*node{{addr: "a"}, {addr: "b"}, {addr: "c"}}}
+	c := &Client{quorum: 2, nodes: []*node{newNode(nil, "a", true), newNode(nil, "b", true), newNode(nil, "c", true)}}
 	as := []answer{{vote: VoteYes, server: 0x1a1}, {vote: VoteYes, server: 0x1a1}, {vote: VoteNo, server: 0x2b2}}
 	got := []bool{true, true, true}
 	assert.True(t, c.distinctQuorumDone(as, got), "2 yes from one server cannot reach quorum 2")
