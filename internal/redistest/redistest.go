@@ -99,27 +99,30 @@ func Start(t testing.TB, n int, opts ...Options) *Group {
 	}
 	g := &Group{}
 	for i := range n {
-		dir := t.TempDir()
-		s := &Server{
-			bin:     bin,
-			opts:    o,
-			dataDir: filepath.Join(dir, "data"),
-			logPath: filepath.Join(dir, "redis.log"),
-			cfgPath: filepath.Join(dir, "redis.conf"),
-		}
-		// Registered after t.TempDir, so it runs before the directory is
-		// removed.
-		t.Cleanup(func() {
-			if err := s.Stop(); err != nil {
-				t.Logf("redistest: cleanup: %v", err)
-			}
-		})
-		if err := s.startOnFreePort(); err != nil {
+		s, err := startServer(t, &Server{bin: bin, opts: o})
+		if err != nil {
 			t.Fatalf("redistest: server %d: %v", i, err)
 		}
 		g.servers = append(g.servers, s)
 	}
 	return g
+}
+
+// startServer gives s its directories, starts it on a free port and
+// registers its stop with t.Cleanup.
+func startServer(t testing.TB, s *Server) (*Server, error) {
+	dir := t.TempDir()
+	s.dataDir = filepath.Join(dir, "data")
+	s.logPath = filepath.Join(dir, "redis.log")
+	s.cfgPath = filepath.Join(dir, "redis.conf")
+	// Registered after t.TempDir, so it runs before the directory is
+	// removed.
+	t.Cleanup(func() {
+		if err := s.Stop(); err != nil {
+			t.Logf("redistest: cleanup: %v", err)
+		}
+	})
+	return s, s.startOnFreePort()
 }
 
 // Servers returns the servers in start order.
@@ -153,12 +156,17 @@ func (g *Group) Clients(t testing.TB) []*redis.Client {
 // Server is one redis-server process. Its port and directories stay the
 // same across restarts. Its methods are safe for concurrent use.
 type Server struct {
-	bin     string
-	opts    Options
-	port    int // set before the Server is published, then constant
-	dataDir string
-	logPath string
-	cfgPath string
+	bin  string
+	args []string // after the config file's path
+	opts Options
+	// sentinel: a redis-sentinel process (see StartSentinels): its
+	// configuration is its monitor lines (opts.Extra), and it is ready
+	// when it answers as its process (it has no data to load).
+	sentinel bool
+	port     int // set before the Server is published, then constant
+	dataDir  string
+	logPath  string
+	cfgPath  string
 
 	ops sync.Mutex              // serializes Stop, Kill, Pause, Resume and Restart
 	cur atomic.Pointer[process] // most recently started process
@@ -344,8 +352,11 @@ func (s *Server) config() []string {
 		"logfile " + strconv.Quote(s.logPath),
 		"daemonize no",
 		"protected-mode no",
-		"repl-diskless-sync-delay 0",
 	}
+	if s.sentinel {
+		return append(lines, s.opts.Extra...)
+	}
+	lines = append(lines, "repl-diskless-sync-delay 0")
 	switch s.opts.Persistence {
 	case PersistAOF:
 		lines = append(lines, `save ""`, "appendonly yes", "appendfsync always")
@@ -378,7 +389,7 @@ func (s *Server) launch() error {
 	if err != nil {
 		return err
 	}
-	cmd := exec.Command(s.bin, s.cfgPath)
+	cmd := exec.Command(s.bin, append([]string{s.cfgPath}, s.args...)...)
 	cmd.Stdout, cmd.Stderr = logf, logf // *os.File: no copying goroutines
 	cmd.SysProcAttr = sysProcAttr()
 	if err := cmd.Start(); err != nil {
@@ -410,7 +421,7 @@ func (s *Server) waitReady(pr *process) error {
 	ticker := time.NewTicker(10 * time.Millisecond)
 	defer ticker.Stop()
 	for {
-		err := probe(s.Addr(), pr.p.Pid)
+		err := probe(s.Addr(), pr.p.Pid, s.sentinel)
 		if err == nil {
 			return nil
 		}
@@ -428,8 +439,9 @@ func (s *Server) waitReady(pr *process) error {
 // probe sends INFO and checks that the server at addr is process pid (not
 // some other process that took the port) and has finished loading its
 // data. A server that demands AUTH (requirepass in Options.Extra) counts
-// as ready without those checks.
-func probe(addr string, pid int) error {
+// as ready without those checks. A sentinel is ready once it answers as
+// process pid.
+func probe(addr string, pid int, sentinel bool) error {
 	conn, err := net.DialTimeout("tcp", addr, time.Second)
 	if err != nil {
 		return err
@@ -438,7 +450,11 @@ func probe(addr string, pid int) error {
 	if err := conn.SetDeadline(time.Now().Add(time.Second)); err != nil {
 		return err
 	}
-	if _, err := io.WriteString(conn, "INFO server persistence\r\n"); err != nil {
+	req := "INFO server persistence\r\n"
+	if sentinel {
+		req = "INFO server\r\n"
+	}
+	if _, err := io.WriteString(conn, req); err != nil {
 		return err
 	}
 	r := bufio.NewReader(conn)
@@ -461,7 +477,7 @@ func probe(addr string, pid int) error {
 	switch {
 	case !strings.Contains(string(info), "\nprocess_id:"+strconv.Itoa(pid)+"\r"):
 		return errors.New("port answered by another process")
-	case !strings.Contains(string(info), "\nloading:0\r"):
+	case !sentinel && !strings.Contains(string(info), "\nloading:0\r"):
 		return errors.New("still loading data")
 	}
 	return nil

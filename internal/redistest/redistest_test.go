@@ -258,3 +258,33 @@ func TestReplicaPromote(t *testing.T) {
 	must(t, r.Restart(false)) // a master still, with no persistence: empty
 	equal(t, strings.Contains(rc.Info(ctx, "replication").Val(), "role:master"), true, "role after Restart")
 }
+
+// Sentinels promote a killed master's replica, turn the old master into a
+// replica when it comes back, and fail over back to it on demand.
+func TestSentinels(t *testing.T) {
+	t.Parallel()
+	master := redistest.Start(t, 1).Server(0)
+	replica := redistest.StartReplica(t, master.Addr())
+	ss := redistest.StartSentinels(t, 3, map[string]string{"g": master.Addr()})
+	equal(t, len(ss.Addrs()), 3, "len(Addrs)")
+	equal(t, ss.Groups(), []string{"g"}, "Groups")
+	got, err := ss.MasterAddr("g")
+	must(t, err)
+	equal(t, got, master.Addr(), "master before the failover")
+
+	start := time.Now()
+	must(t, master.Kill())
+	must(t, ss.WaitMaster("g", replica.Addr(), 20*time.Second))
+	t.Logf("replica promoted %s after kill -9 of the master", time.Since(start).Round(time.Millisecond))
+
+	start = time.Now()
+	must(t, master.Restart(true))
+	must(t, master.WaitReplicaOf(replica.Addr(), 30*time.Second))
+	t.Logf("old master a replica %s after its restart", time.Since(start).Round(time.Millisecond))
+
+	start = time.Now()
+	must(t, ss.Failover("g", 20*time.Second))
+	must(t, ss.WaitMaster("g", master.Addr(), 20*time.Second))
+	must(t, replica.WaitReplicaOf(master.Addr(), 20*time.Second))
+	t.Logf("failed back %s after SENTINEL FAILOVER", time.Since(start).Round(time.Millisecond))
+}
