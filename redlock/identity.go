@@ -180,20 +180,21 @@ func (c *Client) noticeIdentity(n *node, a answer) {
 		quarantine = 0
 	}
 	if prev.server != 0 && a.server != 0 && prev.server != a.server {
-		if !n.nm.fixed {
-			// In the background: CLIENT INFO is one more round trip.
-			c.wg.Go(func() {
-				ctx, cancel := context.WithTimeout(context.Background(), max(time.Second, c.cfg.NodeTimeout))
-				defer cancel()
-				before := n.name()
-				n.learnName(ctx)
-				if after := n.name(); after != before {
-					c.log.Info("node is now reached at another address", "node", after, "was", before, "run_id", runIDText(a.server))
-				}
-			})
+		const msg = "node is another server now (its run_id changed: a restart, a failover or a replaced server); it may have forgotten locks and votes no until its quarantine is over"
+		if n.nm.fixed {
+			c.log.Warn(msg, "node", n.name(), "run_id", runIDText(a.server), "previous_run_id", runIDText(prev.server), "quarantine", quarantine)
+			return
 		}
-		c.log.Warn("node is another server now (its run_id changed: a restart, a failover or a replaced server); it may have forgotten locks and votes no until its quarantine is over",
-			"node", n.name(), "run_id", runIDText(a.server), "previous_run_id", runIDText(prev.server), "quarantine", quarantine)
+		// A node named by the server it reached (a Sentinel group's
+		// client) learns its name again first, so that the line names
+		// the new server; in the background: it is one more round trip.
+		c.wg.Go(func() {
+			ctx, cancel := context.WithTimeout(context.Background(), max(time.Second, c.cfg.NodeTimeout))
+			defer cancel()
+			before := n.name()
+			n.learnName(ctx)
+			c.log.Warn(msg, "node", n.name(), "previous_node", before, "run_id", runIDText(a.server), "previous_run_id", runIDText(prev.server), "quarantine", quarantine)
+		})
 		return
 	}
 	c.log.Warn("node has a new quarantine marker (its data was lost or replaced: FLUSHALL, a restart, a full resync); it may have forgotten locks and votes no until its quarantine is over",

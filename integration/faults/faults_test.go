@@ -45,6 +45,7 @@ func TestFaults(t *testing.T) {
 		{"restart_from_stale_rdb", "kill -9 a redis-server, restart it from an older RDB", all, scStaleRDB},
 		{"failover_to_lagging_replica", "kill -9 a master, promote its replica that lacks the lock key", all, scFailoverLaggingReplica},
 		{"failback_after_full_resync", "a master fails over to its lagging replica and back after a full resync from it, its process running", all, scFailback},
+		{"sentinel_failover_and_back", "3 Sentinel groups via FailoverClients; kill -9 a master, its replica promoted; the old master back as a replica; SENTINEL FAILOVER back to it", all, scSentinelFailover},
 		{"clock_jump_pexpire_majority", "the leader's key expires early on a majority (Kleppmann)", "C2 C3 C4; C1 must see the overlap", scClockJump},
 		{"flushall", "FLUSHALL on one server", all, scFlushAll},
 		{"evicting_policy", "leader on a bare majority; one of its nodes switched to volatile-random, then under memory pressure", all + "; the node refused at run time and by New", scEvictingPolicy},

@@ -57,7 +57,11 @@ type rigOptions struct {
 	noQuarantine  bool // redlock DisableQuarantine: forgetful nodes vote at once
 	noReplIDCheck bool // the quarantine compares run_ids only (internal/unsafeopt)
 	allowEviction bool // redlock AllowEviction: evicting nodes vote
-	compute, gap  time.Duration
+	// sentinel: every node is a Sentinel group (a master and one
+	// replica, watched by three sentinels), reached by the candidates
+	// through go-redis FailoverClients, without proxies (see sentinel_test.go).
+	sentinel     bool
+	compute, gap time.Duration
 }
 
 // rig is one scenario's world: servers, a fenced store, candidate
@@ -73,6 +77,7 @@ type rig struct {
 	store *store
 	hist  *history
 	slots []*slot
+	sent  *sentinels // rigOptions.sentinel
 
 	mu           sync.Mutex
 	procs        []*proc
@@ -187,10 +192,16 @@ func (r *rig) start() {
 		r.admin = append(r.admin, adminClient(t, s.Addr()))
 	}
 	r.bootstrap()
+	if r.o.sentinel {
+		r.sent = startSentinels(t, r.g)
+	}
 	r.store = newStore(t, !r.o.unfencedStore)
 	for i := range r.o.cands {
 		sl := &slot{i: i}
 		for _, s := range r.g.Servers() {
+			if r.sent != nil {
+				break // FailoverClients dial what the sentinels name
+			}
 			p, err := faultproxy.New(s.Addr())
 			if err != nil {
 				t.Fatalf("proxy: %v", err)
@@ -252,9 +263,14 @@ func (r *rig) spawn(sl *slot, extra ...string) *proc {
 	if sl.gen > 1 {
 		id = fmt.Sprintf("%s.%d", id, sl.gen)
 	}
-	args := []string{"-id", id, "-nodes", strings.Join(sl.addrs(), ","), "-key", electionKey, "-store", r.store.url(),
+	nodes := []string{"-nodes", strings.Join(sl.addrs(), ",")}
+	if r.sent != nil {
+		nodes = []string{"-sentinels", strings.Join(r.sent.ss.Addrs(), ","), "-masters", strings.Join(r.sent.ss.Groups(), ",")}
+	}
+	args := append([]string{"-id", id}, nodes...)
+	args = append(args, "-key", electionKey, "-store", r.store.url(),
 		"-ttl", ttl.String(), "-maxttl", maxTTL.String(), "-node-timeout", nodeTimeout.String(),
-		"-resign-after", r.o.resignAfter.String()}
+		"-resign-after", r.o.resignAfter.String())
 	if r.o.unsafe {
 		args = append(args, "-unsafe-ignore-deadline")
 	}

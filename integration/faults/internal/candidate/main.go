@@ -39,6 +39,7 @@ import (
 
 type options struct {
 	id, nodes, key, store string
+	sentinels, masters    string
 	ttl, maxTTL           time.Duration
 	nodeTimeout           time.Duration
 	retryDelay            time.Duration
@@ -57,6 +58,8 @@ func main() {
 	var o options
 	flag.StringVar(&o.id, "id", "", "candidate ID")
 	flag.StringVar(&o.nodes, "nodes", "", "comma-separated node addresses")
+	flag.StringVar(&o.sentinels, "sentinels", "", "comma-separated Sentinel addresses (with -masters, instead of -nodes)")
+	flag.StringVar(&o.masters, "masters", "", "comma-separated Sentinel master names: one node per group, reached through a go-redis FailoverClient")
 	flag.StringVar(&o.key, "key", "faults:election", "election name")
 	flag.StringVar(&o.store, "store", "", "base URL of the fenced store (empty: no work)")
 	flag.DurationVar(&o.ttl, "ttl", time.Second, "election TTL")
@@ -113,8 +116,8 @@ type candidate struct {
 }
 
 func run(o options) error {
-	if o.id == "" || o.nodes == "" {
-		return errors.New("-id and -nodes are required")
+	if o.id == "" || (o.nodes == "") == (o.masters == "") {
+		return errors.New("-id and one of -nodes or -masters are required")
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
 	defer stop()
@@ -123,7 +126,22 @@ func run(o options) error {
 		http: &http.Client{Timeout: 300 * time.Millisecond}}
 
 	var nodes []redis.UniversalClient
+	for name := range strings.SplitSeq(o.masters, ",") {
+		if name == "" {
+			continue
+		}
+		fc := redis.NewFailoverClient(&redis.FailoverOptions{
+			MasterName: name, SentinelAddrs: strings.Split(o.sentinels, ","),
+			DialTimeout: 200 * time.Millisecond, ReadTimeout: 300 * time.Millisecond, WriteTimeout: 300 * time.Millisecond,
+			PoolTimeout: 300 * time.Millisecond, MaxRetries: -1,
+		})
+		defer fc.Close()
+		nodes = append(nodes, fc)
+	}
 	for a := range strings.SplitSeq(o.nodes, ",") {
+		if a == "" {
+			continue
+		}
 		ro := &redis.Options{
 			Addr: a, DialTimeout: 200 * time.Millisecond,
 			ReadTimeout: 300 * time.Millisecond, WriteTimeout: 300 * time.Millisecond,

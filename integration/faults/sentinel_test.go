@@ -1,0 +1,125 @@
+package faults
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/redlease/redlease/internal/redistest"
+)
+
+// sentinels is a rig's Sentinel deployment: node i is group "g<i>", whose
+// master starts as server i of the rig with replicas[i] replicating it.
+type sentinels struct {
+	ss       *redistest.Sentinels
+	replicas []*redistest.Server
+}
+
+// startSentinels gives every server of g a replica and starts three
+// sentinels that watch the groups (down after 500ms).
+func startSentinels(t *testing.T, g *redistest.Group) *sentinels {
+	t.Helper()
+	s := &sentinels{}
+	masters := map[string]string{}
+	for i, srv := range g.Servers() {
+		s.replicas = append(s.replicas, redistest.StartReplica(t, srv.Addr()))
+		masters[groupName(i)] = srv.Addr()
+	}
+	s.ss = redistest.StartSentinels(t, 3, masters, redistest.SentinelOptions{DownAfter: 500 * time.Millisecond})
+	return s
+}
+
+func groupName(i int) string { return fmt.Sprintf("g%d", i) }
+
+// scSentinelFailover: each of the three nodes is a Sentinel group (master
+// and replica, three sentinels), reached through FailoverClients, with
+// leaders resigning often so that every node is asked for votes all the
+// time. One group's master is killed -9: the sentinels promote its
+// replica, the candidates' clients follow it, and the first acquisition
+// there finds a marker written by another server and quarantines it (a
+// marker of its own run_id). The old master comes back empty, the
+// sentinels make it a replica of the promoted one, then SENTINEL FAILOVER
+// moves the group back to it: its data was replaced by a full resync and
+// its run_id is new, so it is quarantined too. Terms go on through both,
+// C1-C4 hold, and every candidate logs each change of the group's server
+// once at WARN.
+func scSentinelFailover(t *testing.T, bin string) {
+	r := newRig(t, bin, rigOptions{sentinel: true, resignAfter: 300 * time.Millisecond})
+	r.start()
+	ctx := context.Background()
+	v := r.rng.IntN(r.o.nodes)
+	name := groupName(v)
+	master, repl := r.g.Server(v), r.sent.replicas[v]
+	replica := adminClient(t, repl.Addr())
+	masterRun, replRun := runID(t, r.admin[v]), runID(t, replica)
+	l, el := r.leader()
+	r.waitWrites(l, el.TS, 3)
+
+	// Failover.
+	require.NoError(t, master.Kill())
+	killed := r.mark("kill -9 the master of group %s (%s)", name, master.Addr())
+	require.NoError(t, r.sent.ss.WaitMaster(name, repl.Addr(), waitLong))
+	r.mark("the sentinels promoted %s in group %s", repl.Addr(), name)
+	r.admin[v] = replica
+	r.until(waitLong, "the promoted replica quarantined by a candidate", func() bool {
+		return replica.HGet(ctx, markerKey, "r").Val() == replRun
+	})
+	r.mark("the promoted replica of group %s is quarantined (marker of its own run_id %.8s, was %.8s)", name, replRun, masterRun)
+	r.waitTerms(3, killed, 3*waitLong)
+
+	// The old master comes back, empty, as a replica.
+	require.NoError(t, master.Restart(true))
+	require.NoError(t, master.WaitReplicaOf(repl.Addr(), waitLong))
+	old := adminClient(t, master.Addr())
+	backRun := runID(t, old)
+	r.mark("the old master of group %s restarted empty; the sentinels made it a replica of %s", name, repl.Addr())
+
+	// Failback.
+	require.NoError(t, r.sent.ss.Failover(name, waitLong))
+	failback := r.mark("SENTINEL FAILOVER %s", name)
+	require.NoError(t, r.sent.ss.WaitMaster(name, master.Addr(), waitLong))
+	require.NoError(t, repl.WaitReplicaOf(master.Addr(), waitLong))
+	r.admin[v] = old
+	r.until(waitLong, "the old master quarantined by a candidate after the failback", func() bool {
+		return old.HGet(ctx, markerKey, "r").Val() == backRun
+	})
+	r.mark("group %s failed back to %s, quarantined (run_id %.8s)", name, master.Addr(), backRun)
+	r.waitTerms(3, failback, 3*waitLong)
+
+	rep := r.finish()
+	r.expect(rep)
+
+	// One WARN line per candidate, node and event: the promoted replica,
+	// then the old master back; and the floor raise once per event.
+	node := fmt.Sprintf(`node="failover#%d@`, v)
+	for _, sl := range r.slots {
+		logb, err := os.ReadFile(sl.cur.log)
+		require.NoError(t, err)
+		var changed, raised []string
+		for line := range strings.SplitSeq(string(logb), "\n") {
+			if !strings.Contains(line, node) {
+				continue
+			}
+			if strings.Contains(line, "node is another server now") {
+				changed = append(changed, line)
+				assert.Contains(t, line, "[WARN]")
+			}
+			if strings.Contains(line, "fencing floor raised") {
+				raised = append(raised, line)
+			}
+		}
+		if assert.Len(t, changed, 2, "candidate %s: one WARN per change of group %s's server:\n%s", sl.cur.id, name, strings.Join(changed, "\n")) {
+			assert.Contains(t, changed[0], node+repl.Addr(), "candidate %s names the promoted replica", sl.cur.id)
+			assert.Contains(t, changed[0], "run_id="+replRun[:12])
+			assert.Contains(t, changed[1], node+master.Addr(), "candidate %s names the old master", sl.cur.id)
+			assert.Contains(t, changed[1], "run_id="+backRun[:12])
+		}
+		assert.LessOrEqual(t, len(raised), 2, "candidate %s: the floor raise logged once per event:\n%s", sl.cur.id, strings.Join(raised, "\n"))
+	}
+}
