@@ -3,7 +3,9 @@
 // (internal/candidate, built by the tests), each reaching every node
 // through a fault proxy of its own, so that links can be slowed, cut,
 // reset or partitioned per client-node pair, servers can be paused, killed
-// and restarted empty or from an old snapshot, and candidates can be
+// and restarted empty or from an old snapshot, nodes can be Sentinel groups
+// (redis-sentinel processes; candidates reach them through go-redis
+// FailoverClients, without proxies) that fail over, and candidates can be
 // paused (SIGSTOP) and killed for real. Candidates report their terms on
 // CLOCK_MONOTONIC, which every process of the host shares, and checkers
 // test the history:

@@ -65,7 +65,7 @@ func scSentinelFailover(t *testing.T, bin string) {
 	require.NoError(t, master.Kill())
 	killed := r.mark("kill -9 the master of group %s (%s)", name, master.Addr())
 	require.NoError(t, r.sent.ss.WaitMaster(name, repl.Addr(), waitLong))
-	r.mark("the sentinels promoted %s in group %s", repl.Addr(), name)
+	promoted := r.mark("the sentinels promoted %s in group %s", repl.Addr(), name)
 	r.admin[v] = replica
 	r.until(waitLong, "the promoted replica quarantined by a candidate", func() bool {
 		return replica.HGet(ctx, markerKey, "r").Val() == replRun
@@ -89,11 +89,13 @@ func scSentinelFailover(t *testing.T, bin string) {
 	r.until(waitLong, "the old master quarantined by a candidate after the failback", func() bool {
 		return old.HGet(ctx, markerKey, "r").Val() == backRun
 	})
-	r.mark("group %s failed back to %s, quarantined (run_id %.8s)", name, master.Addr(), backRun)
+	back := r.mark("group %s failed back to %s, quarantined (run_id %.8s)", name, master.Addr(), backRun)
 	r.waitTerms(3, failback, 3*waitLong)
 
 	rep := r.finish()
 	r.expect(rep)
+	t.Logf("group %s: replica promoted %s after the kill; failed back and quarantined %s after SENTINEL FAILOVER",
+		name, gap(killed, promoted), gap(failback, back))
 
 	// One WARN line per candidate, node and event: the promoted replica,
 	// then the old master back; and the floor raise once per event.
