@@ -64,9 +64,16 @@ func New(ctx context.Context, cfg Config, nodes ...redis.UniversalClient) (*Clie
 	c := &Client{cfg: cfg, log: cfg.Logger, quorum: len(nodes)/2 + 1, closing: make(chan struct{})}
 	c.initArgs()
 	seen := make(map[string]int, len(nodes))
+	given := make(map[uintptr]int, len(nodes)) // one client object twice
 	for i, nc := range nodes {
 		if isNil(nc) {
 			return nil, fmt.Errorf("%w: node %d is nil", ErrInvalidConfig, i)
+		}
+		if v := reflect.ValueOf(nc); v.Kind() == reflect.Pointer {
+			if j, dup := given[v.Pointer()]; dup {
+				return nil, fmt.Errorf("%w: nodes %d and %d are the same client: one server, one vote", ErrInvalidConfig, j, i)
+			}
+			given[v.Pointer()] = i
 		}
 		name, fixed := configuredName(nc, i)
 		n := newNode(nc, name, fixed)

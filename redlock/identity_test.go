@@ -74,6 +74,12 @@ func TestNewAcceptsFailoverClients(t *testing.T) {
 	require.NoError(t, err)
 	_, err = l.Release(context.Background())
 	require.NoError(t, err)
+
+	// One client given twice is one server, whatever its address says
+	// (miniredis has no run_id to tell).
+	_, err = New(context.Background(), unitCfg, nodes[0], nodes[1], nodes[0])
+	require.ErrorIs(t, err, ErrInvalidConfig)
+	assert.Contains(t, err.Error(), "nodes 0 and 2 are the same client")
 }
 
 // logLines is a logger's output, safe for the client's goroutines.
