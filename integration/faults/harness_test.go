@@ -191,10 +191,12 @@ func (r *rig) start() {
 	for _, s := range r.g.Servers() {
 		r.admin = append(r.admin, adminClient(t, s.Addr()))
 	}
-	r.bootstrap()
 	if r.o.sentinel {
+		// Before the bootstrap: a master's replication ID changes when
+		// its first replica attaches, and would quarantine it.
 		r.sent = startSentinels(t, r.g)
 	}
+	r.bootstrap()
 	r.store = newStore(t, !r.o.unfencedStore)
 	for i := range r.o.cands {
 		sl := &slot{i: i}
