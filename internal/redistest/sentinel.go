@@ -246,7 +246,9 @@ func (ss *Sentinels) WaitMaster(name, addr string, timeout time.Duration) error 
 // (SENTINEL FAILOVER), as an operator does, and returns once a sentinel
 // accepted it, not once it is done (see WaitMaster). While the sentinels
 // find no replica fit (NOGOODSLAVE: they have not yet seen a replica that
-// came back synchronised) it asks again, for up to timeout.
+// came back synchronised) or still end a previous failover (INPROG: it
+// lasts until its replicas are reconfigured, or failover-timeout) it asks
+// again, for up to timeout.
 func (ss *Sentinels) Failover(name string, timeout time.Duration) error {
 	deadline := time.Now().Add(timeout)
 	for {
@@ -261,7 +263,8 @@ func (ss *Sentinels) Failover(name string, timeout time.Duration) error {
 			errs = append(errs, fmt.Errorf("sentinel %s: %w", s.Addr(), err))
 		}
 		err := errors.Join(errs...)
-		if !strings.Contains(err.Error(), "NOGOODSLAVE") || time.Now().After(deadline) {
+		again := strings.Contains(err.Error(), "NOGOODSLAVE") || strings.Contains(err.Error(), "INPROG")
+		if !again || time.Now().After(deadline) {
 			return fmt.Errorf("redistest: SENTINEL FAILOVER %s: %w", name, err)
 		}
 		time.Sleep(50 * time.Millisecond)
