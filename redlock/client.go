@@ -244,7 +244,7 @@ func (c *Client) probe(ctx context.Context, n *node, bootstrap bool) (probeInfo,
 	if created, ok := asInt(a[3]); ok {
 		n.ident.observe(incarnation{server: serverID(info.runID), created: created})
 	}
-	n.learnName(ctx)
+	n.learnName(ctx, serverID(info.runID))
 	return info, nil
 }
 

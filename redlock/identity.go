@@ -66,29 +66,75 @@ func (nn *nodeName) init(base string, fixed bool) {
 func (nn *nodeName) get() string { return *nn.cur.Load() }
 
 // learnName asks the server which address this node's connection reached
-// (CLIENT INFO laddr; INFO server run_id where CLIENT is refused) and
-// names the node by it. Nodes named by their options keep their name.
-func (n *node) learnName(ctx context.Context) {
+// (CLIENT INFO laddr) and names the node by it. It asks INFO server on the
+// same connection (one pipeline), and takes the address only from the
+// server whose run_id begins with want (the one an answer just showed; 0 takes any
+// server): a client that follows a failover may still hold connections to
+// the previous server for a moment, so it asks again until ctx ends. Where
+// CLIENT or INFO is refused, or no answer comes from that server, the node
+// is named by want's run_id. Nodes named by their options keep their name.
+func (n *node) learnName(ctx context.Context, want int64) {
 	if n.nm.fixed {
 		return
 	}
 	where := ""
-	if res, err := n.client.Do(ctx, "CLIENT", "INFO").Text(); err == nil {
-		for f := range strings.FieldsSeq(res) {
-			if v, ok := strings.CutPrefix(f, "laddr="); ok && v != "" {
-				where = v
-			}
-		}
+	if want != 0 {
+		where = "run_id:" + runIDText(want)
 	}
-	if where == "" {
-		if id := n.ident.lastServer(); id != 0 {
-			where = "run_id:" + runIDText(id)
+ask:
+	for {
+		laddr, runID, err := n.whereIs(ctx)
+		if err != nil || laddr == "" {
+			break // refused (ACL), an old server, or no answer
+		}
+		if want == 0 || serverID(runID) == want {
+			where = laddr
+			break
+		}
+		// A connection from before a failover: ask again.
+		t := time.NewTimer(20 * time.Millisecond)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			break ask
+		case <-t.C:
 		}
 	}
 	if where != "" {
 		s := n.nm.base + "@" + where
 		n.nm.cur.Store(&s)
 	}
+}
+
+// whereIs returns the address the server says one connection reached
+// (CLIENT INFO laddr) and that server's run_id (INFO server). An answer
+// whose run_id is not the one asked for is not an error: learnName asks again.
+func (n *node) whereIs(ctx context.Context) (laddr, runID string, err error) {
+	var ci *redis.Cmd
+	var info *redis.StringCmd
+	_, err = n.client.Pipelined(ctx, func(p redis.Pipeliner) error {
+		ci = p.Do(ctx, "CLIENT", "INFO")
+		info = p.Info(ctx, "server")
+		return nil
+	})
+	if err != nil {
+		return "", "", err
+	}
+	text, err := ci.Text()
+	if err != nil {
+		return "", "", err
+	}
+	for f := range strings.FieldsSeq(text) {
+		if v, ok := strings.CutPrefix(f, "laddr="); ok {
+			laddr = v
+		}
+	}
+	for line := range strings.SplitSeq(info.Val(), "\r\n") {
+		if v, ok := strings.CutPrefix(line, "run_id:"); ok {
+			runID = v
+		}
+	}
+	return laddr, runID, nil
 }
 
 // runIDText prints a server's id as the run_id it begins ("...": the
@@ -140,15 +186,6 @@ func (id *identity) observe(inc incarnation) (incarnation, bool) {
 	return prev, prev.created != 0
 }
 
-func (id *identity) lastServer() int64 {
-	id.mu.Lock()
-	defer id.mu.Unlock()
-	if len(id.seen) == 0 {
-		return 0
-	}
-	return id.seen[len(id.seen)-1].server
-}
-
 // firstRaise reports whether the raise of marker created is the first one
 // this client logs.
 func (id *identity) firstRaise(created int64) bool {
@@ -192,7 +229,7 @@ func (c *Client) noticeIdentity(n *node, a answer) {
 			ctx, cancel := context.WithTimeout(context.Background(), max(time.Second, c.cfg.NodeTimeout))
 			defer cancel()
 			before := n.name()
-			n.learnName(ctx)
+			n.learnName(ctx, a.server)
 			c.log.Warn(msg, "node", n.name(), "previous_node", before, "run_id", runIDText(a.server), "previous_run_id", runIDText(prev.server), "quarantine", quarantine)
 		})
 		return
