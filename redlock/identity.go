@@ -65,6 +65,14 @@ func (nn *nodeName) init(base string, fixed bool) {
 
 func (nn *nodeName) get() string { return *nn.cur.Load() }
 
+// set names the node base@where ("" keeps its name).
+func (nn *nodeName) set(where string) {
+	if where != "" {
+		s := nn.base + "@" + where
+		nn.cur.Store(&s)
+	}
+}
+
 // learnName asks the server which address this node's connection reached
 // (CLIENT INFO laddr) and names the node by it. It asks INFO server on the
 // same connection (one pipeline), and takes the address only from the
@@ -100,10 +108,7 @@ ask:
 		case <-t.C:
 		}
 	}
-	if where != "" {
-		s := n.nm.base + "@" + where
-		n.nm.cur.Store(&s)
-	}
+	n.nm.set(where)
 }
 
 // whereIs returns the address the server says one connection reached
@@ -223,12 +228,14 @@ func (c *Client) noticeIdentity(n *node, a answer) {
 			return
 		}
 		// A node named by the server it reached (a Sentinel group's
-		// client) learns its name again first, so that the line names
-		// the new server; in the background: it is one more round trip.
+		// client) is named by the new run_id at once, then learns the
+		// new server's address before the line is logged; in the
+		// background: it is one more round trip.
+		before := n.name()
+		n.nm.set("run_id:" + runIDText(a.server))
 		c.wg.Go(func() {
 			ctx, cancel := context.WithTimeout(context.Background(), max(time.Second, c.cfg.NodeTimeout))
 			defer cancel()
-			before := n.name()
 			n.learnName(ctx, a.server)
 			c.log.Warn(msg, "node", n.name(), "previous_node", before, "run_id", runIDText(a.server), "previous_run_id", runIDText(prev.server), "quarantine", quarantine)
 		})

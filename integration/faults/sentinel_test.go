@@ -72,6 +72,8 @@ func scSentinelFailover(t *testing.T, bin string) {
 	})
 	r.mark("the promoted replica of group %s is quarantined (marker of its own run_id %.8s, was %.8s)", name, replRun, masterRun)
 	r.waitTerms(3, killed, 3*waitLong)
+	node := fmt.Sprintf(`node="failover#%d@`, v)
+	r.everyCandidateLogs(node, 1)
 
 	// The old master comes back, empty, as a replica.
 	require.NoError(t, master.Restart(true))
@@ -91,6 +93,7 @@ func scSentinelFailover(t *testing.T, bin string) {
 	})
 	back := r.mark("group %s failed back to %s, quarantined (run_id %.8s)", name, master.Addr(), backRun)
 	r.waitTerms(3, failback, 3*waitLong)
+	r.everyCandidateLogs(node, 2)
 
 	rep := r.finish()
 	r.expect(rep)
@@ -99,23 +102,8 @@ func scSentinelFailover(t *testing.T, bin string) {
 
 	// One WARN line per candidate, node and event: the promoted replica,
 	// then the old master back; and the floor raise once per event.
-	node := fmt.Sprintf(`node="failover#%d@`, v)
 	for _, sl := range r.slots {
-		logb, err := os.ReadFile(sl.cur.log)
-		require.NoError(t, err)
-		var changed, raised []string
-		for line := range strings.SplitSeq(string(logb), "\n") {
-			if !strings.Contains(line, node) {
-				continue
-			}
-			if strings.Contains(line, "node is another server now") {
-				changed = append(changed, line)
-				assert.Contains(t, line, "[WARN]")
-			}
-			if strings.Contains(line, "fencing floor raised") {
-				raised = append(raised, line)
-			}
-		}
+		changed, raised := nodeLog(t, sl.cur.log, node)
 		if assert.Len(t, changed, 2, "candidate %s: one WARN per change of group %s's server:\n%s", sl.cur.id, name, strings.Join(changed, "\n")) {
 			assert.Contains(t, changed[0], node+repl.Addr(), "candidate %s names the promoted replica", sl.cur.id)
 			assert.Contains(t, changed[0], "run_id="+replRun[:12])
@@ -124,4 +112,35 @@ func scSentinelFailover(t *testing.T, bin string) {
 		}
 		assert.LessOrEqual(t, len(raised), 2, "candidate %s: the floor raise logged once per event:\n%s", sl.cur.id, strings.Join(raised, "\n"))
 	}
+}
+
+// everyCandidateLogs waits until every candidate has logged n changes of
+// the server of the node whose log key begins with node (a candidate
+// sees a change at its first acquisition there after it).
+func (r *rig) everyCandidateLogs(node string, n int) {
+	r.t.Helper()
+	for _, sl := range r.slots {
+		r.until(waitLong, fmt.Sprintf("candidate %s logging %d changes of %s...", sl.cur.id, n, node), func() bool {
+			changed, _ := nodeLog(r.t, sl.cur.log, node)
+			return len(changed) >= n
+		})
+	}
+}
+
+// nodeLog returns the lines of a candidate's log about node that say its
+// server changed, and those that say its floor was raised.
+func nodeLog(t *testing.T, path, node string) (changed, raised []string) {
+	logb, err := os.ReadFile(path)
+	require.NoError(t, err)
+	for line := range strings.SplitSeq(string(logb), "\n") {
+		switch {
+		case !strings.Contains(line, node):
+		case strings.Contains(line, "node is another server now"):
+			assert.Contains(t, line, "[WARN]")
+			changed = append(changed, line)
+		case strings.Contains(line, "fencing floor raised"):
+			raised = append(raised, line)
+		}
+	}
+	return changed, raised
 }
