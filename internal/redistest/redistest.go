@@ -1,4 +1,6 @@
-// Package redistest runs real redis-server processes for tests.
+// Package redistest runs real redis-server processes for tests: single
+// servers, replicas (StartReplica), Redis Clusters (StartCluster) and
+// redis-sentinel processes watching groups of them (StartSentinels).
 //
 // Start launches servers on free 127.0.0.1 ports, each with its own
 // t.TempDir, and registers a t.Cleanup that stops every process it started
