@@ -22,7 +22,7 @@ type sentinels struct {
 }
 
 // startSentinels gives every server of g a replica and starts three
-// sentinels that watch the groups (down after 500ms).
+// sentinels that watch the groups (down after 1s).
 func startSentinels(t *testing.T, g *redistest.Group) *sentinels {
 	t.Helper()
 	s := &sentinels{}
@@ -31,7 +31,7 @@ func startSentinels(t *testing.T, g *redistest.Group) *sentinels {
 		s.replicas = append(s.replicas, redistest.StartReplica(t, srv.Addr()))
 		masters[groupName(i)] = srv.Addr()
 	}
-	s.ss = redistest.StartSentinels(t, 3, masters, redistest.SentinelOptions{DownAfter: 500 * time.Millisecond})
+	s.ss = redistest.StartSentinels(t, 3, masters)
 	return s
 }
 
@@ -78,6 +78,7 @@ func scSentinelFailover(t *testing.T, bin string) {
 	// The old master comes back, empty, as a replica.
 	require.NoError(t, master.Restart(true))
 	require.NoError(t, master.WaitReplicaOf(repl.Addr(), waitLong))
+	require.NoError(t, r.sent.ss.WaitReplica(name, master.Addr(), waitLong))
 	old := adminClient(t, master.Addr())
 	backRun := runID(t, old)
 	r.mark("the old master of group %s restarted empty; the sentinels made it a replica of %s", name, repl.Addr())

@@ -200,6 +200,12 @@ func (s *Server) Port() int {
 	return s.port
 }
 
+// LogPath returns the path of the server's log file, for a failed test's
+// report.
+func (s *Server) LogPath() string {
+	return s.logPath
+}
+
 // PID returns the process ID of the most recently started redis-server
 // process, which may have exited since.
 func (s *Server) PID() int {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"os"
 	"reflect"
 	"runtime"
 	"strings"
@@ -277,9 +278,18 @@ func TestSentinels(t *testing.T) {
 	must(t, ss.WaitMaster("g", replica.Addr(), 20*time.Second))
 	t.Logf("replica promoted %s after kill -9 of the master", time.Since(start).Round(time.Millisecond))
 
+	t.Cleanup(func() {
+		if t.Failed() { // what the sentinels and the servers did
+			for _, s := range []*redistest.Server{ss.Sentinel(0), ss.Sentinel(1), ss.Sentinel(2), master, replica} {
+				b, _ := os.ReadFile(s.LogPath())
+				t.Logf("=== %s\n%s", s.LogPath(), b)
+			}
+		}
+	})
 	start = time.Now()
 	must(t, master.Restart(true))
 	must(t, master.WaitReplicaOf(replica.Addr(), 30*time.Second))
+	must(t, ss.WaitReplica("g", master.Addr(), 20*time.Second))
 	t.Logf("old master a replica %s after its restart", time.Since(start).Round(time.Millisecond))
 
 	start = time.Now()

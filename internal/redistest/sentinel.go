@@ -28,7 +28,10 @@ type SentinelOptions struct {
 	// (default: a majority of the sentinels).
 	Quorum int
 	// DownAfter is down-after-milliseconds: how long a master may not
-	// answer before a sentinel thinks it down (default 500ms).
+	// answer before a sentinel thinks it down (default 1s: with 500ms, a
+	// master promoted a moment before was thought down on a loaded
+	// two-core machine, and the group failed over again, to the old
+	// master that had just come back empty).
 	DownAfter time.Duration
 	// FailoverTimeout is failover-timeout (default 3s); a failover of a
 	// group is not retried within twice that.
@@ -63,7 +66,7 @@ func StartSentinels(t testing.TB, n int, masters map[string]string, opts ...Sent
 		o.Quorum = n/2 + 1
 	}
 	if o.DownAfter == 0 {
-		o.DownAfter = 500 * time.Millisecond
+		o.DownAfter = time.Second
 	}
 	if o.FailoverTimeout == 0 {
 		o.FailoverTimeout = 3 * time.Second
@@ -113,11 +116,15 @@ func StartSentinels(t testing.TB, n int, masters map[string]string, opts ...Sent
 
 // sentinelPeriods are the timings a sentinel is given at start-up
 // (SENTINEL DEBUG, Redis 7.0 and later): it reads INFO from the servers
-// and says hello to the other sentinels every 200ms instead of 10s and
-// 2s, so that it learns of a new replica, an old master back as a master,
-// or a new sentinel within a test's time; a TILT (the sentinel's timer
-// was late by 2s, on a loaded machine) lasts 2s instead of 30s.
-var sentinelPeriods = []any{"info-period", 200, "publish-period", 200, "ask-period", 200, "tilt-period", 2000}
+// every 200ms instead of 10s, so that it sees a new replica or an old
+// master back within a test's time, and says hello to the other sentinels
+// every second instead of 2s. Not shorter: a sentinel turns a replica that
+// reports itself a master back into a replica after 4 hello periods, and
+// with 200ms it did so to the replica a forced failover had just
+// promoted, before the new configuration reached it. A TILT (the
+// sentinel's timer was late by 2s, on a loaded machine) lasts 2s instead
+// of 30s.
+var sentinelPeriods = []any{"info-period", 200, "publish-period", 1000, "ask-period", 200, "tilt-period", 2000}
 
 func (s *Server) speedUp() error {
 	c := s.adminClient()
@@ -240,6 +247,52 @@ func (ss *Sentinels) WaitMaster(name, addr string, timeout time.Duration) error 
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+// WaitReplica waits, up to timeout, until every sentinel sees the server
+// at addr as a healthy replica of group name's master: reported as a
+// replica by the server itself, up, its link to the master up. Wait for it
+// before Failover to that server: a sentinel that has not yet seen the
+// server as a replica (an old master back as a master, converted a moment
+// before) may turn it back into a replica right after the failover
+// promotes it, before the new configuration reaches that sentinel.
+func (ss *Sentinels) WaitReplica(name, addr string, timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	for {
+		var said []string
+		all := true
+		for _, s := range ss.servers {
+			ok, what := s.seesReplica(name, addr)
+			all = all && ok
+			said = append(said, what)
+		}
+		if all {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("redistest: the sentinels do not all see %s as a healthy replica in %s within %s: %s",
+				addr, name, timeout, strings.Join(said, "; "))
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func (s *Server) seesReplica(name, addr string) (bool, string) {
+	sc := redis.NewSentinelClient(&redis.Options{Addr: s.Addr(), DialTimeout: time.Second, ReadTimeout: time.Second, MaxRetries: -1})
+	defer sc.Close()
+	rs, err := sc.Replicas(context.Background(), name).Result()
+	if err != nil {
+		return false, fmt.Sprintf("sentinel %s: %v", s.Addr(), err)
+	}
+	for _, r := range rs {
+		if net.JoinHostPort(r["ip"], r["port"]) != addr {
+			continue
+		}
+		ok := r["flags"] == "slave" && r["role-reported"] == "slave" && r["master-link-status"] == "ok"
+		return ok, fmt.Sprintf("sentinel %s: flags %s, role-reported %s, master-link-status %s",
+			s.Addr(), r["flags"], r["role-reported"], r["master-link-status"])
+	}
+	return false, fmt.Sprintf("sentinel %s: no replica %s", s.Addr(), addr)
 }
 
 // Failover forces a failover of group name to one of its replicas
