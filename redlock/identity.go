@@ -76,11 +76,12 @@ func (nn *nodeName) set(where string) {
 // learnName asks the server which address this node's connection reached
 // (CLIENT INFO laddr) and names the node by it. It asks INFO server on the
 // same connection (one pipeline), and takes the address only from the
-// server whose run_id begins with want (the one an answer just showed; 0 takes any
-// server): a client that follows a failover may still hold connections to
-// the previous server for a moment, so it asks again until ctx ends. Where
-// CLIENT or INFO is refused, or no answer comes from that server, the node
-// is named by want's run_id. Nodes named by their options keep their name.
+// server whose run_id begins as want (see serverID; the server an answer
+// just showed; 0 takes any server): a client that follows a failover may
+// still hold connections to the previous server for a moment, so it asks
+// again until ctx ends. Where CLIENT or INFO is refused, or no answer comes
+// from that server, the node is named by want's run_id. Nodes named by
+// their options keep their name.
 func (n *node) learnName(ctx context.Context, want int64) {
 	if n.nm.fixed {
 		return
