@@ -47,11 +47,12 @@ func configuredName(c redis.UniversalClient, i int) (string, bool) {
 	}
 }
 
-// nodeName is a node's name for errors, logs, [NodeResult.Node] and
-// [Client.Nodes]: the configured address, or, for a node whose options
-// name no server, its position and the address of the server that
-// answered last ("failover#0@10.0.0.5:6379"), which changes when a
-// Sentinel group fails over.
+// nodeName is a node's name for errors and logs (node.name): the
+// configured address, or, for a node whose options name no server, its
+// position and the address of the server that answered last
+// ("failover#0@10.0.0.5:6379"), which changes when a Sentinel group fails
+// over. node.addr keeps the stable name ([Client.Nodes], notices,
+// [NodeResult.Node]).
 type nodeName struct {
 	base  string // configured name, or position
 	fixed bool   // base names one server
