@@ -88,6 +88,11 @@ func (r NodeResult) String() string {
 	}
 }
 
+// ErrNotAwaited is the Err of a [NodeResult] (with VoteError) whose node
+// was still answering when the other nodes' answers had decided the
+// outcome. It says nothing about that node: it may be healthy, only slower.
+var ErrNotAwaited = errors.New("not awaited: the outcome was decided without this node")
+
 // QuorumError reports a request that did not reach a majority, with every
 // node's answer. It matches (errors.Is) the sentinel of its operation:
 // ErrNotAcquired for acquire, ErrNotHeld for extend.

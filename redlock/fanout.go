@@ -77,7 +77,7 @@ collect:
 		select {
 		case r := <-f.ch:
 			if take(r) {
-				cut = errNotAwaited
+				cut = ErrNotAwaited
 				break collect
 			}
 		case <-ctx.Done():
@@ -89,7 +89,7 @@ collect:
 				select {
 				case r := <-f.ch:
 					if take(r) {
-						cut = errNotAwaited
+						cut = ErrNotAwaited
 						break collect
 					}
 				default:
@@ -215,10 +215,6 @@ func (f *flight) request(i int, n *node) {
 func deadline(ctx context.Context, d time.Duration) (context.Context, context.CancelFunc) {
 	return context.WithTimeout(ctx, d)
 }
-
-// errNotAwaited: the request was still running when the outcome was
-// already decided by the other nodes' answers.
-var errNotAwaited = errors.New("not awaited: the outcome was decided without this node")
 
 // errNodeTimeout: a node did not answer within NodeTimeout, or within the
 // longer wait of one call.

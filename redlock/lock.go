@@ -224,7 +224,7 @@ func (l *Lock) Release(ctx context.Context) (int, error) {
 		switch {
 		case a.vote == VoteYes:
 			deleted++
-		case a.vote == VoteError && a.err != errNotAwaited && a.err != errStillAcquiring:
+		case a.vote == VoteError && a.err != ErrNotAwaited && a.err != errStillAcquiring:
 			errs++
 		}
 	}

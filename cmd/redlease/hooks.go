@@ -38,8 +38,8 @@ func (h *runHooks) AcquireAttempt(_ time.Duration, err error) {
 	var names, why []string
 	for _, n := range qe.Nodes {
 		// A node "not awaited" answered too late to matter, which says
-		// nothing about it (redlock does not export that error).
-		notAwaited := n.Err != nil && strings.HasPrefix(n.Err.Error(), "not awaited")
+		// nothing about it.
+		notAwaited := errors.Is(n.Err, redlock.ErrNotAwaited)
 		if (n.Vote == redlock.VoteError && !notAwaited) || n.Vote == redlock.VoteQuarantined {
 			names = append(names, n.Node)
 			why = append(why, n.String())

@@ -20,7 +20,7 @@ func TestRunHooksNameNodes(t *testing.T) {
 	down := &redlock.QuorumError{Op: "acquire", Need: 2, Yes: 1, Nodes: []redlock.NodeResult{
 		{Node: "a:1", Vote: redlock.VoteYes},
 		{Node: "b:2", Vote: redlock.VoteError, Err: errors.New("dial tcp b:2: connect: connection refused")},
-		{Node: "c:3", Vote: redlock.VoteError, Err: errors.New("not awaited: the outcome was decided without this node")},
+		{Node: "c:3", Vote: redlock.VoteError, Err: redlock.ErrNotAwaited},
 	}}
 	h.AcquireAttempt(0, down)
 	h.AcquireAttempt(0, down) // the same nodes: not again so soon
