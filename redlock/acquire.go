@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
-	"github.com/redis/go-redis/v9"
 )
 
 // AcquireOption changes one acquisition.
@@ -490,8 +489,9 @@ func nodeResult(n *node, a answer) NodeResult {
 
 // IsFinal reports whether retrying an acquisition that failed with err
 // cannot help: a bad argument, a closed client, or a majority of nodes
-// refusing with an error that a retry will meet again (WRONGTYPE, NOPERM, a
-// TTL above the node's MaxTTL). [Client.Acquire] stops on such errors;
+// refusing with an error that a retry will meet again (an error reply whose
+// [ErrorClass] is final: WRONGTYPE, NOPERM, a TTL above the node's MaxTTL).
+// [Client.Acquire] stops on such errors;
 // loops of one's own around [Client.TryAcquire] should too.
 func IsFinal(err error) bool {
 	if errors.Is(err, ErrInvalidArgument) || errors.Is(err, ErrClosed) {
@@ -503,30 +503,9 @@ func IsFinal(err error) bool {
 	}
 	final := 0
 	for _, n := range qe.Nodes {
-		if n.Vote == VoteError && finalRedisError(n.Err) {
+		if n.Vote == VoteError && finalReply(n.Err) {
 			final++
 		}
 	}
 	return final > len(qe.Nodes)-qe.Need
-}
-
-// finalRedisError: Redis error replies that a retry meets again (and ACL
-// refusals, of a script or of a command inside one). Replies of
-// a server in transition (READONLY during a failover, LOADING, MASTERDOWN,
-// CLUSTERDOWN, TRYAGAIN, BUSY) and network errors are worth a retry.
-func finalRedisError(err error) bool {
-	var re redis.Error
-	if !errors.As(err, &re) {
-		return false
-	}
-	msg := re.Error()
-	if permissionError(err) {
-		return true
-	}
-	for _, p := range []string{"WRONGTYPE", "ERR redlease:", "ERR unknown command", "NOSCRIPT"} {
-		if strings.Contains(msg, p) {
-			return true
-		}
-	}
-	return false
 }

@@ -61,7 +61,7 @@ func (n *node) runBatched(ctx context.Context, sc *scriptCall) (any, error) {
 		// Alone: no pipeline. Then pass the lead on.
 		res, err := sc.run(ctx, n.client)
 		n.handOff(ctx)
-		return res, err
+		return res, classify(err)
 	}
 	r := &batchReq{call: sc, done: make(chan struct{}), lead: make(chan struct{})}
 	b.queue = append(b.queue, r)
@@ -157,22 +157,16 @@ func (n *node) handOff(context.Context) {
 // refusal (ACL) caused, since Redis's own message may not say which key or
 // command was refused.
 func annotate(sc *scriptCall, err error) error {
-	if err == nil || !permissionError(err) {
+	if c, ok := replyClass(err); !ok || c != ClassPermission {
 		return err
 	}
 	return fmt.Errorf("%s script on keys %s (commands %s): %w",
 		scriptNames[sc.script], strings.Join(sc.keys(), ", "), scriptCommands[sc.script], err)
 }
 
-// permissionError reports an ACL refusal, of a script or inside one.
-func permissionError(err error) bool {
-	msg := err.Error()
-	return strings.HasPrefix(msg, "NOPERM") || strings.Contains(msg, "can't run this command") ||
-		strings.Contains(msg, "no permissions")
-}
-
 // pipeline runs a batch with EVALSHA, and again with EVAL for the requests
-// that met NOSCRIPT (a restarted or flushed server).
+// that met NOSCRIPT (a restarted or flushed server). Every error reply is
+// classified here, as it arrives (rediserr.go).
 func pipeline(ctx context.Context, c redis.UniversalClient, batch []*batchReq) {
 	cmds := make([]*redis.Cmd, len(batch))
 	_, _ = c.Pipelined(ctx, func(p redis.Pipeliner) error {
@@ -196,7 +190,9 @@ func pipeline(ctx context.Context, c redis.UniversalClient, batch []*batchReq) {
 		})
 	}
 	for i, r := range batch {
-		r.res, r.err = cmds[i].Result()
+		var err error
+		r.res, err = cmds[i].Result()
+		r.err = classify(err)
 		close(r.done)
 	}
 }

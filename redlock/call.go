@@ -88,7 +88,8 @@ func (sc *scriptCall) run(ctx context.Context, c redis.UniversalClient) (any, er
 	return res, err
 }
 
-// noScript reports a NOSCRIPT error reply.
+// noScript reports a NOSCRIPT error reply (rediserr.go).
 func noScript(err error) bool {
-	return err != nil && redis.HasErrorPrefix(err, "NOSCRIPT")
+	c, ok := replyClass(err)
+	return ok && c == ClassNoScript
 }

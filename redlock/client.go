@@ -188,7 +188,7 @@ collect:
 			}
 			byRunID[id] = i
 		}
-		if e := infos[i].infoErr; e != "" && permissionError(errors.New(e)) {
+		if e := infos[i].infoErr; e != "" && scriptReplyClass(e) == ClassPermission {
 			c.log.Warn("INFO server is refused to redlease's scripts on this node: two addresses of one server cannot be told apart, nor a restart from data or a promoted replica; grant +info (see Security in the README)",
 				"node", n.name(), "error", e)
 		}
@@ -214,7 +214,7 @@ func (c *Client) probe(ctx context.Context, n *node, bootstrap bool) (probeInfo,
 	res, err := scriptProbe.Run(ctx, n.client, []string{n.marker()},
 		c.maxTTLArg(), c.quarantineMode(), flag(bootstrap)).Result()
 	if err != nil {
-		return probeInfo{}, err
+		return probeInfo{}, classify(err)
 	}
 	// Load the other scripts now, so that the first acquisition does not
 	// pay a NOSCRIPT round trip.
@@ -223,7 +223,7 @@ func (c *Client) probe(ctx context.Context, n *node, bootstrap bool) (probeInfo,
 	for _, s := range []*redis.Script{scriptAcquire, scriptFence, scriptExtend, scriptRelease, scriptRaise, scriptInspect} {
 		sha, err := n.client.ScriptLoad(ctx, scriptSource[s]).Result()
 		if err != nil {
-			return probeInfo{}, annotate(&scriptCall{script: s}, err)
+			return probeInfo{}, annotate(&scriptCall{script: s}, classify(err))
 		}
 		if sha != s.Hash() {
 			c.log.Warn("node returned an unexpected script digest; its scripts will run by EVAL", "node", n.name(), "script", scriptNames[s])

@@ -2,9 +2,7 @@ package redlock
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"strings"
 	"sync"
 	"time"
 
@@ -140,12 +138,8 @@ func (c *Client) startCheck(n *node) *confFlight {
 // its configuration: an ACL refusal, or CONFIG unknown (renamed or
 // disabled by a managed service; miniredis).
 func confRefused(err error) bool {
-	var re redis.Error
-	if !errors.As(err, &re) {
-		return false
-	}
-	msg := strings.ToLower(err.Error())
-	return permissionError(err) || strings.Contains(msg, "unknown command") || strings.Contains(msg, "unknown subcommand")
+	c, ok := replyClass(err)
+	return ok && (c == ClassPermission || c == ClassUnsupported)
 }
 
 // evicting returns the refusal of a node whose configuration may evict
@@ -175,7 +169,7 @@ func (c *Client) readConf(ctx context.Context, n *node) (map[string]string, erro
 	}
 	res, err := client.Do(ctx, args...).Result()
 	if err != nil {
-		return nil, err
+		return nil, classify(err)
 	}
 	conf := map[string]string{}
 	switch v := res.(type) {

@@ -224,13 +224,15 @@ func TestACLMissingPermission(t *testing.T) {
 		// or SCRIPT FLUSH, go-redis falls back to EVAL.
 		{"no eval", without("+eval"), "app:b", []string{"NOPERM", "'eval'"}},
 		{"lock key outside the key patterns", aclRule, "other:c", []string{"NOPERM", `"other:c"`}},
-		// BUG: Redis says "no permissions to access one of the keys used
-		// as arguments"; redlock does not add which keys it used.
+		// Redis says "no permissions to access one of the keys used as
+		// arguments" (7.0) or "No permissions to access a key" (7.2+,
+		// Valkey): redlock adds which script and keys it used.
 		{"no marker key", without("~{redlease}:marker"), "app:d", []string{"NOPERM", "{redlease}:marker"}},
-		// BUG: a command refused inside a script is reported by Redis as
-		// "ERR The user executing the script can't run this command or
-		// subcommand script: <sha>", which names no command; redlock passes
-		// it on as is.
+		// A command refused inside a script is reported with the code
+		// ERR ("ERR The user executing the script can't run this command
+		// or subcommand" in 7.0, "ERR ACL failure in script: ..." in 7.2+
+		// and Valkey), which redlock's classifier knows as a refusal
+		// (redlock/rediserr.go); redlock adds the script's commands.
 		{"no time", without("+time"), "app:e", []string{"TIME"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -253,9 +255,8 @@ func TestACLMissingPermission(t *testing.T) {
 			for _, w := range tc.want {
 				assert.Contains(t, err.Error(), w, "the error names what is missing")
 			}
-			// BUG (no time): "ERR The user executing the script can't ..."
-			// is not recognised as final, so Acquire retries until its
-			// context ends instead of returning at once.
+			// Whatever the server's wording, a refusal is final: Acquire
+			// returns at once instead of retrying until its context ends.
 			assert.True(t, redlock.IsFinal(err), "a refused permission is final: %v", err)
 		})
 	}

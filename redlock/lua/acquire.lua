@@ -22,7 +22,7 @@ if ARGV[4] ~= '0' then
   left, ok, created, base, high, rid, mx = redlease_marker(KEYS[3], tonumber(ARGV[3]), true, ARGV[4])
   id = tonumber(string.sub(rid, 1, 12), 16) or 0
   if ttl > mx then
-    return redis.error_reply('ERR redlease: TTL ' .. ttl .. 'ms is above this node\'s MaxTTL ' .. mx .. 'ms')
+    return redis.error_reply('REDLEASE TTL ' .. ttl .. 'ms is above this node\'s MaxTTL ' .. mx .. 'ms')
   end
   if left > 0 then return {2, 0, left, created, high, id} end
   if not ok then return {3, 0, 0, created, high, id} end
@@ -51,7 +51,7 @@ local c = redis.call('GET', KEYS[2])
 if c then
   c = tonumber(c)
   if c == nil then
-    return redis.error_reply('ERR redlease: fencing counter ' .. KEYS[2] .. ' is not a number')
+    return redis.error_reply('REDLEASE fencing counter ' .. KEYS[2] .. ' is not a number')
   end
 elseif ARGV[6] == '1' then
   c = 0

@@ -11,7 +11,7 @@ local ttl = tonumber(ARGV[2])
 if ARGV[4] ~= '0' then
   local mx = tonumber(redis.call('HGET', KEYS[2], 'mx') or ARGV[3]) or tonumber(ARGV[3])
   if ttl > mx then
-    return redis.error_reply('ERR redlease: TTL ' .. ttl .. 'ms is above this node\'s MaxTTL ' .. mx .. 'ms')
+    return redis.error_reply('REDLEASE TTL ' .. ttl .. 'ms is above this node\'s MaxTTL ' .. mx .. 'ms')
   end
 end
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then return {0, 0} end
