@@ -214,7 +214,7 @@ func (c *Client) probe(ctx context.Context, n *node, bootstrap bool) (probeInfo,
 	res, err := scriptProbe.Run(ctx, n.client, []string{n.marker()},
 		c.maxTTLArg(), c.quarantineMode(), flag(bootstrap)).Result()
 	if err != nil {
-		return probeInfo{}, classify(err)
+		return probeInfo{}, noScripting(n, classify(err))
 	}
 	// Load the other scripts now, so that the first acquisition does not
 	// pay a NOSCRIPT round trip.

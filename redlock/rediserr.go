@@ -2,6 +2,7 @@ package redlock
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 
 	"github.com/redis/go-redis/v9"
@@ -232,6 +233,16 @@ func classifyReply(msg string) (code string, class ErrorClass) {
 func scriptReplyClass(msg string) ErrorClass {
 	_, class := classifyReply(msg)
 	return class
+}
+
+// noScripting turns a node's reply that it lacks Lua scripting (EVALSHA or
+// EVAL unknown) into an error of New: such a server can never vote, and
+// saying so at start-up beats a lock that is never granted.
+func noScripting(n *node, err error) error {
+	if c, ok := replyClass(err); !ok || c != ClassUnsupported {
+		return err
+	}
+	return fmt.Errorf("%w: node %s cannot run redlease's Lua scripts (EVALSHA and EVAL are required): %w", ErrInvalidConfig, n.addr, err)
 }
 
 // replyClass returns the class of the server reply in err's chain, and
