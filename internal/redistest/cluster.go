@@ -82,7 +82,7 @@ func StartCluster(t testing.TB, masters, replicasPerMaster int, opts ...Options)
 	}
 	bin, err := serverBinary()
 	if err != nil {
-		t.Fatalf("redis-server not found: run `make test` (installs it) or `apt-get install redis-server` (%v)", err)
+		t.Fatalf("redistest: %v: run `make test` (installs redis-server and valkey-server) or `apt-get install redis-server`, or name a server binary in %s", err, EnvServerBinary)
 	}
 	n := masters * (1 + replicasPerMaster)
 	c := &Cluster{byPort: make(map[int]int, n)}
@@ -114,8 +114,8 @@ func StartCluster(t testing.TB, masters, replicasPerMaster int, opts ...Options)
 	ctx, cancel := context.WithTimeout(context.Background(), clusterTimeout)
 	defer cancel()
 	if err := c.form(ctx, replicasPerMaster); err != nil {
-		t.Fatalf("redistest: form a cluster of %d masters and %d replicas each: %v (logs: %s)",
-			masters, replicasPerMaster, err, c.logDirs())
+		t.Fatalf("redistest: form a cluster of %d masters and %d replicas each (%s): %v (logs: %s)",
+			masters, replicasPerMaster, describe(bin), err, c.logDirs())
 	}
 	return c
 }

@@ -45,8 +45,10 @@ const (
 	logTailLines = 30
 )
 
-// EnvServerBinary names the environment variable that overrides the
-// redis-server binary (a path or a name looked up in PATH).
+// EnvServerBinary names the environment variable that picks the server
+// binary the tests run (a path, or a name looked up in PATH): redis-server
+// when unset; `make test` sets it to run the suite on Redis and on Valkey.
+// Setup failures name the binary and its version.
 const EnvServerBinary = "REDLEASE_REDIS_SERVER"
 
 // Persistence selects how a server persists its data set.
@@ -97,7 +99,7 @@ func Start(t testing.TB, n int, opts ...Options) *Group {
 	}
 	bin, err := serverBinary()
 	if err != nil {
-		t.Fatalf("redis-server not found: run `make test` (installs it) or `apt-get install redis-server` (%v)", err)
+		t.Fatalf("redistest: %v: run `make test` (installs redis-server and valkey-server) or `apt-get install redis-server`, or name a server binary in %s", err, EnvServerBinary)
 	}
 	g := &Group{}
 	for i := range n {
@@ -417,7 +419,7 @@ func (s *Server) launch() error {
 		if strings.Contains(tail, "Address already in use") {
 			err = fmt.Errorf("%w: %w", errAddrInUse, err)
 		}
-		return fmt.Errorf("redis-server on %s: %w\n--- log tail (%s) ---\n%s", s.Addr(), err, s.logPath, tail)
+		return fmt.Errorf("%s on %s: %w\n--- log tail (%s) ---\n%s", describe(s.bin), s.Addr(), err, s.logPath, tail)
 	}
 	return nil
 }

@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"os/exec"
 	"reflect"
+	"regexp"
 	"runtime"
 	"strings"
 	"syscall"
@@ -226,9 +228,33 @@ func TestMissingBinaryFails(t *testing.T) {
 		t.Error("Start returned without calling Fatalf")
 	}()
 	<-done
-	want := "redis-server not found: run `make test` (installs it) or `apt-get install redis-server`"
-	if !strings.Contains(r.msg, want) {
-		t.Fatalf("Fatalf message %q does not contain %q", r.msg, want)
+	for _, want := range []string{"/nonexistent/redis-server", "run `make test`", redistest.EnvServerBinary} {
+		if !strings.Contains(r.msg, want) {
+			t.Fatalf("Fatalf message %q does not contain %q", r.msg, want)
+		}
+	}
+}
+
+// TestStartFailureNamesServer: a server that does not start is named with
+// its version and binary, so that a failed run says which server failed.
+func TestStartFailureNamesServer(t *testing.T) {
+	bin := os.Getenv(redistest.EnvServerBinary)
+	if bin == "" {
+		bin = "redis-server"
+	}
+	path, err := exec.LookPath(bin)
+	must(t, err)
+	r := &fatalRecorder{TB: t}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		redistest.Start(r, 1, redistest.Options{Extra: []string{"no-such-directive yes"}})
+		t.Error("Start returned without calling Fatalf")
+	}()
+	<-done
+	want := regexp.MustCompile(`(Redis|Valkey) [0-9]+\.[0-9]+\.[0-9]+ \(` + regexp.QuoteMeta(path) + `\) on 127\.0\.0\.1:`)
+	if !want.MatchString(r.msg) {
+		t.Fatalf("Fatalf message %q does not match %v", r.msg, want)
 	}
 }
 

@@ -37,7 +37,7 @@ func StartReplica(t testing.TB, master string, opts ...Options) *Server {
 	if err := s.waitRole(func(info string) bool {
 		return strings.Contains(info, "\nmaster_link_status:up\r") && strings.Contains(info, "\nmaster_sync_in_progress:0\r")
 	}); err != nil {
-		t.Fatalf("redistest.StartReplica of %s: not synchronised: %v (log %s)", master, err, s.logPath)
+		t.Fatalf("redistest.StartReplica of %s (%s): not synchronised: %v (log %s)", master, describe(s.bin), err, s.logPath)
 	}
 	return s
 }
