@@ -3,20 +3,25 @@ SHELL       := /bin/bash
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 GO_PKGS     := ./...
 
-.PHONY: test check redis-server unit fuzz bench soak sim
+.PHONY: test check servers redis-server unit fuzz bench soak sim
 
-## test: install redis-server if missing, then gofmt, vet, staticcheck, every test
-## with -race, and a short run of every fuzzer (their seed corpora run as tests too).
-## A failed run ends with its failures again (the failing tests' names, assertion
-## reports, panics and leak reports), taken from the whole output kept in TEST_LOG.
-TEST_LOG ?= $(or $(TMPDIR),/tmp)/redlease-test.log
-test: redis-server check
-	@echo "go test -race -count=1 -timeout 15m $(GO_PKGS)  (output also in $(TEST_LOG))"
-	@set -o pipefail; go test -race -count=1 -timeout 15m $(GO_PKGS) 2>&1 | tee $(TEST_LOG) || { \
-	  echo; echo "==== failures, repeated from $(TEST_LOG) ===="; \
-	  grep -E -A7 -e 'Error Trace:|^panic:|goleak:|\[setup failed\]|build failed' $(TEST_LOG) | cut -c1-240 | tail -n 80; \
-	  echo "==== failed:"; grep -E -e '--- FAIL|^FAIL|^panic:' $(TEST_LOG) | tail -n 25; \
-	  exit 1; }
+## test: install the servers if missing (see servers), then gofmt, vet, staticcheck,
+## every test with -race on Redis (REDIS_SERVER), the packages that start real servers
+## again on Valkey (VALKEY_SERVER), and a short run of every fuzzer (their seed
+## corpora run as tests too). Each run names its server and version first and last;
+## a failed run ends with its failures again (the failing tests' names, assertion
+## reports, panics and leak reports) under the server's name. The whole output of
+## both runs is kept in TEST_LOG. The tests pick their server binary from
+## REDLEASE_REDIS_SERVER (a path or a name in PATH; default redis-server).
+TEST_LOG    ?= $(or $(TMPDIR),/tmp)/redlease-test.log
+# The packages whose tests start real servers: the Valkey run.
+SERVER_PKGS := ./cmd/... ./election/... ./examples/cluster/... ./integration/... \
+               ./internal/redistest/... ./lease/... ./observer/... ./redlock/...
+test: servers check
+	@rm -f $(TEST_LOG); status=0; \
+	  .ci/gotest-on $(REDIS_SERVER) $(TEST_LOG) $(GO_PKGS) || status=1; \
+	  .ci/gotest-on $(VALKEY_SERVER) $(TEST_LOG) $(SERVER_PKGS) || status=1; \
+	  exit $$status
 	$(MAKE) --no-print-directory fuzz FUZZTIME=5s
 
 ## fuzz: every fuzzer for FUZZTIME each (default 5m).
@@ -33,7 +38,7 @@ fuzz:
 ## REDLEASE_FAULTS_REPORT=<file> also writes its line of the "faults survived" table.
 DURATION ?= 90s
 SEED     ?=
-soak: redis-server
+soak: servers
 	REDLEASE_SOAK=$(DURATION) $(if $(SEED),REDLEASE_FAULTS_SEED=$(SEED)) \
 	  go test -race -count=1 -timeout 0 -v -run '^TestFaults$$/^soak$$' ./integration/faults/
 
@@ -56,22 +61,50 @@ check:
 unit:
 	go test -race -count=1 -short ./redlock/... ./lease/... ./election/... ./observer/...
 
-## redis-server: the integration tests run real redis-server processes.
-redis-server:
-	@if ! command -v redis-server >/dev/null 2>&1; then \
-	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
-	    echo "redis-server missing: installing Debian's package"; \
-	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq redis-server >/dev/null; \
-	  else \
-	    echo "redis-server is missing: install it (Debian/Ubuntu: sudo apt-get install redis-server), then run make test again" >&2; \
+## servers: the servers the tests run: REDIS_SERVER (default redis-server, Debian's
+## 7.0 on bookworm) with redis-sentinel, and VALKEY_SERVER (default valkey-server, 8.0
+## from bookworm-backports). A server present in PATH, or given by path, is used as it
+## is; missing ones are installed with apt-get when run as root, after one line that
+## says what and from where (on bookworm it adds the bookworm-backports source).
+REDIS_SERVER  ?= redis-server
+VALKEY_SERVER ?= valkey-server
+BACKPORTS_SOURCES := /etc/apt/sources.list.d/bookworm-backports.sources
+servers:
+	@set -e; pkgs=""; from="Debian's archive"; backports=""; \
+	for v in "REDIS_SERVER=$(REDIS_SERVER)=redis-server" "VALKEY_SERVER=$(VALKEY_SERVER)=valkey-server"; do \
+	  var=$${v%%=*}; rest=$${v#*=}; bin=$${rest%=*}; pkg=$${rest##*=}; \
+	  if command -v "$$bin" >/dev/null 2>&1; then continue; fi; \
+	  case "$$bin" in */*) echo "$$var=$$bin: no such executable" >&2; exit 1;; esac; \
+	  pkgs="$$pkgs $$pkg"; \
+	done; \
+	command -v redis-sentinel >/dev/null 2>&1 || pkgs="$$pkgs redis-sentinel"; \
+	if [ -n "$$pkgs" ]; then \
+	  if [ "$$(id -u)" != 0 ] || ! command -v apt-get >/dev/null 2>&1; then \
+	    echo "missing:$$pkgs; install them (Debian 12: apt-get install redis-server redis-sentinel, and valkey-server from bookworm-backports), or name binaries with REDIS_SERVER=/path VALKEY_SERVER=/path, then run make test again" >&2; \
 	    exit 1; \
 	  fi; \
+	  codename=$$(. /etc/os-release 2>/dev/null && echo "$${VERSION_CODENAME:-}"); \
+	  case "$$pkgs" in *valkey-server*) if [ "$$codename" = bookworm ]; then backports=1; \
+	    from="Debian bookworm's archive, valkey-server from bookworm-backports"; \
+	    grep -rqs bookworm-backports /etc/apt/sources.list /etc/apt/sources.list.d/ || from="$$from (adding $(BACKPORTS_SOURCES))"; fi;; esac; \
+	  echo "installing$$pkgs with apt-get from $$from"; \
+	  if [ -n "$$backports" ] && ! grep -rqs bookworm-backports /etc/apt/sources.list /etc/apt/sources.list.d/; then \
+	    printf 'Types: deb\nURIs: http://deb.debian.org/debian\nSuites: bookworm-backports\nComponents: main\nSigned-By: /usr/share/keyrings/debian-archive-keyring.gpg\n' > $(BACKPORTS_SOURCES); \
+	  fi; \
+	  apt-get update -qq; \
+	  main=$$(echo $$pkgs | tr ' ' '\n' | grep -v '^valkey-server$$' | tr '\n' ' '); \
+	  if [ -n "$$main" ]; then DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$main >/dev/null; fi; \
+	  case "$$pkgs" in *valkey-server*) DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
+	    $${backports:+-t bookworm-backports} valkey-server >/dev/null;; esac; \
 	fi
-	@redis-server --version
+	@for b in $(REDIS_SERVER) $(VALKEY_SERVER); do echo "$$(command -v $$b): $$($$b --version)"; done
+
+## redis-server: the servers, under the target's former name.
+redis-server: servers
 
 ## bench: redlease against its peers (redsync, rueidislock, bsm/redislock) on 5 local
 ## redis-servers; bench/ is its own Go module (`make test` never builds it). Writes
 ## docs/bench/results.md and docs/bench/chart.svg; ~6 minutes on 2 cores.
 ## BENCH_FLAGS passes options, e.g. BENCH_FLAGS='-rounds 3' or BENCH_FLAGS='-note "..."'.
-bench: redis-server
+bench: servers
 	cd bench && go run ./cmd/benchrun -out ../docs/bench $(BENCH_FLAGS)
