@@ -34,6 +34,15 @@
 // when a majority of nodes lose their data together and quarantine is off;
 // fencing only protects resources that check tokens.
 //
+// # Errors
+//
+// Errors wrap the sentinels of errors.go; a failed quorum is a
+// *[QuorumError] with every node's answer. A node's error reply is a
+// *[ReplyError], classified by its code (the reply's first word, not its
+// wording) into an [ErrorClass] that says whether a retry can help;
+// [IsFinal] applies it to a whole attempt, and [Client.Acquire] stops on a
+// final error instead of retrying until its context ends.
+//
 // # Performance
 //
 // Requests go to all nodes at once; a call returns as soon as a majority
