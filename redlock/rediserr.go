@@ -179,7 +179,8 @@ var errTexts = []struct {
 // ReplyError is an error reply of a Redis server, classified by its code
 // when it arrived. Per-node errors ([NodeResult.Err]) that a server sent
 // have one in their chain: test with errors.As. Error returns the server's
-// reply unchanged, and Unwrap the go-redis error.
+// reply unchanged, and Unwrap the go-redis error. A ReplyError is never
+// changed once made, so it is safe for concurrent use.
 type ReplyError struct {
 	// Code is the reply's first word: "NOPERM", "ERR", "REDLEASE", ...
 	Code string
