@@ -85,7 +85,10 @@ func sfFailbackSetup(t *testing.T, noReplIDCheck bool) *sfFailback {
 	}
 	c1 := sfNew(t, cfg, nodes(), true)
 	f.c2 = sfNew(t, cfg, nodes(), false)
-	// B holds A's marker: a faithful copy up to here.
+	// B holds A's marker: a faithful copy up to here. WAIT waits for this
+	// connection's own last write, and New wrote the marker on another one:
+	// a write here first puts the marker before what WAIT waits for.
+	require.NoError(t, a.Set(ctx, f.key+":sync", 1, time.Minute).Err())
 	n, err := a.Wait(ctx, 1, 5000).Result()
 	require.NoError(t, err)
 	require.Equal(t, int64(1), n, "B did not acknowledge A's writes")

@@ -597,7 +597,10 @@ func sfFailoverSetup(t *testing.T, disableQuarantine bool) *sfFailover {
 	c1 := sfNew(t, cfg, nodes(), true)
 	f.c2 = sfNew(t, cfg, nodes(), false)
 	if !disableQuarantine {
-		// B has A's marker: it is a faithful copy up to here.
+		// B has A's marker: it is a faithful copy up to here. WAIT waits
+		// for this connection's own last write, and New wrote the marker on
+		// another one: a write here first puts the marker before it.
+		require.NoError(t, a.Set(ctx, f.key+":sync", 1, time.Minute).Err())
 		n, err := a.Wait(ctx, 1, 5000).Result()
 		require.NoError(t, err)
 		require.Equal(t, int64(1), n, "B did not acknowledge A's writes")
