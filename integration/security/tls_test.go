@@ -58,7 +58,11 @@ func freePort(t *testing.T) int {
 // tlsClient returns a go-redis client for addr over TLS with conf, closed
 // on cleanup. No retries: a refused handshake is reported as it is.
 func tlsClient(t *testing.T, addr string, conf *tls.Config) *redis.Client {
-	c := redis.NewClient(&redis.Options{Addr: addr, TLSConfig: conf, MaxRetries: -1})
+	// One dial attempt: a refused handshake fails the same way every time,
+	// and go-redis' default (5 attempts, 100ms apart, each a TLS handshake
+	// under -race) came near NodeTimeout (1s) in loaded runs, so that the
+	// refused cases saw "no answer within 1s" instead of the TLS error.
+	c := redis.NewClient(&redis.Options{Addr: addr, TLSConfig: conf, MaxRetries: -1, DialerRetries: 1})
 	t.Cleanup(func() { _ = c.Close() })
 	return c
 }
