@@ -14,9 +14,11 @@ GO_PKGS     := ./...
 ## both runs is kept in TEST_LOG. The tests pick their server binary from
 ## REDLEASE_REDIS_SERVER (a path or a name in PATH; default redis-server).
 TEST_LOG    ?= $(or $(TMPDIR),/tmp)/redlease-test.log
-# The packages whose tests start real servers: the Valkey run.
-SERVER_PKGS := ./cmd/... ./election/... ./examples/cluster/... ./integration/... \
-               ./internal/redistest/... ./lease/... ./observer/... ./redlock/...
+# The packages whose tests start real servers: the Valkey run. (internal/sim's
+# differential test runs both servers itself; integration/faults/sim simulates them.)
+SERVER_PKGS := ./cmd/... ./election/... ./examples/cluster/... ./integration/faults/ \
+               ./integration/security/... ./internal/redistest/... ./lease/... \
+               ./observer/... ./redlock/...
 test: servers check
 	@rm -f $(TEST_LOG); status=0; \
 	  .ci/gotest-on $(REDIS_SERVER) $(TEST_LOG) $(GO_PKGS) || status=1; \
