@@ -306,6 +306,7 @@ func (ss *Sentinels) Failover(name string, timeout time.Duration) error {
 	deadline := time.Now().Add(timeout)
 	for {
 		var errs []error
+		again := false
 		for _, s := range ss.servers {
 			sc := redis.NewSentinelClient(&redis.Options{Addr: s.Addr(), DialTimeout: time.Second, ReadTimeout: time.Second, MaxRetries: -1})
 			err := sc.Failover(context.Background(), name).Err()
@@ -313,10 +314,14 @@ func (ss *Sentinels) Failover(name string, timeout time.Duration) error {
 			if err == nil {
 				return nil
 			}
+			// By the reply's code, its first word.
+			if re, ok := errors.AsType[redis.Error](err); ok {
+				code, _, _ := strings.Cut(re.Error(), " ")
+				again = again || code == "NOGOODSLAVE" || code == "INPROG"
+			}
 			errs = append(errs, fmt.Errorf("sentinel %s: %w", s.Addr(), err))
 		}
 		err := errors.Join(errs...)
-		again := strings.Contains(err.Error(), "NOGOODSLAVE") || strings.Contains(err.Error(), "INPROG")
 		if !again || time.Now().After(deadline) {
 			return fmt.Errorf("redistest: SENTINEL FAILOVER %s: %w", name, err)
 		}
