@@ -123,8 +123,12 @@ func StartSentinels(t testing.TB, n int, masters map[string]string, opts ...Sent
 // with 200ms it did so to the replica a forced failover had just
 // promoted, before the new configuration reached it. A TILT (the
 // sentinel's timer was late by 2s, on a loaded machine) lasts 2s instead
-// of 30s.
-var sentinelPeriods = []any{"info-period", 200, "publish-period", 1000, "ask-period", 200, "tilt-period", 2000}
+// of 30s. It pings every 250ms: the default period is DownAfter itself
+// (at most 1s), and a sentinel counts a master it has just switched to as
+// unanswered since the switch, so its first ping, sent one period later,
+// raced DownAfter: three sentinels thought a master promoted 1s before
+// down and failed the group over again (seen in make test).
+var sentinelPeriods = []any{"info-period", 200, "ping-period", 250, "publish-period", 1000, "ask-period", 200, "tilt-period", 2000}
 
 func (s *Server) speedUp() error {
 	c := s.adminClient()

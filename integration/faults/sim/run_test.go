@@ -171,9 +171,8 @@ func (r *run) redlockConfig(rnd *lockedRand) redlock.Config {
 			return rnd.dur(50*time.Millisecond, 150*time.Millisecond), true
 		})
 	}
-	if r.s.control == "fencing-minority" {
-		unsafeopt.Apply(&cfg, unsafeopt.Off{FastPathMinority: true})
-	}
+	off := unsafeopt.Off{CounterTTL: r.s.counterTTL, FastPathMinority: r.s.control == "fencing-minority"}
+	unsafeopt.Apply(&cfg, off)
 	return cfg
 }
 

@@ -32,6 +32,13 @@ type schedule struct {
 	noQuarantine bool // Config.DisableQuarantine, in schedules that forget nothing
 	denyInfo     bool // INFO refused inside scripts (an ACL), in schedules without replacements
 	oldInfo      bool // INFO takes one section per call (Redis 6)
+
+	// counterTTL, when set, replaces the fencing counters' TTL (10 x
+	// MaxTTL, longer than a schedule) with one that a key left idle for a
+	// while outlives, so that counters expire within the schedule and
+	// restart from the nodes' high-water marks. Never below MaxTTL: no
+	// lock outlives its counter unless it is extended.
+	counterTTL time.Duration
 }
 
 type fault struct {
@@ -194,6 +201,9 @@ func newSchedule(seed uint64, control, mode string) *schedule {
 		s.denyInfo = !replaces && r.IntN(6) == 0
 	}
 	s.oldInfo = r.IntN(6) == 0
+	if r.IntN(2) == 0 {
+		s.counterTTL = dur(r, s.maxTTL, 2*s.maxTTL)
+	}
 	return s
 }
 
@@ -202,6 +212,9 @@ func (s *schedule) String() string {
 	fmt.Fprintf(&b, "seed %d: %d nodes, %d %s clients, TTL %s, MaxTTL %s, %s", s.seed, s.nodes, s.clients, s.kind, s.ttl, s.maxTTL, s.horizon)
 	if s.control != "" {
 		fmt.Fprintf(&b, ", control %s", s.control)
+	}
+	if s.counterTTL > 0 {
+		fmt.Fprintf(&b, ", counters expire after %s", s.counterTTL)
 	}
 	if s.mode != "" {
 		fmt.Fprintf(&b, ", mode %s", s.mode)
