@@ -218,3 +218,41 @@ func statField(t *testing.T, info, name string) int64 {
 	t.Fatalf("no %s in INFO", name)
 	return 0
 }
+
+// TestTokensIncreaseAcrossFailoverAndCounterExpiry: the lagging-replica
+// failover (node 0 replaced by a replica that lacks client 1's lock) with
+// counters that expire: once B votes again and every counter of the key
+// has expired, tokens still continue above client 1's, restarting from the
+// nodes' high-water marks (B's raised with its floor).
+func TestTokensIncreaseAcrossFailoverAndCounterExpiry(t *testing.T) {
+	cfg := counterCfg(300*time.Millisecond, unsafeopt.Off{})
+	cfg.MaxTTL, cfg.NodeTimeout = sfFailoverCfg.MaxTTL, sfFailoverCfg.NodeTimeout
+	f := sfFailoverSetupCfg(t, cfg)
+	ctx := context.Background()
+	last := f.l1.Token()
+	_, err := f.l1.Release(ctx)
+	require.NoError(t, err)
+	// Until B's quarantine is over, C and D decide; then C is held by
+	// another client, so every majority needs B.
+	last = sfIssue(t, f.c2, f.key, time.Second, 2, last)
+	f.rig.setForeign(t, f.key, 2)
+	require.Eventually(t, func() bool {
+		l, err := f.c2.TryAcquire(ctx, f.key, time.Second)
+		if err != nil {
+			return false
+		}
+		require.Greater(t, l.Token(), last, "fencing token went backwards after the failover")
+		last = l.Token()
+		_, err = l.Release(ctx)
+		require.NoError(t, err)
+		return true
+	}, cfg.MaxTTL+5*time.Second, sfTick, "B never voted again")
+	for range 2 {
+		for _, i := range []int{1, 3} { // B and D: the key's counters
+			require.Eventually(t, func() bool {
+				return f.rig.direct[i].Exists(ctx, f.key+":fence").Val() == 0
+			}, 10*time.Second, sfTick, "server %d's counter never expired", i)
+		}
+		last = sfIssue(t, f.c2, f.key, time.Second, 2, last)
+	}
+}

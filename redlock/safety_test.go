@@ -571,9 +571,15 @@ type sfFailover struct {
 var sfFailoverCfg = redlock.Config{NodeTimeout: 200 * time.Millisecond, MaxTTL: 2 * time.Second, RetryDelay: 20 * time.Millisecond}
 
 func sfFailoverSetup(t *testing.T, disableQuarantine bool) *sfFailover {
-	ctx := context.Background()
 	cfg := sfFailoverCfg
 	cfg.DisableQuarantine = disableQuarantine
+	return sfFailoverSetupCfg(t, cfg)
+}
+
+// sfFailoverSetupCfg is sfFailoverSetup with both clients on cfg.
+func sfFailoverSetupCfg(t *testing.T, cfg redlock.Config) *sfFailover {
+	ctx := context.Background()
+	disableQuarantine := cfg.DisableQuarantine
 	rig := sfStart(t, 4, redistest.Options{})
 	a, b := rig.direct[0], rig.direct[1]
 	link, err := faultproxy.New(rig.addr(0))
