@@ -2,7 +2,6 @@ package faults
 
 import (
 	"context"
-	"errors"
 	"net"
 	"strings"
 	"testing"
@@ -114,17 +113,7 @@ func scFailback(t *testing.T, bin string) {
 	solo, err := redlock.New(ctx, redlock.Config{NodeTimeout: 200 * time.Millisecond, MaxTTL: maxTTL}, f.master)
 	require.NoError(t, err)
 	defer solo.Close()
-	vote := func() (redlock.Vote, error) {
-		l, err := solo.TryAcquire(ctx, "faults:probe", ttl)
-		if err == nil {
-			_, err = l.Release(ctx)
-			return redlock.VoteYes, err
-		}
-		if qe, ok := errors.AsType[*redlock.QuorumError](err); ok && len(qe.Nodes) == 1 {
-			return qe.Nodes[0].Vote, err
-		}
-		return redlock.VoteError, err
-	}
+	vote := func() (redlock.Vote, error) { return soloVote(ctx, solo) }
 	v, err := vote()
 	require.Equal(t, redlock.VoteQuarantined, v, "the failed-back master is not quarantined: %v", err)
 	assert.Equal(t, infoField(t, f.master, "replication", "master_replid"), f.master.HGet(ctx, markerKey, "p").Val(),

@@ -213,17 +213,7 @@ func scFailoverLaggingReplica(t *testing.T, bin string) {
 	solo, err := redlock.New(ctx, redlock.Config{NodeTimeout: 200 * time.Millisecond, MaxTTL: maxTTL}, f.replica)
 	require.NoError(t, err)
 	defer solo.Close()
-	vote := func() (redlock.Vote, error) {
-		l, err := solo.TryAcquire(ctx, "faults:probe", ttl)
-		if err == nil {
-			_, err = l.Release(ctx)
-			return redlock.VoteYes, err
-		}
-		if qe, ok := errors.AsType[*redlock.QuorumError](err); ok && len(qe.Nodes) == 1 {
-			return qe.Nodes[0].Vote, err
-		}
-		return redlock.VoteError, err
-	}
+	vote := func() (redlock.Vote, error) { return soloVote(ctx, solo) }
 	v, err := vote()
 	require.Equal(t, redlock.VoteQuarantined, v, "the promoted replica is not quarantined: %v", err)
 	require.Equal(t, f.replRun, f.replica.HGet(ctx, markerKey, "r").Val(), "the promoted replica's quarantine marker")
@@ -258,4 +248,18 @@ func ctlFailoverNoQuarantine(t *testing.T, bin string) {
 	require.NotEmpty(t, rep.c1, "C1 did not catch the double leadership of a failover without quarantine")
 	assert.Contains(t, strings.Join(rep.c1, "\n"), "tenures overlap")
 	t.Logf("caught, as it must be: %s (the new term began %s after the failover)", rep.c1[0], gap(f.switchedAt, f.elected))
+}
+
+// soloVote is the vote of a one-node client's node: one acquisition of a
+// probe key, released at once when granted.
+func soloVote(ctx context.Context, solo *redlock.Client) (redlock.Vote, error) {
+	l, err := solo.TryAcquire(ctx, "faults:probe", ttl)
+	if err == nil {
+		_, err = l.Release(ctx)
+		return redlock.VoteYes, err
+	}
+	if qe, ok := errors.AsType[*redlock.QuorumError](err); ok && len(qe.Nodes) == 1 {
+		return qe.Nodes[0].Vote, err
+	}
+	return redlock.VoteError, err
 }
