@@ -5,14 +5,12 @@ import (
 	"net"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/redlease/redlease/integration/faults/internal/wire"
-	"github.com/redlease/redlease/redlock"
 )
 
 // failedBack is what failback leaves: the old master's client, its
@@ -109,33 +107,10 @@ func failback(t *testing.T, bin string, o rigOptions) (*rig, *failedBack) {
 // then cut for one more election.
 func scFailback(t *testing.T, bin string) {
 	r, f := failback(t, bin, rigOptions{})
-	ctx := context.Background()
-	solo, err := redlock.New(ctx, redlock.Config{NodeTimeout: 200 * time.Millisecond, MaxTTL: maxTTL}, f.master)
-	require.NoError(t, err)
-	defer solo.Close()
-	vote := func() (redlock.Vote, error) { return soloVote(ctx, solo) }
-	v, err := vote()
-	require.Equal(t, redlock.VoteQuarantined, v, "the failed-back master is not quarantined: %v", err)
-	assert.Equal(t, infoField(t, f.master, "replication", "master_replid"), f.master.HGet(ctx, markerKey, "p").Val(),
-		"the new marker records the replication ID")
-	var back int64
-	r.until(maxTTL+waitLong, "the failed-back master voting again", func() bool {
-		switch v, err := vote(); v {
-		case redlock.VoteQuarantined:
-			return false
-		case redlock.VoteYes:
-			back = wire.Now()
-		default:
-			t.Errorf("the failed-back master: vote %v: %v", v, err)
-		}
-		return true
+	quarantinedThenVotes(t, r, f.master, f.backAt, "the failed-back master", func(ctx context.Context) {
+		assert.Equal(t, infoField(t, f.master, "replication", "master_replid"), f.master.HGet(ctx, markerKey, "p").Val(),
+			"the new marker records the replication ID")
 	})
-	// (5ms: the server's quarantine runs on its wall clock.)
-	assert.GreaterOrEqual(t, back-f.backAt, (maxTTL - 5*time.Millisecond).Nanoseconds(), "the failed-back master voted before MaxTTL")
-	r.mark("the failed-back master votes again, %s after the failback", gap(f.backAt, back))
-	partitionLeader(r)
-	rep := r.finish()
-	r.expect(rep)
 }
 
 // ctlFailbackNoReplicationIDCheck: the negative control of the failback:

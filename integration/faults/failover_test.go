@@ -209,30 +209,39 @@ func lagFailover(t *testing.T, bin string, o rigOptions) (*rig, *lagged) {
 // leader's links are then cut for one more election.
 func scFailoverLaggingReplica(t *testing.T, bin string) {
 	r, f := lagFailover(t, bin, rigOptions{})
+	quarantinedThenVotes(t, r, f.replica, f.switchedAt, "the promoted replica", func(ctx context.Context) {
+		require.Equal(t, f.replRun, f.replica.HGet(ctx, markerKey, "r").Val(), "the promoted replica's quarantine marker")
+	})
+}
+
+// quarantinedThenVotes: a client of server s alone (its only vote) sees s
+// quarantined (then check runs), then voting again, not before MaxTTL has
+// passed since s forgot (since, on CLOCK_MONOTONIC); the leader's links
+// are then cut for one more election, and the run is checked.
+func quarantinedThenVotes(t *testing.T, r *rig, s *redis.Client, since int64, what string, check func(context.Context)) {
 	ctx := context.Background()
-	solo, err := redlock.New(ctx, redlock.Config{NodeTimeout: 200 * time.Millisecond, MaxTTL: maxTTL}, f.replica)
+	solo, err := redlock.New(ctx, redlock.Config{NodeTimeout: 200 * time.Millisecond, MaxTTL: maxTTL}, s)
 	require.NoError(t, err)
 	defer solo.Close()
-	vote := func() (redlock.Vote, error) { return soloVote(ctx, solo) }
-	v, err := vote()
-	require.Equal(t, redlock.VoteQuarantined, v, "the promoted replica is not quarantined: %v", err)
-	require.Equal(t, f.replRun, f.replica.HGet(ctx, markerKey, "r").Val(), "the promoted replica's quarantine marker")
+	v, err := soloVote(ctx, solo)
+	require.Equal(t, redlock.VoteQuarantined, v, "%s is not quarantined: %v", what, err)
+	check(ctx)
 	var back int64
-	r.until(maxTTL+waitLong, "the promoted replica voting again", func() bool {
-		switch v, err := vote(); v {
+	r.until(maxTTL+waitLong, what+" voting again", func() bool {
+		switch v, err := soloVote(ctx, solo); v {
 		case redlock.VoteQuarantined:
 			return false
 		case redlock.VoteYes:
 			back = wire.Now()
 		default:
-			t.Errorf("the promoted replica: vote %v: %v", v, err)
+			t.Errorf("%s: vote %v: %v", what, v, err)
 		}
 		return true
 	})
 	// (5ms: the server's quarantine runs on its wall clock, which may be
 	// slewed against CLOCK_MONOTONIC.)
-	assert.GreaterOrEqual(t, back-f.switchedAt, (maxTTL - 5*time.Millisecond).Nanoseconds(), "the promoted replica voted before MaxTTL")
-	r.mark("the promoted replica votes again, %s after the failover", gap(f.switchedAt, back))
+	assert.GreaterOrEqual(t, back-since, (maxTTL - 5*time.Millisecond).Nanoseconds(), "%s voted before MaxTTL", what)
+	r.mark("%s votes again, %s after it forgot", what, gap(since, back))
 	partitionLeader(r)
 	rep := r.finish()
 	r.expect(rep)
