@@ -230,24 +230,36 @@ func (s *Server) masterAddr(name string) (string, error) {
 // WaitMaster waits until every sentinel names addr as group name's master,
 // and fails after timeout with what they said last.
 func (ss *Sentinels) WaitMaster(name, addr string, timeout time.Duration) error {
+	err := ss.waitAll(timeout, func(s *Server) (bool, string) {
+		a, err := s.masterAddr(name)
+		if err != nil {
+			a = err.Error()
+		}
+		return a == addr, a
+	})
+	if err != nil {
+		return fmt.Errorf("redistest: the sentinels do not name %s the master of %s within %s: they say %s", addr, name, timeout, err)
+	}
+	return nil
+}
+
+// waitAll polls every sentinel with ok, every 20ms, until all say yes; after
+// timeout it returns what each said last, as the error's text.
+func (ss *Sentinels) waitAll(timeout time.Duration, ok func(s *Server) (bool, string)) error {
 	deadline := time.Now().Add(timeout)
 	for {
 		var said []string
 		all := true
 		for _, s := range ss.servers {
-			a, err := s.masterAddr(name)
-			if err != nil {
-				a = err.Error()
-			}
-			all = all && a == addr
-			said = append(said, a)
+			yes, what := ok(s)
+			all = all && yes
+			said = append(said, what)
 		}
 		if all {
 			return nil
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("redistest: the sentinels do not name %s the master of %s within %s: they say %s",
-				addr, name, timeout, strings.Join(said, ", "))
+			return errors.New(strings.Join(said, "; "))
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
@@ -261,24 +273,11 @@ func (ss *Sentinels) WaitMaster(name, addr string, timeout time.Duration) error 
 // before) may turn it back into a replica right after the failover
 // promotes it, before the new configuration reaches that sentinel.
 func (ss *Sentinels) WaitReplica(name, addr string, timeout time.Duration) error {
-	deadline := time.Now().Add(timeout)
-	for {
-		var said []string
-		all := true
-		for _, s := range ss.servers {
-			ok, what := s.seesReplica(name, addr)
-			all = all && ok
-			said = append(said, what)
-		}
-		if all {
-			return nil
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("redistest: the sentinels do not all see %s as a healthy replica in %s within %s: %s",
-				addr, name, timeout, strings.Join(said, "; "))
-		}
-		time.Sleep(20 * time.Millisecond)
+	err := ss.waitAll(timeout, func(s *Server) (bool, string) { return s.seesReplica(name, addr) })
+	if err != nil {
+		return fmt.Errorf("redistest: the sentinels do not all see %s as a healthy replica in %s within %s: %s", addr, name, timeout, err)
 	}
+	return nil
 }
 
 func (s *Server) seesReplica(name, addr string) (bool, string) {
