@@ -162,14 +162,11 @@ func intsOf(a []any, out []int64, idx ...int) error {
 	return nil
 }
 
+// asInts is intsOf into a new slice.
 func asInts(a []any, idx ...int) ([]int64, error) {
 	out := make([]int64, len(idx))
-	for j, i := range idx {
-		v, ok := asInt(a[i])
-		if !ok {
-			return nil, badReply(a)
-		}
-		out[j] = v
+	if err := intsOf(a, out, idx...); err != nil {
+		return nil, err
 	}
 	return out, nil
 }
