@@ -296,7 +296,7 @@ func (r *run) fault(i int, f fault) (apply, heal func()) {
 		return func() { r.w.Duplicate(pname, addr(f.node), 1, f.d) }, nil
 	case "clock-drift":
 		return func() { at().ClockRate(f.rate) }, nil
-	case "clock-jump":
+	case "clock-jump", "clock-step":
 		return func() { at().ClockJump(f.d) }, nil
 	}
 	panic("unknown fault " + f.kind)

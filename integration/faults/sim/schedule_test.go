@@ -83,6 +83,8 @@ func (f fault) String() string {
 		return fmt.Sprintf("deliver the next script of %s to %s twice, the copy %s later", c, n, f.d)
 	case "clock-drift":
 		return fmt.Sprintf("clock of %s runs at %+.2f%%", n, f.rate*100)
+	case "clock-step":
+		return fmt.Sprintf("clock of %s steps %+v (within the drift allowance)", n, f.d)
 	case "clock-jump":
 		return fmt.Sprintf("clock of %s jumps forward %s", n, f.d)
 	}
@@ -92,7 +94,7 @@ func (f fault) String() string {
 // faultKinds is the default menu: every way a node can forget or lie
 // within the safety model's assumptions.
 var faultKinds = []string{"pause", "partition", "slow", "restart-empty", "restart-snapshot", "flushall",
-	"failover", "replicaof", "client-pause", "lose-reply", "duplicate", "clock-drift"}
+	"failover", "replicaof", "client-pause", "lose-reply", "duplicate", "clock-drift", "clock-step"}
 
 func dur(r *rand.Rand, lo, hi time.Duration) time.Duration {
 	return lo + time.Duration(r.Int64N(int64(hi-lo)+1))
@@ -125,6 +127,7 @@ func newSchedule(seed uint64, control, mode string) *schedule {
 		s.lag = append(s.lag, dur(r, 0, 400*time.Millisecond))
 	}
 	nf := 1 + r.IntN(6)
+	stepped := map[int]bool{} // nodes whose clock stepped forward once already
 	menu := faultKinds
 	if control == "no-failback-check" || mode == "failback" {
 		// The failback needs company: a grant that missed one node, then
@@ -170,6 +173,19 @@ func newSchedule(seed uint64, control, mode string) *schedule {
 			f.d = dur(r, 0, 2*s.ttl)
 		case "clock-drift":
 			f.rate = (r.Float64()*2 - 1) * 0.005 // within DriftFactor 0.01
+		case "clock-step":
+			// An NTP step. Backward: keys live longer and quarantines last
+			// longer than asked, which the model allows at any size.
+			// Forward: at most once per node and at most half the drift
+			// allowance of the schedule's TTL (TTL*DriftFactor + MinDrift),
+			// so that with a drifting rate (at most half of DriftFactor)
+			// the server's clock stays within the allowance over any TTL.
+			if stepped[f.node] || r.IntN(2) == 0 {
+				f.d = -dur(r, time.Millisecond, 2*s.ttl)
+			} else {
+				stepped[f.node] = true
+				f.d = dur(r, 0, (s.ttl/100+2*time.Millisecond)/2)
+			}
 		case "clock-jump":
 			f.d = dur(r, s.ttl/2, 2*s.ttl)
 		}
