@@ -57,11 +57,8 @@ func (c *Client) fanoutWithin(ctx context.Context, wait time.Duration, nodes []*
 		nodes: nodes, ch: make(chan indexed, len(nodes))}
 	f.running.Store(int32(len(nodes)))
 	c.wg.Add(len(nodes))
-	// One func value for every goroutine (each takes the next node): a go
-	// statement with arguments would allocate a closure per node.
-	next := f.next
-	for range nodes {
-		go next()
+	for i, n := range nodes {
+		c.dispatch(n, job{f, i})
 	}
 
 	answers, got := f.answers(len(nodes))
@@ -157,7 +154,6 @@ type flight struct {
 	late      func(n *node, a answer)
 	timedOut  errNodeTimeout
 	nodes     []*node
-	taken     atomic.Int32 // nodes handed to a goroutine
 	ch        chan indexed // buffered for every node: a send never blocks
 	running   atomic.Int32
 	mu        sync.Mutex
@@ -176,11 +172,9 @@ func (f *flight) answers(n int) ([]answer, []bool) {
 	return make([]answer, n), make([]bool, n)
 }
 
-// next runs the request of the next node not yet taken, in a goroutine
-// tracked by c.wg.
-func (f *flight) next() {
+// run runs node i's request, which c.wg counts.
+func (f *flight) run(i int) {
 	defer f.c.wg.Done()
-	i := int(f.taken.Add(1) - 1)
 	f.request(i, f.nodes[i])
 }
 

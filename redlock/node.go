@@ -41,6 +41,7 @@ type node struct {
 	cluster *redis.ClusterClient
 
 	batch batcher  // requests to this node (see batch.go)
+	jobs  chan job // to an idle worker of this node (see worker.go)
 	conf  nodeConf // what its configuration allows (see conf.go)
 
 	// For a copy of a NewCluster Client: the master that serves its slot
@@ -85,7 +86,7 @@ func (n *node) name() string {
 // newNode makes a node named name; fixed says that the name names one
 // server (see configuredName).
 func newNode(c redis.UniversalClient, name string, fixed bool) *node {
-	n := &node{client: c, addr: name}
+	n := &node{client: c, addr: name, jobs: make(chan job)}
 	n.nm.init(name, fixed)
 	return n
 }

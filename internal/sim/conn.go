@@ -49,11 +49,14 @@ func (p *pipeEnd) close() {
 	p.signal()
 }
 
-// deadline is a settable deadline whose expiry is a channel.
+// deadline is a settable deadline whose expiry is a channel. Its timer is
+// armed only when somebody waits on it, and then reused: go-redis sets two
+// deadlines per command, and most of them are replaced before anyone waits.
 type deadline struct {
 	mu    sync.Mutex
 	at    time.Time
-	timer *time.Timer
+	armed bool          // the timer runs for at
+	timer *time.Timer   // created on the first wait
 	ch    chan struct{} // closed when the deadline passes; replaced on change
 }
 
@@ -62,9 +65,9 @@ func newDeadline() *deadline { return &deadline{ch: make(chan struct{})} }
 func (d *deadline) set(t time.Time) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if d.timer != nil {
+	if d.armed {
 		d.timer.Stop()
-		d.timer = nil
+		d.armed = false
 	}
 	select {
 	case <-d.ch:
@@ -72,31 +75,51 @@ func (d *deadline) set(t time.Time) {
 	default:
 	}
 	d.at = t
-	if t.IsZero() {
-		return
-	}
-	left := time.Until(t)
-	if left <= 0 {
-		close(d.ch)
-		return
-	}
-	ch := d.ch
-	d.timer = time.AfterFunc(left, func() {
-		d.mu.Lock()
-		defer d.mu.Unlock()
-		if d.ch == ch {
-			select {
-			case <-ch:
-			default:
-				close(ch)
-			}
-		}
-	})
 }
 
+// expire closes ch once at has passed; d.mu is held.
+func (d *deadline) expire() {
+	if d.at.IsZero() || time.Now().Before(d.at) {
+		return
+	}
+	select {
+	case <-d.ch:
+	default:
+		close(d.ch)
+	}
+}
+
+// passed reports whether the deadline has passed, without arming a timer.
+func (d *deadline) passed() bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return !d.at.IsZero() && !time.Now().Before(d.at)
+}
+
+// wait returns a channel closed when the deadline passes.
 func (d *deadline) wait() <-chan struct{} {
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	d.expire()
+	if d.at.IsZero() || d.armed {
+		return d.ch
+	}
+	select {
+	case <-d.ch:
+		return d.ch
+	default:
+	}
+	left := time.Until(d.at)
+	if d.timer == nil {
+		d.timer = time.AfterFunc(left, func() {
+			d.mu.Lock()
+			defer d.mu.Unlock()
+			d.expire()
+		})
+	} else {
+		d.timer.Reset(left)
+	}
+	d.armed = true
 	return d.ch
 }
 
@@ -169,9 +192,10 @@ func (c *Conn) Write(b []byte) (int, error) {
 	select {
 	case <-c.done:
 		return 0, net.ErrClosed
-	case <-c.wd.wait():
-		return 0, os.ErrDeadlineExceeded
 	default:
+	}
+	if c.wd.passed() {
+		return 0, os.ErrDeadlineExceeded
 	}
 	if err := c.out.write(b); err != nil {
 		return 0, err
