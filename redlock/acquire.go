@@ -158,7 +158,12 @@ func (c *Client) attempt(ctx context.Context, key string, ttl time.Duration, o a
 	defer c.mu.RUnlock()
 
 	s := newStragglers(len(c.nodes))
-	undoLate := func(n *node, a answer) { s.late(c, n, a, key, value) }
+	undoLate := func(n *node, a answer) {
+		if a.vote == VoteQuarantined {
+			c.ready.want.Store(true) // not seen by raiseForgetful: the next pass raises it
+		}
+		s.late(c, n, a, key, value)
+	}
 	fail := func(qe *QuorumError) (*Lock, error) {
 		s.gone.Store(true)
 		c.wg.Go(func() { c.releaseAll(key, value, "", "") })
@@ -180,6 +185,13 @@ func (c *Client) attempt(ctx context.Context, key string, ttl time.Duration, o a
 		}
 		res, err := n.run(ctx, sc)
 		a := parseAcquire(res, err)
+		if a.vote == VoteQuarantined {
+			// Its floor is raised below (raiseForgetful) or, for an
+			// answer that comes too late for it, by the next pass
+			// (undoLate); without a healthy majority, by the pass at the
+			// end of its quarantine.
+			c.sawQuarantine(time.Duration(a.ms)*time.Millisecond, true)
+		}
 		c.noticeIdentity(n, a)
 		if n.cluster != nil {
 			c.answeredBy(n, a.server)
@@ -306,6 +318,7 @@ func (c *Client) token(ctx context.Context, key, value string, answers []answer)
 			behind = append(behind, c.nodes[i])
 		}
 	}
+	c.sawHigh(t)
 	if at >= c.quorum || c.cfg.unsafeOff.FastPathMinority {
 		return uint64(t), nil
 	}
@@ -376,6 +389,8 @@ func (c *Client) raiseForgetful(answers []answer) {
 			if c.raise(n, a.created, floor) {
 				c.logRaised(n, a.created, hclog.Info, "fencing floor raised; the node votes once its quarantine is over",
 					"floor", floor, "quarantine_left", time.Duration(a.ms)*time.Millisecond)
+			} else {
+				c.ready.want.Store(true) // the next pass tries again
 			}
 		})
 	}
@@ -386,36 +401,20 @@ func (c *Client) raiseForgetful(answers []answer) {
 // when every node answers and every node that is not healthy is one whose
 // quarantine is over (none merely unreachable: an unreachable node may be a
 // healthy one holding the highest token), from the highest token any node
-// reports, with a warning: a fresh deployment that was not bootstrapped, or
-// a majority that lost its state together, where tokens are only as good as
-// what survived. Otherwise the nodes stay closed. One pass at a time runs,
-// in the background.
+// reports or this client saw, logged: a fresh deployment that was not
+// bootstrapped (no token anywhere: nothing can repeat, an Info line), or a
+// majority that lost its state together (a warning: tokens are only as good
+// as what survived). Otherwise the nodes stay closed, and the pass runs
+// again when their quarantine ends or a node answers again (see
+// readiness). probe.lua also starts the quarantine of a node that has no
+// marker. One pass at a time runs, in the background.
 func (c *Client) raisePass() {
 	if !c.raising.CompareAndSwap(false, true) {
 		return
 	}
 	c.wg.Go(func() {
 		defer c.raising.Store(false)
-		args := []any{c.maxTTLArg(), c.quarantineMode(), "0"}
-		answers := c.fanout(context.Background(), c.nodes, func(ctx context.Context, n *node) answer {
-			res, err := n.run(ctx, newCall(scriptProbe, []string{n.marker()}, args...))
-			if err != nil {
-				return answer{vote: VoteError, err: err}
-			}
-			a, err := replyArray(res, 5)
-			if err != nil {
-				return answer{vote: VoteError, err: err}
-			}
-			ns, err := asInts(a, 0, 1, 3, 4)
-			if err != nil {
-				return answer{vote: VoteError, err: err}
-			}
-			v := VoteYes // healthy
-			if ns[0] > 0 || ns[1] != 1 {
-				v = VoteQuarantined
-			}
-			return answer{vote: v, ms: ns[0], created: ns[2], high: ns[3]}
-		}, nil, nil)
+		answers := c.fanout(context.Background(), c.nodes, c.probeMarker, nil, nil)
 		var healthy, over, unreachable int
 		var floorHealthy, floorAll int64
 		for _, a := range answers {
@@ -431,10 +430,21 @@ func (c *Client) raisePass() {
 			}
 			floorAll = max(floorAll, a.high)
 		}
+		c.sawHigh(floorAll)
 		degraded := healthy < c.quorum
 		if degraded && (unreachable > 0 || healthy+over < c.quorum) {
-			return // fail closed: wait for more nodes, or for quarantines to end
+			// Fail closed: wait for more nodes, or for quarantines to end.
+			for _, a := range answers {
+				if a.vote == VoteQuarantined {
+					c.sawQuarantine(time.Duration(a.ms)*time.Millisecond, true) // a pass at its end
+				}
+			}
+			if unreachable > 0 {
+				c.ready.want.Store(true)
+			}
+			return
 		}
+		seen := c.ready.high.Load() // tokens this client saw handed out or reported
 		for i, a := range answers {
 			n := c.nodes[i]
 			switch {
@@ -443,15 +453,47 @@ func (c *Client) raisePass() {
 				if c.raise(n, a.created, floorHealthy) {
 					c.logRaised(n, a.created, hclog.Info, "fencing floor raised; the node votes once its quarantine is over",
 						"floor", floorHealthy, "quarantine_left", time.Duration(a.ms)*time.Millisecond)
+				} else {
+					c.ready.want.Store(true)
 				}
 			case a.ms == 0:
-				if c.raise(n, a.created, floorAll) {
+				floor := max(floorAll, seen)
+				switch {
+				case !c.raise(n, a.created, floor):
+					c.ready.want.Store(true)
+				case floor == 0:
+					c.logRaised(n, a.created, hclog.Info, "no node reports a fencing token and this client saw none: fresh nodes, the node votes now (Client.Bootstrap skips the first quarantine of a new deployment)",
+						"floor", floor)
+				default:
 					c.logRaised(n, a.created, hclog.Warn, "no healthy majority: a node's fencing floor was raised from what every node reports; tokens may repeat if a majority lost its state",
-						"floor", floorAll)
+						"floor", floor)
 				}
 			}
 		}
 	})
+}
+
+// probeMarker runs probe.lua on a node for a readiness pass: the answer
+// is VoteYes for a healthy node, VoteQuarantined with ms (quarantine
+// left), created and high otherwise.
+func (c *Client) probeMarker(ctx context.Context, n *node) answer {
+	res, err := n.run(ctx, newCall(scriptProbe, []string{n.marker()}, c.maxTTLArg(), c.quarantineMode(), "0"))
+	if err != nil {
+		return answer{vote: VoteError, err: err}
+	}
+	a, err := replyArray(res, 5)
+	if err != nil {
+		return answer{vote: VoteError, err: err}
+	}
+	var ns [4]int64
+	if err := intsOf(a, ns[:], 0, 1, 3, 4); err != nil {
+		return answer{vote: VoteError, err: err}
+	}
+	v := VoteYes // healthy
+	if ns[0] > 0 || ns[1] != 1 {
+		v = VoteQuarantined
+	}
+	return answer{vote: v, ms: ns[0], created: ns[2], high: ns[3]}
 }
 
 // raise runs raise.lua on a node: its floor becomes at least floor if its

@@ -34,6 +34,7 @@ type Client struct {
 	closeOnce sync.Once
 
 	raising atomic.Bool // a raisePass is running
+	ready   readiness   // when the next raisePass is due (readiness.go)
 	args    scriptArgs  // constant script arguments
 
 	cluster   *redis.ClusterClient // NewCluster only
@@ -123,6 +124,7 @@ type probeInfo struct {
 	left    time.Duration
 	runID   string
 	infoErr string // INFO server's error inside scripts ('' when it answers)
+	raised  bool   // its fencing floor is raised (or needs no raise)
 }
 
 // checkNodes probes every node (starting quarantine clocks, or with
@@ -133,6 +135,11 @@ func (c *Client) checkNodes(ctx context.Context, bootstrap bool) error {
 		return err
 	}
 	defer c.mu.RUnlock()
+	// A readiness pass of its own: what it finds replaces what earlier
+	// calls saw (after Bootstrap, nothing waits).
+	c.ready.last.Store(time.Now().UnixNano())
+	c.ready.want.Store(false)
+	c.ready.due.Store(0)
 	// Probes get longer than NodeTimeout (connections are new), and are
 	// cut by a timer: go-redis may not honour ctx on a stalled socket.
 	type probed struct {
@@ -192,6 +199,9 @@ collect:
 			c.log.Warn("INFO server is refused to redlease's scripts on this node: two addresses of one server cannot be told apart, nor a restart from data or a promoted replica; grant +info (see Security in the README)",
 				"node", n.name(), "error", e)
 		}
+		if !infos[i].raised || infos[i].left > 0 {
+			c.sawQuarantine(infos[i].left, infos[i].raised)
+		}
 		if left := infos[i].left; left > 0 {
 			c.log.Warn("node is quarantined: it has no marker, or restarted, and may have forgotten locks; it votes after the quarantine",
 				"node", n.name(), "wait", left.Round(time.Millisecond),
@@ -237,7 +247,8 @@ func (c *Client) probe(ctx context.Context, n *node, bootstrap bool) (probeInfo,
 	if !ok {
 		return probeInfo{}, badReply(res)
 	}
-	info := probeInfo{left: time.Duration(left) * time.Millisecond, runID: asString(a[2])}
+	raised, _ := asInt(a[1])
+	info := probeInfo{left: time.Duration(left) * time.Millisecond, runID: asString(a[2]), raised: raised == 1}
 	if len(a) > 5 {
 		info.infoErr = asString(a[5])
 	}

@@ -41,15 +41,29 @@ type NodeState struct {
 	// Quarantine is how long the node still refuses to vote; with Ready
 	// false and Quarantine 0 it waits for its fencing floor to be raised.
 	Quarantine time.Duration
-	Ready      bool
-	Err        error
+	// Ready reports that the node's fencing floor is raised (or needs no
+	// raise: quarantine off, a bootstrapped or long-healthy node), so that
+	// it votes once Quarantine is 0; a node votes when Ready is true and
+	// Quarantine is 0. A node that may have forgotten its locks (restarted
+	// empty, failed over, flushed) is not Ready until a client raised its
+	// floor to the highest token of a healthy majority. That needs no
+	// lock traffic: any call of a Client (this Inspect included) raises
+	// it, in the background, from its quarantine onwards, or, when no
+	// healthy majority could give a floor then, within one call of its
+	// quarantine's end; a Client in use checks every 10s in any case
+	// (docs/design.md, "Readiness").
+	Ready bool
+	Err   error
 }
 
 // Inspect reads the key on every node and reports the holder found on a
 // majority, if any, with every node's view. When no value is held by a
 // majority (free, expiring, contended, or too many nodes unreachable or
 // quarantined) it returns the Inspection and an error matching
-// [ErrNoHolder]. Inspect writes nothing.
+// [ErrNoHolder]. Inspect writes nothing itself; a node it finds not ready
+// (see [NodeState.Ready]) makes the Client start a readiness pass in the
+// background, which starts the quarantine of a node that has no marker and
+// raises fencing floors.
 func (c *Client) Inspect(ctx context.Context, key string) (*Inspection, error) {
 	if err := checkKey(key); err != nil {
 		return nil, err
@@ -79,10 +93,12 @@ func (c *Client) Inspect(ctx context.Context, key string) (*Inspection, error) {
 		v := VoteYes
 		if ns[2] > 0 || ns[3] != 1 {
 			v = VoteQuarantined
+			c.sawQuarantine(time.Duration(ns[2])*time.Millisecond, ns[3] == 1)
 		}
 		return answer{vote: v, value: asString(a[0]), ms: ns[0], counter: ns[1], high: ns[2], ready: ns[3] == 1}
 	}, nil, nil)
 	elapsed := time.Since(t0)
+	c.readinessDue() // what this read saw may call for a pass now
 
 	in := &Inspection{Key: key}
 	count := map[string]int{}

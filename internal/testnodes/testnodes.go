@@ -6,6 +6,8 @@ package testnodes
 
 import (
 	"context"
+	"fmt"
+	"net"
 	"strings"
 	"testing"
 	"time"
@@ -13,6 +15,7 @@ import (
 	"github.com/alicebob/miniredis/v2"
 	"github.com/hashicorp/go-hclog"
 	"github.com/redis/go-redis/v9"
+	"github.com/redis/go-redis/v9/maintnotifications"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 )
@@ -31,6 +34,37 @@ func Minis(t testing.TB, n int) ([]*miniredis.Miniredis, []redis.UniversalClient
 	for range n {
 		m := miniredis.RunT(t)
 		c := redis.NewClient(&redis.Options{Addr: m.Addr()})
+		t.Cleanup(func() { _ = c.Close() })
+		ms = append(ms, m)
+		cs = append(cs, c)
+	}
+	return ms, cs
+}
+
+// MemMinis starts n miniredis servers served in memory (net.Pipe, no
+// listener) and returns them with a go-redis client each; everything is
+// closed on cleanup. They work inside a testing/synctest bubble: a client
+// waiting for a reply is durably blocked, and key TTLs and TIME follow the
+// bubble's fake clock (ClockTTL).
+func MemMinis(t testing.TB, n int) ([]*miniredis.Miniredis, []redis.UniversalClient) {
+	t.Helper()
+	var ms []*miniredis.Miniredis
+	var cs []redis.UniversalClient
+	for i := range n {
+		m := miniredis.NewMiniRedis()
+		m.ClockTTL(true)
+		conn, err := m.Dial() // starts the server, without a listener
+		require.NoError(t, err)
+		_ = conn.Close()
+		t.Cleanup(m.Close)
+		c := redis.NewClient(&redis.Options{
+			// An IP literal (TEST-NET-1, never dialled): a host name would
+			// make go-redis resolve it, and DNS cannot run in a bubble.
+			Addr: fmt.Sprintf("192.0.2.%d:6379", i+1),
+			// No CLIENT MAINT_NOTIFICATIONS handshake: miniredis has none.
+			MaintNotificationsConfig: &maintnotifications.Config{Mode: maintnotifications.ModeDisabled},
+			Dialer:                   func(context.Context, string, string) (net.Conn, error) { return m.Dial() },
+		})
 		t.Cleanup(func() { _ = c.Close() })
 		ms = append(ms, m)
 		cs = append(cs, c)

@@ -1,0 +1,263 @@
+package redlock
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/alicebob/miniredis/v2"
+	"github.com/alicebob/miniredis/v2/server"
+	"github.com/hashicorp/go-hclog"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/redlease/redlease/internal/testnodes"
+)
+
+// Readiness (DESIGN 3.5.1, docs/design.md "Readiness"), on the fake clock
+// of testing/synctest with in-memory miniredis nodes: a node that lost its
+// state is Ready again at the end of its quarantine whatever the traffic,
+// while a key stays held elsewhere throughout. miniredis has no run_id, so
+// a restart is a FLUSHALL (the marker is gone, as after an empty restart).
+
+const rdMaxTTL = 5 * time.Second
+
+// rdLate is how late the slow node of a test answers.
+const rdLate = 10 * time.Millisecond
+
+// rdCfg: requests take no fake time, so NodeTimeout only bounds the TTLs.
+var rdCfg = Config{NodeTimeout: 100 * time.Millisecond, MaxTTL: rdMaxTTL}
+
+// rdMarker reads a node's marker straight from miniredis (no contact
+// through a client): when its quarantine started, and whether its floor is
+// raised.
+func rdMarker(m *miniredis.Miniredis) (created time.Time, raised, ok bool) {
+	c := m.HGet(markerKey, "c")
+	if c == "" {
+		return time.Time{}, false, false
+	}
+	ms, _ := strconv.ParseInt(c, 10, 64)
+	return time.UnixMilli(ms), m.HGet(markerKey, "ok") == "1", true
+}
+
+// rdHold takes key on c and extends it every second until the test ends.
+func rdHold(t *testing.T, c *Client, key string) *Lock {
+	l, err := c.TryAcquire(t.Context(), key, 3*time.Second)
+	require.NoError(t, err)
+	go func() {
+		tick := time.NewTicker(time.Second)
+		defer tick.Stop()
+		for {
+			select {
+			case <-t.Context().Done():
+				return
+			case <-tick.C:
+				if err := l.Extend(t.Context(), 0); t.Context().Err() == nil {
+					assert.NoError(t, err, "the holder keeps its key throughout")
+				}
+			}
+		}
+	}()
+	return l
+}
+
+func TestReadyAfterQuarantineWhileKeyHeld(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		// traffic is what the other client does, every period, besides
+		// the holder's extensions (nil: nothing), and its error on an
+		// unexpected outcome.
+		traffic func(t *testing.T, c *Client) error
+		period  time.Duration
+		// startBy bounds when the node's quarantine starts after the
+		// restart: at the next contact that reaches it.
+		startBy time.Duration
+	}{
+		{"candidate retries on the held key", func(t *testing.T, c *Client) error {
+			if _, err := c.TryAcquire(t.Context(), "held", time.Second); !errors.Is(err, ErrNotAcquired) {
+				return fmt.Errorf("acquired a held key, or %w", err)
+			}
+			return nil
+		}, DefaultRetryDelay, DefaultRetryDelay},
+		{"observer inspects", func(t *testing.T, c *Client) error {
+			in, err := c.Inspect(t.Context(), "held")
+			if err == nil && in.Value == "" {
+				err = errors.New("no holder")
+			}
+			return err
+		}, time.Second, 2 * time.Second},
+		// Only the holder's extensions: the periodic pass (probeEvery).
+		{"holder extends only", nil, 0, probeEvery + time.Second},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				ms, nodes := testnodes.MemMinis(t, 3)
+				// Node 2 answers scripts late: an acquisition that fails
+				// on the two others returns without its answer.
+				ms[2].Server().SetPreHook(func(_ *server.Peer, cmd string, _ ...string) bool {
+					if cmd == "EVAL" || cmd == "EVALSHA" {
+						time.Sleep(rdLate)
+					}
+					return false
+				})
+				cfg := rdCfg
+				cfg.Logger = testnodes.Logger(t, hclog.Info)
+				holder := newClient(t, cfg, nodes)
+				other := newClient(t, cfg, nodes)
+				rdHold(t, holder, "held")
+				// A steady state, periodic passes included; the restart
+				// comes a second after one, so that the next falls after
+				// the quarantine and the others must raise the node.
+				time.Sleep(2*probeEvery + time.Second)
+				synctest.Wait()
+
+				restart := time.Now()
+				ms[2].FlushAll()
+				if tc.traffic != nil {
+					go func() {
+						tick := time.NewTicker(tc.period)
+						defer tick.Stop()
+						for {
+							select {
+							case <-t.Context().Done():
+								return
+							case <-tick.C:
+								if err := tc.traffic(t, other); t.Context().Err() == nil {
+									assert.NoError(t, err)
+								}
+							}
+						}
+					}()
+				}
+				// The quarantine starts at the next contact.
+				var created time.Time
+				for {
+					var ok bool
+					if created, _, ok = rdMarker(ms[2]); ok {
+						break
+					}
+					require.LessOrEqual(t, time.Since(restart), tc.startBy+rdLate, "no marker on the restarted node")
+					time.Sleep(10 * time.Millisecond)
+				}
+				t.Logf("quarantine started %s after the restart", created.Sub(restart))
+
+				// A healthy majority answered during the quarantine: the
+				// floor is raised by its end, with no free key.
+				time.Sleep(time.Until(created.Add(rdMaxTTL)))
+				synctest.Wait()
+				_, raised, _ := rdMarker(ms[2])
+				assert.True(t, raised, "floor not raised at the end of the quarantine")
+				in, err := other.Inspect(t.Context(), "held")
+				require.NoError(t, err)
+				assert.True(t, in.Nodes[2].Ready, "%+v", in.Nodes[2])
+				assert.Zero(t, in.Nodes[2].Quarantine)
+				// It votes: another key is granted by all three nodes.
+				l, err := other.TryAcquire(t.Context(), "free", time.Second)
+				require.NoError(t, err)
+				time.Sleep(rdLate) // node 2's answer
+				synctest.Wait()
+				v, _ := ms[2].Get("free")
+				assert.Equal(t, l.Value(), v, "the restarted node voted yes")
+				_, err = l.Release(t.Context())
+				require.NoError(t, err)
+			})
+		})
+	}
+}
+
+// rdLogs is a Debug logger writing into a buffer, for the log assertions.
+type rdLogs struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *rdLogs) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *rdLogs) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+func rdLogger(b *rdLogs) hclog.Logger {
+	return hclog.New(&hclog.LoggerOptions{Level: hclog.Debug, Output: b})
+}
+
+const rdRepeatWarning = "tokens may repeat"
+
+// Without a healthy majority the floor can only be raised when the
+// quarantines are over: the first call after their end does it. Fresh
+// nodes (never bootstrapped, no token anywhere) have nothing to repeat:
+// no warning. Nodes that all lost their state after tokens were handed
+// out get the warning, and the floor from the highest token this client
+// saw, so that its tokens still increase.
+func TestReadyWithoutHealthyMajority(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ms, nodes := testnodes.MemMinis(t, 3)
+		logs := &rdLogs{}
+		cfg := rdCfg
+		cfg.Logger = rdLogger(logs)
+		c, err := New(t.Context(), cfg, nodes...) // not bootstrapped: every node quarantined
+		require.NoError(t, err)
+		t.Cleanup(func() { _ = c.Close() })
+		start := time.Now()
+
+		acquireAt := func(at time.Time) (*Lock, error) {
+			time.Sleep(time.Until(at))
+			return c.TryAcquire(t.Context(), "k", time.Second)
+		}
+		_, err = acquireAt(start.Add(rdMaxTTL / 2))
+		require.ErrorIs(t, err, ErrNotAcquired, "every node is quarantined")
+		synctest.Wait()
+		for i, m := range ms {
+			_, raised, _ := rdMarker(m)
+			require.False(t, raised, "node %d raised without a healthy majority, during the quarantines", i)
+		}
+
+		// The first call after the quarantines' end (this one) starts the
+		// pass; the next one finds every node ready.
+		_, err = acquireAt(start.Add(rdMaxTTL))
+		synctest.Wait()
+		for i, m := range ms {
+			_, raised, _ := rdMarker(m)
+			require.True(t, raised, "node %d not raised by the first call after the quarantines: %v", i, err)
+		}
+		l, err := acquireAt(time.Now())
+		require.NoError(t, err)
+		first := l.Token()
+		_, err = l.Release(t.Context())
+		require.NoError(t, err)
+		assert.NotContains(t, logs.String(), rdRepeatWarning, "fresh nodes: nothing can repeat")
+		assert.Contains(t, logs.String(), "fresh nodes")
+
+		// Every node loses its state: no node reports a token, but this
+		// client handed one out.
+		for _, m := range ms {
+			m.FlushAll()
+		}
+		lost := time.Now()
+		_, err = acquireAt(lost)
+		require.ErrorIs(t, err, ErrNotAcquired)
+		l, err = acquireAt(lost.Add(rdMaxTTL + DefaultRetryDelay))
+		if err != nil { // the pass started by the call before
+			synctest.Wait()
+			l, err = acquireAt(time.Now())
+		}
+		require.NoError(t, err)
+		assert.Greater(t, l.Token(), first, "the floor is the highest token this client saw")
+		assert.Contains(t, logs.String(), rdRepeatWarning)
+		_, err = l.Release(t.Context())
+		require.NoError(t, err)
+		t.Log(strings.TrimSpace(logs.String()))
+	})
+}
