@@ -38,7 +38,10 @@ func WithRetry(f func() RetryStrategy) AcquireOption {
 }
 
 // WithReleaseNotice makes Release PUBLISH message on channel, on every node
-// where it deleted the lock, so that waiters can retry at once.
+// where it deleted the lock, so that waiters can retry at once. On a
+// cluster Client the notice is an SPUBLISH in the slot of each copy of
+// the lock; with buckets, [Client.Subscribe] hears it when channel is
+// "<key>:notice" (see there).
 func WithReleaseNotice(channel, message string) AcquireOption {
 	return func(o *acquireOptions) { o.notice, o.msg = channel, message }
 }
@@ -157,7 +160,8 @@ func (c *Client) attempt(ctx context.Context, key string, ttl time.Duration, o a
 	}
 	defer c.mu.RUnlock()
 
-	s := newStragglers(len(c.nodes))
+	nodes := c.nodesFor(key)
+	s := newStragglers(len(nodes))
 	undoLate := func(n *node, a answer) {
 		if a.vote == VoteQuarantined {
 			c.ready.want.Store(true) // not seen by raiseForgetful: the next pass raises it
@@ -166,15 +170,15 @@ func (c *Client) attempt(ctx context.Context, key string, ttl time.Duration, o a
 	}
 	fail := func(qe *QuorumError) (*Lock, error) {
 		s.gone.Store(true)
-		c.wg.Go(func() { c.releaseAll(key, value, "", "") })
+		c.wg.Go(func() { c.releaseAll(nodes, key, value, "", "") })
 		return nil, qe
 	}
 
 	t0 := time.Now()
 	validUntil := t0.Add(ttl - c.cfg.drift(ttl))
 	plain := newCall(scriptAcquire, []string{key, key + ":fence", markerKey},
-		value, ttl.Milliseconds(), c.maxTTLArg(), c.quarantineMode(), c.counterTTL(), c.args.fromZero)
-	answers := c.fanout(ctx, c.nodes, func(ctx context.Context, n *node) answer {
+		value, ttl.Milliseconds(), c.maxTTLArg(), c.quarantineMode(), c.counterTTL(), c.args.fromZero, c.args.layout)
+	answers := c.fanout(ctx, nodes, func(ctx context.Context, n *node) answer {
 		defer s.running[n.idx].Store(false)
 		sc := plain
 		if n.tag != "" {
@@ -199,33 +203,33 @@ func (c *Client) attempt(ctx context.Context, key string, ttl time.Duration, o a
 		}
 		return a
 	}, c.distinctQuorumDone, undoLate)
-	yes := c.dedupe(answers)
-	c.raiseForgetful(answers)
+	yes := c.dedupe(nodes, answers)
+	c.raiseForgetful(nodes, answers)
 	if yes < c.quorum {
-		return fail(c.quorumError("acquire", key, answers, ErrNotAcquired, ""))
+		return fail(c.quorumError(nodes, "acquire", key, answers, ErrNotAcquired, ""))
 	}
 
 	var token uint64
 	if !c.cfg.DisableFencing {
 		var err error
-		if token, err = c.token(ctx, key, value, answers); err != nil {
+		if token, err = c.token(ctx, nodes, key, value, answers); err != nil {
 			var qe *QuorumError
 			if errors.As(err, &qe) {
 				return fail(qe)
 			}
-			return fail(c.quorumError("fence", key, answers, ErrNotAcquired, err.Error()))
+			return fail(c.quorumError(nodes, "fence", key, answers, ErrNotAcquired, err.Error()))
 		}
 	}
 
 	if left := time.Until(validUntil); left <= c.cfg.MinValidity {
-		return fail(c.quorumError("acquire", key, answers, ErrNotAcquired,
+		return fail(c.quorumError(nodes, "acquire", key, answers, ErrNotAcquired,
 			fmt.Sprintf("validity %s after %s is below MinValidity %s", left.Round(time.Microsecond),
 				time.Since(t0).Round(time.Microsecond), c.cfg.MinValidity)))
 	}
 	if c.log.IsTrace() {
 		c.log.Trace("acquired", "key", key, "token", token, "validity", time.Until(validUntil), "elapsed", time.Since(t0))
 	}
-	return &Lock{c: c, key: key, value: value, token: token, ttl: ttl, strag: s,
+	return &Lock{c: c, nodes: nodes, key: key, value: value, token: token, ttl: ttl, strag: s,
 		notice: o.notice, msg: o.msg, acquiredAt: t0, validUntil: validUntil}, nil
 }
 
@@ -270,7 +274,7 @@ func (c *Client) distinctQuorumDone(as []answer, got []bool) bool {
 
 // dedupe turns a second yes from the same server (same run_id) into an
 // error vote and returns the number of distinct yes votes.
-func (c *Client) dedupe(as []answer) int {
+func (c *Client) dedupe(nodes []*node, as []answer) int {
 	yes := 0
 	for i := range as {
 		a := &as[i]
@@ -279,7 +283,7 @@ func (c *Client) dedupe(as []answer) int {
 		}
 		if a.server != 0 {
 			if j := slices.IndexFunc(as[:i], func(b answer) bool { return b.vote == VoteYes && b.server == a.server }); j >= 0 {
-				a.vote, a.err = VoteError, fmt.Errorf("same server as %s (run_id %012x...): one server, one vote", c.nodes[j].name(), a.server)
+				a.vote, a.err = VoteError, fmt.Errorf("same server as %s (run_id %012x...): one server, one vote", nodes[j].name(), a.server)
 				continue
 			}
 		}
@@ -297,7 +301,7 @@ func containsServer(ids []int64, id int64) bool { return slices.Contains(ids, id
 // t: it is handed out at once. Otherwise t is written back on the yes-nodes
 // below it where our value still holds, and handed out once a majority holds
 // it; a counter found above t fails the acquisition (never hand it out).
-func (c *Client) token(ctx context.Context, key, value string, answers []answer) (uint64, error) {
+func (c *Client) token(ctx context.Context, nodes []*node, key, value string, answers []answer) (uint64, error) {
 	var t int64
 	for _, a := range answers {
 		if a.vote == VoteYes {
@@ -315,7 +319,7 @@ func (c *Client) token(ctx context.Context, key, value string, answers []answer)
 		case a.counter == t:
 			at++
 		default:
-			behind = append(behind, c.nodes[i])
+			behind = append(behind, nodes[i])
 		}
 	}
 	c.sawHigh(t)
@@ -363,7 +367,7 @@ func (c *Client) token(ctx context.Context, key, value string, answers []answer)
 // they vote again no token can go back. It runs in the background; the nodes
 // vote no until it has landed. Without a healthy majority among the answers
 // it leaves the decision to raiseDegraded, which reads every node itself.
-func (c *Client) raiseForgetful(answers []answer) {
+func (c *Client) raiseForgetful(nodes []*node, answers []answer) {
 	var healthy int
 	var floor int64
 	var todo []int
@@ -384,7 +388,7 @@ func (c *Client) raiseForgetful(answers []answer) {
 		return
 	}
 	for _, i := range todo {
-		a, n := answers[i], c.nodes[i]
+		a, n := answers[i], nodes[i]
 		c.wg.Go(func() {
 			if c.raise(n, a.created, floor) {
 				c.logRaised(n, a.created, hclog.Info, "fencing floor raised; the node votes once its quarantine is over",
@@ -414,70 +418,80 @@ func (c *Client) raisePass() {
 	}
 	c.wg.Go(func() {
 		defer c.raising.Store(false)
-		answers := c.fanout(context.Background(), c.nodes, c.probeMarker, nil, nil)
-		var healthy, over, unreachable int
-		var floorHealthy, floorAll int64
-		for _, a := range answers {
-			switch {
-			case a.vote == VoteError:
-				unreachable++
-				continue
-			case a.vote == VoteYes:
-				healthy++
-				floorHealthy = max(floorHealthy, a.high)
-			case a.ms == 0:
-				over++
-			}
-			floorAll = max(floorAll, a.high)
-		}
-		c.sawHigh(floorAll)
-		degraded := healthy < c.quorum
-		if degraded && (unreachable > 0 || healthy+over < c.quorum) {
-			// Fail closed: wait for more nodes, or for quarantines to end.
-			for _, a := range answers {
-				if a.vote == VoteQuarantined {
-					c.sawQuarantine(time.Duration(a.ms)*time.Millisecond, true) // a pass at its end
-				}
-			}
-			if unreachable > 0 {
-				c.ready.want.Store(true)
-			}
-			return
-		}
+		answers := c.fanout(context.Background(), c.all, c.probeMarker, nil, nil)
 		seen := c.ready.high.Load() // tokens this client saw handed out or reported
-		for i, a := range answers {
-			n := c.nodes[i]
-			switch {
-			case a.vote != VoteQuarantined:
-			case !degraded:
-				if c.raise(n, a.created, floorHealthy) {
-					c.logRaised(n, a.created, hclog.Info, "fencing floor raised; the node votes once its quarantine is over",
-						"floor", floorHealthy, "quarantine_left", time.Duration(a.ms)*time.Millisecond)
-				} else {
-					c.ready.want.Store(true)
-				}
-			case a.ms == 0:
-				floor := max(floorAll, seen)
-				switch {
-				case !c.raise(n, a.created, floor):
-					c.ready.want.Store(true)
-				case floor == 0:
-					c.logRaised(n, a.created, hclog.Info, "no node reports a fencing token and this client saw none: fresh nodes, the node votes now (Client.Bootstrap skips the first quarantine of a new deployment)",
-						"floor", floor)
-				default:
-					c.logRaised(n, a.created, hclog.Warn, "no healthy majority: a node's fencing floor was raised from what every node reports; tokens may repeat if a majority lost its state",
-						"floor", floor)
-				}
-			}
+		k := len(c.nodes)
+		for b, set := range c.sets {
+			c.raiseSet(set, answers[b*k:(b+1)*k], seen)
 		}
 	})
+}
+
+// raiseSet is raisePass for one set of voters (a bucket of a cluster
+// Client: its floors come from its own copies), given their markers'
+// answers and the highest token the client saw before the pass.
+func (c *Client) raiseSet(nodes []*node, answers []answer, seen int64) {
+	var healthy, over, unreachable int
+	var floorHealthy, floorAll int64
+	for _, a := range answers {
+		switch {
+		case a.vote == VoteError:
+			unreachable++
+			continue
+		case a.vote == VoteYes:
+			healthy++
+			floorHealthy = max(floorHealthy, a.high)
+		case a.ms == 0:
+			over++
+		}
+		floorAll = max(floorAll, a.high)
+	}
+	c.sawHigh(floorAll)
+	degraded := healthy < c.quorum
+	if degraded && (unreachable > 0 || healthy+over < c.quorum) {
+		// Fail closed: wait for more nodes, or for quarantines to end.
+		for _, a := range answers {
+			if a.vote == VoteQuarantined {
+				c.sawQuarantine(time.Duration(a.ms)*time.Millisecond, true) // a pass at its end
+			}
+		}
+		if unreachable > 0 {
+			c.ready.want.Store(true)
+		}
+		return
+	}
+	for i, a := range answers {
+		n := nodes[i]
+		switch {
+		case a.vote != VoteQuarantined:
+		case !degraded:
+			if c.raise(n, a.created, floorHealthy) {
+				c.logRaised(n, a.created, hclog.Info, "fencing floor raised; the node votes once its quarantine is over",
+					"floor", floorHealthy, "quarantine_left", time.Duration(a.ms)*time.Millisecond)
+			} else {
+				c.ready.want.Store(true)
+			}
+		case a.ms == 0:
+			floor := max(floorAll, seen)
+			switch {
+			case !c.raise(n, a.created, floor):
+				c.ready.want.Store(true)
+			case floor == 0:
+				c.logRaised(n, a.created, hclog.Info, "no node reports a fencing token and this client saw none: fresh nodes, the node votes now (Client.Bootstrap skips the first quarantine of a new deployment)",
+					"floor", floor)
+			default:
+				c.logRaised(n, a.created, hclog.Warn, "no healthy majority: a node's fencing floor was raised from what every node reports; tokens may repeat if a majority lost its state",
+					"floor", floor)
+			}
+		}
+	}
 }
 
 // probeMarker runs probe.lua on a node for a readiness pass: the answer
 // is VoteYes for a healthy node, VoteQuarantined with ms (quarantine
 // left), created and high otherwise.
 func (c *Client) probeMarker(ctx context.Context, n *node) answer {
-	res, err := n.run(ctx, newCall(scriptProbe, []string{n.marker()}, c.maxTTLArg(), c.quarantineMode(), "0"))
+	res, err := n.run(ctx, newCall(scriptProbe, []string{n.marker()}, c.maxTTLArg(), c.quarantineMode(), "0", c.args.layout))
 	if err != nil {
 		return answer{vote: VoteError, err: err}
 	}
@@ -510,13 +524,13 @@ func (c *Client) raise(n *node, created, floor int64) bool {
 }
 
 // quorumError builds the *QuorumError of a failed request.
-func (c *Client) quorumError(op, key string, answers []answer, target error, reason string) *QuorumError {
+func (c *Client) quorumError(nodes []*node, op, key string, answers []answer, target error, reason string) *QuorumError {
 	qe := &QuorumError{Op: op, Key: key, Need: c.quorum, Reason: reason, target: target}
 	for i, a := range answers {
 		if a.vote == VoteYes {
 			qe.Yes++
 		}
-		qe.Nodes = append(qe.Nodes, nodeResult(c.nodes[i], a))
+		qe.Nodes = append(qe.Nodes, nodeResult(nodes[i], a))
 	}
 	return qe
 }

@@ -23,7 +23,9 @@ import (
 // cannot be reused.
 type Client struct {
 	cfg    Config
-	nodes  []*node
+	nodes  []*node   // the voters of a key in bucket 0: every key's, but on a bucketed cluster
+	sets   [][]*node // the voters of each bucket (one set but on a bucketed cluster)
+	all    []*node   // every set's nodes, set after set
 	quorum int
 	log    hclog.Logger
 
@@ -97,6 +99,7 @@ func New(ctx context.Context, cfg Config, nodes ...redis.UniversalClient) (*Clie
 		}
 		c.nodes = append(c.nodes, n)
 	}
+	c.sets, c.all = [][]*node{c.nodes}, c.nodes
 	if len(nodes)%2 == 0 {
 		c.log.Warn("even number of nodes: one more node would tolerate one more failure at the same quorum",
 			"nodes", len(nodes), "quorum", c.quorum)
@@ -148,8 +151,8 @@ func (c *Client) checkNodes(ctx context.Context, bootstrap bool) error {
 		err  error
 	}
 	wait := max(time.Second, c.cfg.NodeTimeout)
-	ch := make(chan probed, len(c.nodes))
-	for i, n := range c.nodes {
+	ch := make(chan probed, len(c.all))
+	for i, n := range c.all {
 		c.wg.Go(func() {
 			pctx, cancel := context.WithTimeout(ctx, wait)
 			defer cancel()
@@ -157,15 +160,15 @@ func (c *Client) checkNodes(ctx context.Context, bootstrap bool) error {
 			ch <- probed{i, info, err}
 		})
 	}
-	infos := make([]probeInfo, len(c.nodes))
-	errs := make([]error, len(c.nodes))
+	infos := make([]probeInfo, len(c.all))
+	errs := make([]error, len(c.all))
 	for i := range errs {
 		errs[i] = fmt.Errorf("no answer within %s", wait)
 	}
 	timer := time.NewTimer(wait)
 	defer timer.Stop()
 collect:
-	for range c.nodes {
+	for range c.all {
 		select {
 		case p := <-ch:
 			infos[p.i], errs[p.i] = p.info, p.err
@@ -178,7 +181,7 @@ collect:
 
 	var unreachable []string
 	byRunID := make(map[string]int)
-	for i, n := range c.nodes {
+	for i, n := range c.all {
 		if errs[i] != nil {
 			if errors.Is(errs[i], ErrInvalidConfig) {
 				return errs[i]
@@ -191,7 +194,7 @@ collect:
 		if id := infos[i].runID; id != "" && n.cluster == nil {
 			if j, dup := byRunID[id]; dup {
 				return fmt.Errorf("%w: nodes %s and %s are the same server (run_id %s): one server, one vote",
-					ErrInvalidConfig, c.nodes[j].name(), n.name(), id)
+					ErrInvalidConfig, c.all[j].name(), n.name(), id)
 			}
 			byRunID[id] = i
 		}
@@ -203,7 +206,13 @@ collect:
 			c.sawQuarantine(infos[i].left, infos[i].raised)
 		}
 		if left := infos[i].left; left > 0 {
-			c.log.Warn("node is quarantined: it has no marker, or restarted, and may have forgotten locks; it votes after the quarantine",
+			// One line per copy of a bucketed cluster: its other
+			// buckets' markers were made at the same moment.
+			level := hclog.Warn
+			if n.bucket > 0 {
+				level = hclog.Debug
+			}
+			c.log.Log(level, "node is quarantined: it has no marker, or restarted, and may have forgotten locks; it votes after the quarantine",
 				"node", n.name(), "wait", left.Round(time.Millisecond),
 				"ways_out", "Client.Bootstrap for a brand-new deployment; Config.DisableQuarantine where every write is fsynced (appendfsync always)")
 		}
@@ -222,7 +231,7 @@ func (c *Client) probe(ctx context.Context, n *node, bootstrap bool) (probeInfo,
 		return probeInfo{}, err
 	}
 	res, err := scriptProbe.Run(ctx, n.client, []string{n.marker()},
-		c.maxTTLArg(), c.quarantineMode(), flag(bootstrap)).Result()
+		c.maxTTLArg(), c.quarantineMode(), flag(bootstrap), c.args.layout).Result()
 	if err != nil {
 		return probeInfo{}, noScripting(n, classify(err))
 	}
@@ -230,7 +239,12 @@ func (c *Client) probe(ctx context.Context, n *node, bootstrap bool) (probeInfo,
 	// pay a NOSCRIPT round trip.
 	// (ScriptLoad, not Script.Load: the latter takes the server's reply as
 	// the digest, and one odd node would change it for every client.)
+	// A cluster's copies share one cluster client, which loads on every
+	// master: the copies of one bucket do it.
 	for _, s := range []*redis.Script{scriptAcquire, scriptFence, scriptExtend, scriptRelease, scriptRaise, scriptInspect} {
+		if n.bucket > 0 {
+			break
+		}
 		sha, err := n.client.ScriptLoad(ctx, scriptSource[s]).Result()
 		if err != nil {
 			return probeInfo{}, annotate(&scriptCall{script: s}, classify(err))
@@ -283,7 +297,7 @@ func (c *Client) checkConfig(ctx context.Context, n *node) error {
 	if refused != nil {
 		return refused
 	}
-	if n.cluster != nil && conf["cluster-require-full-coverage"] == "yes" {
+	if n.cluster != nil && n.bucket == 0 && conf["cluster-require-full-coverage"] == "yes" {
 		c.log.Warn("cluster-require-full-coverage is yes: while one failed master is being replaced, every master answers CLUSTERDOWN and no lock can be taken; set it to no so that one failure costs one vote",
 			"node", n.name())
 	}

@@ -60,7 +60,7 @@ const rcPoolSize = 10_000
 // rcClusterClient is a go-redis cluster client with short socket timeouts,
 // so that requests still in flight when a redlock call returns end quickly
 // (Client.Close waits for them). NodeTimeout bounds the calls themselves.
-func rcClusterClient(t *testing.T, addrs []string, edit ...func(*redis.ClusterOptions)) *redis.ClusterClient {
+func rcClusterClient(t testing.TB, addrs []string, edit ...func(*redis.ClusterOptions)) *redis.ClusterClient {
 	o := &redis.ClusterOptions{
 		Addrs:         addrs,
 		DialTimeout:   250 * time.Millisecond,
@@ -111,13 +111,18 @@ func rcLogger(t *testing.T, w io.Writer) hclog.Logger {
 }
 
 // rcNewCluster makes a NewCluster Client of n copies, closed on cleanup;
-// bootstrap declares the cluster brand new.
-func rcNewCluster(t *testing.T, cfg redlock.Config, cc *redis.ClusterClient, n int, bootstrap bool) *redlock.Client {
+// bootstrap declares the cluster brand new. Without opts it has one
+// bucket: the tests that move or kill a lock's slots name it by
+// ClusterTag.
+func rcNewCluster(t *testing.T, cfg redlock.Config, cc *redis.ClusterClient, n int, bootstrap bool, opts ...redlock.ClusterOption) *redlock.Client {
 	t.Helper()
 	if cfg.Logger == nil {
 		cfg.Logger = rcLogger(t, &rcLogBuffer{t: t})
 	}
-	c, err := redlock.NewCluster(context.Background(), cfg, cc, n)
+	if len(opts) == 0 {
+		opts = []redlock.ClusterOption{redlock.WithBuckets(1)}
+	}
+	c, err := redlock.NewCluster(context.Background(), cfg, cc, n, opts...)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = c.Close() })
 	if bootstrap {

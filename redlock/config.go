@@ -118,11 +118,14 @@ func (c *Client) maxTTLArg() any { return c.args.maxTTL }
 // a Client, boxed once (an argument boxed per call is an allocation).
 type scriptArgs struct {
 	counterTTL, maxTTL, mode, fromZero any
+	// layout is a cluster's layout as its markers record it (Layout);
+	// "" where there is none to check (independent nodes).
+	layout any
 }
 
 func (c *Client) initArgs() {
 	c.args = scriptArgs{counterTTL: c.counterTTLString(), maxTTL: strconv.FormatInt(c.cfg.MaxTTL.Milliseconds(), 10),
-		mode: c.quarantineModeString(), fromZero: flag(c.cfg.unsafeOff.CounterFromZero)}
+		mode: c.quarantineModeString(), fromZero: flag(c.cfg.unsafeOff.CounterFromZero), layout: ""}
 }
 
 // quarantineMode is the scripts' quarantine argument, boxed once.

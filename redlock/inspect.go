@@ -73,8 +73,9 @@ func (c *Client) Inspect(ctx context.Context, key string) (*Inspection, error) {
 	}
 	defer c.mu.RUnlock()
 	t0 := time.Now()
-	args := []any{c.maxTTLArg(), c.quarantineMode()}
-	answers := c.fanout(ctx, c.nodes, func(ctx context.Context, n *node) answer {
+	args := []any{c.maxTTLArg(), c.quarantineMode(), c.args.layout}
+	nodes := c.nodesFor(key)
+	answers := c.fanout(ctx, nodes, func(ctx context.Context, n *node) answer {
 		if err := c.admit(ctx, n); err != nil {
 			return answer{vote: VoteError, err: err}
 		}
@@ -103,7 +104,7 @@ func (c *Client) Inspect(ctx context.Context, key string) (*Inspection, error) {
 	in := &Inspection{Key: key}
 	count := map[string]int{}
 	for i, a := range answers {
-		st := NodeState{Node: c.nodes[i].addr, Master: c.nodes[i].where(), Err: a.err}
+		st := NodeState{Node: nodes[i].addr, Master: nodes[i].where(), Err: a.err}
 		if a.vote != VoteError {
 			st.Value, st.Counter, st.Ready = a.value, uint64(max(0, a.counter)), a.ready
 			st.Quarantine = time.Duration(a.high) * time.Millisecond
@@ -122,7 +123,7 @@ func (c *Client) Inspect(ctx context.Context, key string) (*Inspection, error) {
 		}
 	}
 	if in.Value == "" {
-		return in, fmt.Errorf("%w: %q: no value on %d of %d nodes", ErrNoHolder, key, c.quorum, len(c.nodes))
+		return in, fmt.Errorf("%w: %q: no value on %d of %d nodes", ErrNoHolder, key, c.quorum, len(nodes))
 	}
 	var low time.Duration = -1
 	var counters []uint64

@@ -16,6 +16,7 @@ import (
 // lease package for that) and cannot be re-acquired once released or lost.
 type Lock struct {
 	c          *Client
+	nodes      []*node // the voters of its key
 	key, value string
 	token      uint64
 	ttl        time.Duration
@@ -133,7 +134,7 @@ func (l *Lock) Extend(ctx context.Context, ttl time.Duration, opts ...ExtendOpti
 	t0 := time.Now()
 	plain := newCall(scriptExtend, []string{l.key, markerKey, l.key + ":fence"},
 		l.value, ttl.Milliseconds(), c.maxTTLArg(), c.quarantineMode(), c.counterTTL())
-	answers := c.fanoutWithin(ctx, o.wait, c.nodes, func(ctx context.Context, n *node) answer {
+	answers := c.fanoutWithin(ctx, o.wait, l.nodes, func(ctx context.Context, n *node) answer {
 		sc := plain
 		if n.tag != "" {
 			sc = plain.withKeys(n.lockKey(l.key), n.marker(), n.fenceKey(l.key))
@@ -179,12 +180,12 @@ func (l *Lock) Extend(ctx context.Context, ttl time.Duration, opts ...ExtendOpti
 		// a late yes must not bring it back (S4).
 		l.released = true
 		l.strag.gone.Store(true)
-		c.wg.Go(func() { c.releaseAll(l.key, l.value, l.notice, l.msg) }) // wakes waiters
+		c.wg.Go(func() { c.releaseAll(l.nodes, l.key, l.value, l.notice, l.msg) }) // wakes waiters
 		return fmt.Errorf("%w: %q: the local deadline passed during extend", ErrNotHeld, l.key)
 	case yes < c.quorum:
-		return c.quorumError("extend", l.key, answers, ErrNotExtended, "")
+		return c.quorumError(l.nodes, "extend", l.key, answers, ErrNotExtended, "")
 	case newUntil.Sub(now) <= c.cfg.MinValidity:
-		return c.quorumError("extend", l.key, answers, ErrNotExtended, "validity after extend below MinValidity")
+		return c.quorumError(l.nodes, "extend", l.key, answers, ErrNotExtended, "validity after extend below MinValidity")
 	}
 	l.validUntil, l.ttl = newUntil, ttl
 	return nil
@@ -218,7 +219,7 @@ func (l *Lock) Release(ctx context.Context) (int, error) {
 	defer c.mu.RUnlock()
 	// The caller's ctx may already be cancelled: cleaning up must not
 	// depend on it (S8). NodeTimeout bounds every request.
-	answers := c.release(context.WithoutCancel(ctx), l.key, l.value, l.notice, l.msg, c.deletedOnMajority, l.strag.acquiring)
+	answers := c.release(context.WithoutCancel(ctx), l.nodes, l.key, l.value, l.notice, l.msg, c.deletedOnMajority, l.strag.acquiring)
 	deleted, errs := 0, 0
 	for _, a := range answers {
 		switch {
@@ -232,7 +233,7 @@ func (l *Lock) Release(ctx context.Context) (int, error) {
 	case deleted >= c.quorum:
 		return deleted, nil
 	case errs > 0:
-		return deleted, c.quorumError("release", l.key, answers, ErrNotReleased, "")
+		return deleted, c.quorumError(l.nodes, "release", l.key, answers, ErrNotReleased, "")
 	case deleted == 0:
 		return 0, fmt.Errorf("%w: %q: no node held it any more", ErrNotHeld, l.key)
 	}
@@ -253,11 +254,11 @@ func (c *Client) deletedOnMajority(as []answer, got []bool) bool {
 // release runs release.lua on every node but those that skip reports
 // (nil: none); done decides when to stop waiting (nil: for every node,
 // bounded by NodeTimeout). Skipped nodes answer errStillAcquiring.
-func (c *Client) release(ctx context.Context, key, value, notice, msg string, done func([]answer, []bool) bool, skip func(i int) bool) []answer {
-	nodes := c.nodes
+func (c *Client) release(ctx context.Context, set []*node, key, value, notice, msg string, done func([]answer, []bool) bool, skip func(i int) bool) []answer {
+	nodes := set
 	if skip != nil {
-		nodes = make([]*node, 0, len(c.nodes))
-		for i, n := range c.nodes {
+		nodes = make([]*node, 0, len(set))
+		for i, n := range set {
 			if !skip(i) {
 				nodes = append(nodes, n)
 			}
@@ -275,10 +276,10 @@ func (c *Client) release(ctx context.Context, key, value, notice, msg string, do
 		}
 		return releaseReply(n.run(ctx, sc))
 	}, done, nil)
-	if len(nodes) == len(c.nodes) {
+	if len(nodes) == len(set) {
 		return answers
 	}
-	all := make([]answer, len(c.nodes))
+	all := make([]answer, len(set))
 	for i := range all {
 		all[i] = answer{vote: VoteError, err: errStillAcquiring}
 	}
@@ -308,8 +309,8 @@ func releaseReply(res any, err error) answer {
 
 // releaseAll undoes a failed or lost acquisition on every node, with its
 // own bounded context (S8); used in the background.
-func (c *Client) releaseAll(key, value, notice, msg string) {
-	c.release(context.Background(), key, value, notice, msg, nil, nil)
+func (c *Client) releaseAll(nodes []*node, key, value, notice, msg string) {
+	c.release(context.Background(), nodes, key, value, notice, msg, nil, nil)
 }
 
 // releaseOn undoes one node's late yes with sc, its release call.

@@ -26,7 +26,8 @@ type node struct {
 	addr   string   // its stable name (Client.Nodes, notices); name() for errors and logs
 	nm     nodeName // its name for errors and logs where the server names it (see identity.go)
 	ident  identity // what its answers said about its server
-	idx    int      // position in Client.nodes
+	idx    int      // position in its set (Client.sets): the copy of a cluster lock
+	bucket int      // its set: the bucket of a cluster Client's keys (DESIGN 3.6.1)
 	// ownDeadline: the go-redis client cuts its own requests at the
 	// context's deadline (a *redis.Client with ContextTimeoutEnabled), so
 	// a request to it may run in the caller's goroutine (see fanoutWithin).

@@ -20,7 +20,7 @@ func (c *Client) Publish(ctx context.Context, channel, message string) (int, err
 		return 0, err
 	}
 	defer c.mu.RUnlock()
-	answers := c.fanout(ctx, c.nodes, func(ctx context.Context, n *node) answer {
+	answers := c.fanout(ctx, c.nodesForChannel(channel), func(ctx context.Context, n *node) answer {
 		var err error
 		if n.tag != "" {
 			err = n.client.SPublish(ctx, n.lockKey(channel), message).Err()
@@ -59,6 +59,12 @@ type Subscription struct {
 
 // Subscribe listens on channel on every node. Nodes that are down are
 // retried by go-redis in the background. Close the subscription when done.
+//
+// On a cluster Client with buckets ([NewCluster]), a channel named
+// "<key>:notice" is carried by the slots of key's copies, where the
+// release of a lock on key publishes its notice ([WithReleaseNotice]):
+// name notice channels so (the lease package does) for subscribers to
+// hear them. Other channels are carried in the slots of their own name.
 func (c *Client) Subscribe(ctx context.Context, channel string) (*Subscription, error) {
 	if err := c.enter(); err != nil {
 		return nil, err
@@ -66,7 +72,7 @@ func (c *Client) Subscribe(ctx context.Context, channel string) (*Subscription, 
 	defer c.mu.RUnlock()
 	ctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	s := &Subscription{c: make(chan Notice, 64), cancel: cancel}
-	for _, n := range c.nodes {
+	for _, n := range c.nodesForChannel(channel) {
 		uc := n.client
 		var ps *redis.PubSub
 		if n.tag != "" {

@@ -481,7 +481,7 @@ func TestDedupeOneServerOneVote(t *testing.T) {
 	as := []answer{{vote: VoteYes, server: 0x1a1}, {vote: VoteYes, server: 0x1a1}, {vote: VoteNo, server: 0x2b2}}
 	got := []bool{true, true, true}
 	assert.True(t, c.distinctQuorumDone(as, got), "2 yes from one server cannot reach quorum 2")
-	assert.Equal(t, 1, c.dedupe(as))
+	assert.Equal(t, 1, c.dedupe(c.nodes, as))
 	assert.Equal(t, VoteError, as[1].vote)
 	assert.Contains(t, as[1].err.Error(), "same server as a")
 }

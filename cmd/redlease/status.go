@@ -101,15 +101,9 @@ func status(ctx context.Context, client *redlock.Client, name string) (*statusRe
 	if info == nil {
 		return nil, err // a closed client or a bad name: not the nodes' answer
 	}
-	masters := map[int]string{}
-	if rs, _ := client.Placement(ctx); rs != nil {
-		for _, r := range rs {
-			masters[r.Index] = r.Master
-		}
-	}
 	rep := &statusReport{Name: name}
-	for i, n := range info.Nodes {
-		nr := nodeReport{Node: n.Node, Master: masters[i], TTLMs: n.TTL.Milliseconds(), Token: n.Counter,
+	for _, n := range info.Nodes {
+		nr := nodeReport{Node: n.Node, Master: n.Master, TTLMs: n.TTL.Milliseconds(), Token: n.Counter,
 			Ready: n.Ready && n.Quarantine == 0, QuarantineMs: n.Quarantine.Milliseconds()}
 		if n.Value != "" {
 			nr.Holder = lease.DecodeValue(n.Value).String()

@@ -92,8 +92,10 @@ func TestStatusCluster(t *testing.T) {
 	require.Equal(t, exitOK, code, stderr)
 	lines := strings.Split(strings.TrimSpace(stdout), "\n")
 	require.Len(t, lines, 5, stdout)
-	for _, l := range lines[1:4] {
-		assert.Regexp(t, `^slot \d+ \(127\.0\.0\.1:\d+\)\s+-\s+-\s+-\s+ready\s+-$`, l)
+	for i, l := range lines[1:4] {
+		// Copies are named by index (keys are spread over buckets, each
+		// with its own slots), with the master of the key's slot.
+		assert.Regexp(t, fmt.Sprintf(`^copy %d \(127\.0\.0\.1:\d+\)\s+-\s+-\s+-\s+ready\s+-$`, i), l)
 	}
 	assert.Equal(t, "verdict: no leader; 3 of 3 nodes answered, 2 needed", lines[4])
 }

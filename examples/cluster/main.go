@@ -1,6 +1,7 @@
 // Command cluster runs an election on one Redis Cluster: redlock.NewCluster
 // keeps the election's key as 3 copies in 3 hash slots chosen to fall on
-// 3 different masters, each copy one vote. Two candidates campaign; the
+// 3 different masters (its bucket's; other keys use other slots, so that
+// lock traffic reaches every master), each copy one vote. Two candidates campaign; the
 // leader resigns and the other takes over at once.
 //
 //	REDLEASE_CLUSTER=host:port,host:port,... go run ./examples/cluster
@@ -129,11 +130,15 @@ func elect(ctx context.Context, w io.Writer, addrs []string, bootstrap bool) err
 	return nil
 }
 
-// printPlacement says which master serves each copy of the key.
+// printPlacement says which master serves each copy of the key: the copies
+// of the key's bucket (keys are spread over redlock.DefaultBuckets buckets,
+// each with its own n slots).
 func printPlacement(ctx context.Context, w io.Writer, client *redlock.Client) {
 	rs, shared := client.Placement(ctx)
 	for _, r := range rs {
-		fmt.Fprintf(w, "copy %d: hash tag {%s}, slot %d, on master %s\n", r.Index, r.Tag, r.Slot, r.Master)
+		if r.Bucket == redlock.Bucket(name, redlock.DefaultBuckets) {
+			fmt.Fprintf(w, "copy %d: hash tag {%s}, slot %d, on master %s\n", r.Index, r.Tag, r.Slot, r.Master)
+		}
 	}
 	if shared {
 		fmt.Fprintln(w, "warning: two copies share a master; its failure costs two votes")

@@ -4,7 +4,8 @@
 -- ARGV[1] value, ARGV[2] TTL ms, ARGV[3] MaxTTL ms, ARGV[4] quarantine mode
 -- ('0' off, '1' on; see quarantine.lua), ARGV[5] counter TTL ms ('0':
 -- fencing off, no counter), ARGV[6] '1' = a missing counter starts from 0
--- (a test's negative control only)
+-- (a test's negative control only), ARGV[7] cluster layout ("n=3 B=16";
+-- '' or absent: independent nodes; see redlease_layout)
 -- Reply: {vote, token, ms, created, high, id}
 --   vote 1 = locked (or already ours: PX refreshed), 0 = held by another
 --   (ms = its PTTL), 2 = quarantined (ms = left), 3 = quarantine over but the
@@ -17,6 +18,8 @@
 --   server.
 local ttl = tonumber(ARGV[2])
 local created, base, high, id = 0, 0, 0, 0
+local lerr = redlease_layout(KEYS[3], ARGV[7], true)
+if lerr then return redis.error_reply(lerr) end
 if ARGV[4] ~= '0' then
   local left, ok, mx, rid
   left, ok, created, base, high, rid, mx = redlease_marker(KEYS[3], tonumber(ARGV[3]), true, ARGV[4])

@@ -1,7 +1,10 @@
 -- inspect: read-only view of a lock on this node.
 -- KEYS[1] lock key, KEYS[2] fencing counter, KEYS[3] quarantine marker
--- ARGV[1] MaxTTL ms, ARGV[2] quarantine mode ('0' off, '1' on; see quarantine.lua)
+-- ARGV[1] MaxTTL ms, ARGV[2] quarantine mode ('0' off, '1' on; see quarantine.lua),
+-- ARGV[3] cluster layout ('' or absent: independent nodes; see redlease_layout)
 -- Reply: {value or '', pttl, counter, quarantine left ms, ok}
+local lerr = redlease_layout(KEYS[3], ARGV[3], false)
+if lerr then return redis.error_reply(lerr) end
 local v = redis.call('GET', KEYS[1]) or ''
 local pttl = redis.call('PTTL', KEYS[1])
 local c = tonumber(redis.call('GET', KEYS[2]) or '0') or 0

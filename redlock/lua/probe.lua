@@ -3,9 +3,12 @@
 -- lock exists), a node with no marker, or still in its quarantine, gets a
 -- marker dated MaxTTL ago, ready to vote.
 -- KEYS[1] quarantine marker
--- ARGV[1] MaxTTL ms, ARGV[2] quarantine mode ('0' off, '1' on; see quarantine.lua), ARGV[3] '1' = bootstrap
+-- ARGV[1] MaxTTL ms, ARGV[2] quarantine mode ('0' off, '1' on; see quarantine.lua), ARGV[3] '1' = bootstrap,
+-- ARGV[4] cluster layout ('' or absent: independent nodes; see redlease_layout)
 -- Reply: {left, ok, run_id, created, high, INFO error ('' when INFO answers)}
 local max_ttl = tonumber(ARGV[1])
+local lerr = redlease_layout(KEYS[1], ARGV[4], true)
+if lerr then return redis.error_reply(lerr) end
 if ARGV[3] == '1' and ARGV[2] ~= '0' then
   local left, ok = redlease_marker(KEYS[1], max_ttl, false, ARGV[2])
   if left > 0 or not ok then

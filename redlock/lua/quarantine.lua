@@ -5,7 +5,8 @@
 -- (master_replid), c = created (server ms), ok = 1 once the node's fencing
 -- floor was raised (or bootstrapped), b = fencing floor (base), h = highest
 -- token ever written here, mx = the MaxTTL of the client that created it
--- (the quarantine length).
+-- (the quarantine length), l = the layout of the cluster clients that use
+-- it ("n=3 B=16"; absent on independent nodes).
 --
 -- The quarantine mode (an ARGV of the scripts that use the marker) is '0'
 -- (off), '1' (on) or '2' (on, but the replication ID not compared: only
@@ -73,4 +74,19 @@ local function redlease_marker(key, max_ttl, create, mode)
   local left = mx - (now - tonumber(m[2]))
   if left < 0 then left = 0 end
   return left, m[3] == '1', tonumber(m[2]), tonumber(m[4]) or 0, tonumber(m[5]) or 0, rid, mx
+end
+
+-- Checks the layout of a cluster client (n copies, B buckets; '' or nil:
+-- independent nodes, nothing to check) against the one the marker
+-- records; with write, records it where none is. Returns an error text
+-- naming both layouts when they differ, or nil.
+local function redlease_layout(key, layout, write)
+  if not layout or layout == '' then return nil end
+  local l = redis.call('HGET', key, 'l')
+  if l and l ~= layout then
+    return 'REDLEASE layout: ' .. key .. ' belongs to cluster clients with ' .. l ..
+      ', this client has ' .. layout .. ': every client sharing a cluster must use the same copies (n) and buckets (B)'
+  end
+  if not l and write then redis.call('HSET', key, 'l', layout) end
+  return nil
 end
