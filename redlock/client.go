@@ -334,8 +334,9 @@ func (c *Client) enter() error {
 func (c *Client) Quorum() int { return c.quorum }
 
 // Nodes returns the nodes' names, in the order given to New: the address
-// of a redis.Client, the seed addresses of a ClusterClient, a hash slot for
-// the nodes of [NewCluster]. A client whose options name no server (one
+// of a redis.Client, the seed addresses of a ClusterClient; for the copies
+// of [NewCluster], a hash slot ("slot 2730") with one bucket, the copy's
+// index ("copy 0") with several (each copy has a slot per bucket). A client whose options name no server (one
 // made by redis.NewFailoverClient for a Sentinel group, or a type redlock
 // does not know) is named by its position, "failover#0" ("node#0"). These
 // names never change; errors and logs add the server that answered last,

@@ -5,9 +5,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -56,35 +54,6 @@ func resetStats(t testing.TB, masters []*redistest.Server) {
 	}
 }
 
-// lockKeys acquires and releases keys distinct keys with workers
-// goroutines.
-func lockKeys(t testing.TB, c *redlock.Client, keys, workers int) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	var wg sync.WaitGroup
-	errs := make(chan error, workers)
-	for w := range workers {
-		wg.Go(func() {
-			for k := w; k < keys; k += workers {
-				l, err := c.Acquire(ctx, fmt.Sprintf("spread-%d", k), rcTTL)
-				if err == nil {
-					_, err = l.Release(ctx)
-				}
-				if err != nil {
-					errs <- fmt.Errorf("key %d: %w", k, err)
-					return
-				}
-			}
-		})
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		require.NoError(t, err)
-	}
-}
-
 // spread reports each master's share of calls against the mean, as
 // "127.0.0.1:7000 1502 (+0.3%)" lines, and the largest deviation.
 func spread(masters []*redistest.Server, calls []int64) (string, float64) {
@@ -124,7 +93,7 @@ func TestClusterSpreadOverEveryMaster(t *testing.T) {
 	_, shared := c.Placement(context.Background())
 	require.False(t, shared, "the copies of each bucket on 3 different masters")
 	resetStats(t, masters)
-	lockKeys(t, c, spreadKeys, 8)
+	cycleKeys(t, c, "spread-", spreadKeys)
 	calls := scriptCalls(t, masters)
 	table, worst := spread(masters, calls)
 	t.Logf("scripts per master, %d keys acquired and released, n=3 B=%d:\n%s", spreadKeys, redlock.DefaultBuckets, table)
@@ -148,7 +117,7 @@ func BenchmarkClusterSpread(b *testing.B) {
 			resetStats(b, masters)
 			b.ResetTimer()
 			for b.Loop() {
-				lockKeys(b, c, spreadKeys, 8)
+				cycleKeys(b, c, "spread-", spreadKeys)
 			}
 			b.StopTimer()
 			calls := scriptCalls(b, masters)

@@ -40,7 +40,7 @@ const cyclesTTL = 1500 * time.Millisecond
 
 // cycleKeys acquires and releases n distinct keys (prefix + i) with 16
 // goroutines, each key once.
-func cycleKeys(t *testing.T, c *redlock.Client, prefix string, n int) {
+func cycleKeys(t testing.TB, c *redlock.Client, prefix string, n int) {
 	t.Helper()
 	var wg sync.WaitGroup
 	errs := make(chan error, 16)

@@ -58,7 +58,8 @@ func (v Vote) String() string {
 // NodeResult is one node's answer to one request.
 type NodeResult struct {
 	// Node is the node's address as [Client.Nodes] reports it; for a copy
-	// of a [NewCluster] Client, "slot <n>", which never changes.
+	// of a [NewCluster] Client, "slot <n>" (one bucket) or "copy <i>"
+	// (several), which never changes.
 	Node string
 	// Master is, for a copy of a NewCluster Client, the address of the
 	// master serving its slot as redlock last saw it (at start-up, after
