@@ -200,9 +200,10 @@ func BucketTag(i, b, n, buckets int) string {
 		p = strconv.AppendInt(p, int64(b), 10)
 	}
 	p = append(p, '-')
+	pre := crc16Update(0, p) // the CRC runs on: only the digits are new
 	for j := 0; ; j++ {
 		q := strconv.AppendInt(p, int64(j), 10)
-		if crc16Bytes(q)%16384 == want {
+		if crc16Update(pre, q[len(p):])%16384 == want {
 			return string(q)
 		}
 	}
@@ -263,9 +264,8 @@ func crc16(s string) uint16 {
 	return crc
 }
 
-// crc16Bytes is crc16 of b.
-func crc16Bytes(b []byte) uint16 {
-	var crc uint16
+// crc16Update continues crc16 over b.
+func crc16Update(crc uint16, b []byte) uint16 {
 	for _, c := range b {
 		crc = crc<<8 ^ crcTable[byte(crc>>8)^c]
 	}
