@@ -59,7 +59,10 @@ func WithBuckets(b int) ClusterOption {
 // client with another layout is refused by every script that meets such a
 // marker, with an error naming both layouts (two layouts would keep a key
 // in different slots, and could grant it twice). NewCluster touches the
-// n*B markers, so that their quarantines start together.
+// n*B markers, so that their quarantines start together. Clients of
+// redlease before buckets used the layout of WithBuckets(1) and record no
+// layout: upgrade them with WithBuckets(1), or stop every one of them
+// before the first client of another layout starts.
 //
 // Redlock checks which master serves each copy (CLUSTER SLOTS) at
 // start-up and whenever the topology may have changed under a copy: after
