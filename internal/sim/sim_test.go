@@ -41,14 +41,17 @@ func TestRedlockOnSimulatedServers(t *testing.T) {
 		defer cancel()
 		l, err := rc.Acquire(actx, "k", time.Second)
 		require.NoError(t, err)
-		require.Equal(t, uint64(1), l.Token())
+		// Not necessarily 1: an attempt that met some nodes raised and
+		// others not yet (the readiness pass runs beside it) leaves a gap.
+		first := l.Token()
+		require.Positive(t, first)
 		require.NoError(t, l.Extend(ctx, time.Second))
 		n, err := l.Release(ctx)
 		require.NoError(t, err)
 		require.GreaterOrEqual(t, n, 2)
 		l, err = rc.TryAcquire(ctx, "k", time.Second)
 		require.NoError(t, err)
-		require.Equal(t, uint64(2), l.Token())
+		require.Greater(t, l.Token(), first)
 		t.Log(w.Stats())
 	})
 }
