@@ -143,7 +143,7 @@ func (c *candidate) attempt(ctx context.Context) (bool, error) {
 	l, err := lease.TryAcquire(c.leaseCtx, e.client, e.name, e.lcfg)
 	c.lastAttempt = time.Since(t0)
 	c.lostRace = err != nil
-	e.hooks.AcquireAttempt(c.lastAttempt, err)
+	e.h.attempted(err)
 	if err != nil {
 		if finalAttempt(err) {
 			return false, fmt.Errorf("election: %q: %w", e.name, err)
@@ -199,6 +199,9 @@ func (c *candidate) see(l Leader) {
 	if c.hasView && l.Value == c.view.Value {
 		c.view = l
 		return
+	}
+	if c.hasView { // a change, not the first look
+		c.e.observe(redlock.Event{Kind: redlock.EventLeaderChanged, Token: l.Token})
 	}
 	c.view, c.hasView = l, true
 	c.e.log.Debug("leader changed", "leader", l.String())

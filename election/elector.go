@@ -30,8 +30,9 @@ type Elector struct {
 	lcfg   lease.Config
 	obs    *observer.Observer
 	log    hclog.Logger
-	hooks  Hooks
+	hooks  redlock.Hooks // the client's; nil: none
 
+	h       health // what the health checks read
 	events  chan Event
 	dropped atomic.Uint64
 	started atomic.Bool
@@ -74,10 +75,9 @@ func New(client *redlock.Client, name string, cfg Config) (*Elector, error) {
 	if err != nil {
 		return nil, err
 	}
-	e := &Elector{client: client, name: name, cfg: cfg, obs: obs, log: log, hooks: cfg.Hooks,
+	e := &Elector{client: client, name: name, cfg: cfg, obs: obs, log: log, hooks: client.Config().Hooks,
 		events: make(chan Event, cfg.EventBuffer)}
 	e.lcfg = cfg.lease()
-	e.lcfg.Logger = hookLogger{Logger: cfg.Logger, hooks: cfg.Hooks}
 	return e, nil
 }
 
@@ -147,6 +147,14 @@ func (e *Elector) Resign(ctx context.Context) error {
 		return t.releaseErr
 	case <-ctx.Done():
 		return ctxErr(ctx)
+	}
+}
+
+// observe reports ev to the client's Hooks, if any.
+func (e *Elector) observe(ev redlock.Event) {
+	if e.hooks != nil {
+		ev.Key = e.name
+		e.hooks.Observe(ev)
 	}
 }
 

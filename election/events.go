@@ -53,6 +53,5 @@ func (e *Elector) emit(ev Event) {
 	case e.events <- ev:
 	default:
 		e.dropped.Add(1)
-		e.hooks.EventDropped(ev)
 	}
 }

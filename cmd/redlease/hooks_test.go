@@ -22,10 +22,12 @@ func TestRunHooksNameNodes(t *testing.T) {
 		{Node: "b:2", Vote: redlock.VoteError, Err: errors.New("dial tcp b:2: connect: connection refused")},
 		{Node: "c:3", Vote: redlock.VoteError, Err: redlock.ErrNotAwaited},
 	}}
-	h.AcquireAttempt(0, down)
-	h.AcquireAttempt(0, down) // the same nodes: not again so soon
-	h.AcquireAttempt(0, &redlock.QuorumError{Need: 2, Nodes: []redlock.NodeResult{{Node: "a:1", Vote: redlock.VoteNo}}})
-	h.AcquireAttempt(0, errors.New("not a quorum error"))
+	attempt := func(err error) { h.Observe(redlock.Event{Kind: redlock.EventAcquire, Key: "k", Err: err}) }
+	attempt(down)
+	attempt(down) // the same nodes: not again so soon
+	attempt(&redlock.QuorumError{Need: 2, Nodes: []redlock.NodeResult{{Node: "a:1", Vote: redlock.VoteNo}}})
+	attempt(errors.New("not a quorum error"))
+	h.Observe(redlock.Event{Kind: redlock.EventAcquire, Key: "k"}) // won: nothing to say
 	out := b.String()
 	assert.Equal(t, 1, strings.Count(out, "nodes could not vote"), out)
 	assert.Contains(t, out, "b:2: dial tcp b:2: connect: connection refused")
