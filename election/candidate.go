@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/redlease/redlease/lease"
+	"github.com/redlease/redlease/observer"
 	"github.com/redlease/redlease/redlock"
 )
 
@@ -205,7 +206,11 @@ func (c *candidate) see(l Leader) {
 	}
 	c.view, c.hasView = l, true
 	c.e.log.Debug("leader changed", "leader", l.String())
-	c.e.emit(Event{Kind: EventLeaderChanged, Leader: l})
+	st := observer.StateLeader
+	if l.IsZero() {
+		st = observer.StateNoLeader
+	}
+	c.e.emit(Event{Kind: redlock.EventLeaderChanged, State: st, Leader: l})
 	if f := c.e.cfg.Callbacks.OnLeaderChange; f != nil {
 		c.d.push(func() { c.d.call("OnLeaderChange", func() { f(l) }) })
 	}

@@ -87,8 +87,9 @@ func (e *Elector) ID() string { return e.cfg.ID }
 // Name returns the election's name: the key of its lease.
 func (e *Elector) Name() string { return e.name }
 
-// Events returns the channel of the elector's events: EventElected,
-// EventDemoted and EventLeaderChanged, in the order they happened. The
+// Events returns the channel of the elector's events (see [Event]):
+// redlock.EventElected, redlock.EventDemoted and
+// redlock.EventLeaderChanged, in the order they happened. The
 // elector never waits for a reader: events that do not fit in its buffer
 // (Config.EventBuffer) are dropped and counted by [Elector.Dropped]. The
 // channel is closed when Run returns (never, if Run is not called).

@@ -118,6 +118,9 @@ func (e *Elector) live(tolerance time.Duration) error {
 		}
 	}
 	if _, ended, _ := e.h.get(); ended != nil {
+		if redlock.IsFinal(ended) {
+			return fmt.Errorf("%w: %q: Run returned: the election's key is unusable: %w", ErrUnhealthy, e.name, ended)
+		}
 		return fmt.Errorf("%w: %q: Run returned: %w", ErrUnhealthy, e.name, ended)
 	}
 	return nil

@@ -52,7 +52,7 @@ func TestHealthRunReturned(t *testing.T) {
 	assert.Equal(t, "ok\n", body)
 
 	r := start(t, e)
-	waitEvent(t, e.Events(), wait, kind(EventElected))
+	waitEvent(t, e.Events(), wait, kind(redlock.EventElected))
 	code, _ = probeOf(ready)
 	assert.Equal(t, http.StatusOK, code)
 	require.ErrorIs(t, r.stop(t), ErrStopped)
@@ -87,6 +87,7 @@ func TestHealthWrongType(t *testing.T) {
 	assert.GreaterOrEqual(t, countClass(err, redlock.ClassWrongType), 2, "a majority refused: %v", err)
 	code, body := probeOf(HealthCheck(e, 0))
 	assert.Equal(t, http.StatusServiceUnavailable, code)
+	assert.Contains(t, body, "the election's key is unusable")
 	assert.Contains(t, body, "WRONGTYPE")
 
 	for _, s := range g.Servers() {
@@ -94,7 +95,7 @@ func TestHealthWrongType(t *testing.T) {
 	}
 	e2 := newElector(t, client, key, healthCfg(t))
 	start(t, e2)
-	waitEvent(t, e2.Events(), wait, kind(EventElected))
+	waitEvent(t, e2.Events(), wait, kind(redlock.EventElected))
 	assert.NoError(t, e2.Healthy(0))
 }
 
@@ -116,7 +117,7 @@ func TestHealthNoPerm(t *testing.T) {
 	client := healthClient(t, nodes)
 	allowed := newElector(t, client, "app:e", healthCfg(t))
 	start(t, allowed)
-	waitEvent(t, allowed.Events(), wait, kind(EventElected))
+	waitEvent(t, allowed.Events(), wait, kind(redlock.EventElected))
 	assert.NoError(t, allowed.Healthy(0), "the control: a key the ACL allows")
 
 	e := newElector(t, client, "other:e", healthCfg(t))
@@ -156,7 +157,7 @@ func TestHealthNoMajority(t *testing.T) {
 	e := newElector(t, healthClient(t, realNodes(t, g.Addrs())), "health:majority", healthCfg(t))
 	ready, live := HealthCheck(e, 0), LivenessCheck(e, 0)
 	start(t, e)
-	waitEvent(t, e.Events(), wait, kind(EventElected))
+	waitEvent(t, e.Events(), wait, kind(redlock.EventElected))
 	require.NoError(t, e.Healthy(0))
 
 	for _, s := range g.Servers()[:2] {

@@ -28,7 +28,7 @@ func TestHooks(t *testing.T) {
 	cfg.TTL = 2 * time.Second
 	e := newElector(t, newClient(t, ccfg, nodes), "hooks", cfg)
 	r := start(t, e)
-	waitEvent(t, e.Events(), wait, kind(EventElected))
+	waitEvent(t, e.Events(), wait, kind(redlock.EventElected))
 	elected := h.Of(redlock.EventElected)
 	require.Len(t, elected, 1)
 	assert.Equal(t, "hooks", elected[0].Key)
@@ -41,8 +41,8 @@ func TestHooks(t *testing.T) {
 	for _, m := range ms[:3] {
 		m.Close() // a majority gone: refreshes fail until the term is lost
 	}
-	ev := waitEvent(t, e.Events(), wait, kind(EventDemoted))
-	assert.ErrorIs(t, ev.Cause, lease.ErrLeaseLost)
+	ev := waitEvent(t, e.Events(), wait, kind(redlock.EventDemoted))
+	assert.ErrorIs(t, ev.Err, lease.ErrLeaseLost)
 	failed := 0
 	for _, x := range h.Of(redlock.EventExtend) {
 		if x.Err != nil {
@@ -86,7 +86,7 @@ func TestHealthCheck(t *testing.T) {
 	assert.Equal(t, "ok\n", body)
 
 	r := start(t, e)
-	waitEvent(t, e.Events(), wait, kind(EventElected))
+	waitEvent(t, e.Events(), wait, kind(redlock.EventElected))
 	code, _ = get()
 	assert.Equal(t, http.StatusOK, code, "a leader within its term is healthy")
 	require.NoError(t, e.Resign(context.Background()))

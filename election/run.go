@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/redlease/redlease/lease"
+	"github.com/redlease/redlease/observer"
 	"github.com/redlease/redlease/redlock"
 )
 
@@ -110,7 +111,7 @@ func (c *candidate) runTerm(ctx context.Context, l *lease.Lease) {
 	e.log.Info("elected", "token", t.Token, "validity", time.Until(l.ValidUntil()))
 	c.see(t.leader())
 	e.observe(redlock.Event{Kind: redlock.EventElected, Token: t.Token}) // before the event: a reader of Events sees hooks that agree
-	e.emit(Event{Kind: EventElected, Term: t.Term})
+	e.emit(Event{Kind: redlock.EventElected, State: observer.StateLeader, Leader: t.leader()})
 	if f := e.cfg.Callbacks.OnElected; f != nil {
 		e.wg.Go(func() {
 			defer close(t.elected)
@@ -158,7 +159,7 @@ func (c *candidate) handover(t *term, cause error) {
 	e.log.Info("demoted", "token", t.Token, "cause", cause, "elapsed", time.Since(t.Start), "release_error", t.releaseErr)
 
 	e.observe(redlock.Event{Kind: redlock.EventDemoted, Token: t.Token, Duration: time.Since(t.Start), Err: cause})
-	e.emit(Event{Kind: EventDemoted, Term: t.Term, Cause: cause})
+	e.emit(Event{Kind: redlock.EventDemoted, Leader: t.leader(), Err: cause})
 	f := e.cfg.Callbacks.OnDemoted
 	c.d.push(func() {
 		defer close(t.demoted)
