@@ -12,7 +12,7 @@ import (
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 
 	redleaseotel "github.com/redlease/redlease/contrib/otel"
-	"github.com/redlease/redlease/internal/hookstest"
+	"github.com/redlease/redlease/internal/adaptertest"
 	"github.com/redlease/redlease/internal/testnodes"
 )
 
@@ -81,9 +81,9 @@ func TestHooksOnManualReader(t *testing.T) {
 	require.NoError(t, err)
 
 	leader := func() int64 {
-		return sum(t, collect(t, reader), "redlease.leader", map[string]string{"election": hookstest.Election})
+		return sum(t, collect(t, reader), "redlease.leader", map[string]string{"election": adaptertest.Election})
 	}
-	hookstest.Scenario(t, h, hookstest.Checks{
+	adaptertest.Scenario(t, h, adaptertest.Checks{
 		Ops: func() {
 			got := collect(t, reader)
 			events := func(op, outcome string) int64 {

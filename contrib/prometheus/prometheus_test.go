@@ -12,7 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	redleaseprom "github.com/redlease/redlease/contrib/prometheus"
-	"github.com/redlease/redlease/internal/hookstest"
+	"github.com/redlease/redlease/internal/adaptertest"
 	"github.com/redlease/redlease/internal/testnodes"
 )
 
@@ -71,9 +71,9 @@ func TestHooksOnRegistry(t *testing.T) {
 		return value(t, reg, "redlease_events_total", map[string]string{"op": op, "outcome": outcome})
 	}
 	leader := func() float64 {
-		return value(t, reg, "redlease_leader", map[string]string{"election": hookstest.Election})
+		return value(t, reg, "redlease_leader", map[string]string{"election": adaptertest.Election})
 	}
-	hookstest.Scenario(t, h, hookstest.Checks{
+	adaptertest.Scenario(t, h, adaptertest.Checks{
 		Ops: func() {
 			assert.Equal(t, 1.0, events("acquire", "ok"))
 			assert.Equal(t, 1.0, events("acquire", "busy"))

@@ -1,4 +1,7 @@
-package hookstest
+// Package adaptertest is the scenario that the tests of the metrics
+// adapters (contrib/prometheus, contrib/otel) share: the same operations
+// on a real client, and a check after each step.
+package adaptertest
 
 import (
 	"context"
