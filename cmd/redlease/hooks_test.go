@@ -33,3 +33,15 @@ func TestRunHooksNameNodes(t *testing.T) {
 	assert.Contains(t, out, "b:2: dial tcp b:2: connect: connection refused")
 	assert.NotContains(t, out, "c:3")
 }
+
+// The CLI's logger writes a joined error on one line (hclog alone would
+// spread it over an indented block).
+func TestLoggerOneLinePerRecord(t *testing.T) {
+	var b bytes.Buffer
+	out := &outputs{err: newRedactWriter(&b)}
+	h := &runHooks{log: out.logger(hclog.Info, false)}
+	h.Observe(redlock.Event{Kind: redlock.EventExtend, Key: "k",
+		Err: errors.Join(errors.New("node a: timeout"), errors.New("node b: refused"))})
+	assert.Equal(t, 1, strings.Count(b.String(), "\n"), b.String())
+	assert.Contains(t, b.String(), `error="node a: timeout; node b: refused"`)
+}
