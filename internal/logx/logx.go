@@ -45,13 +45,37 @@ func Flat(l hclog.Logger) hclog.Logger {
 // the logger it wraps.
 type flat struct{ hclog.Logger }
 
+// The level is checked before the values are flattened: flattening an
+// error formats it, which a disabled level must not pay for.
+
 func (f *flat) Log(level hclog.Level, msg string, args ...any) {
 	f.Logger.Log(level, msg, flatten(args)...)
 }
-func (f *flat) Trace(msg string, args ...any) { f.Logger.Trace(msg, flatten(args)...) }
-func (f *flat) Debug(msg string, args ...any) { f.Logger.Debug(msg, flatten(args)...) }
-func (f *flat) Info(msg string, args ...any)  { f.Logger.Info(msg, flatten(args)...) }
-func (f *flat) Warn(msg string, args ...any)  { f.Logger.Warn(msg, flatten(args)...) }
+
+func (f *flat) Trace(msg string, args ...any) {
+	if f.Logger.IsTrace() {
+		f.Logger.Trace(msg, flatten(args)...)
+	}
+}
+
+func (f *flat) Debug(msg string, args ...any) {
+	if f.Logger.IsDebug() {
+		f.Logger.Debug(msg, flatten(args)...)
+	}
+}
+
+func (f *flat) Info(msg string, args ...any) {
+	if f.Logger.IsInfo() {
+		f.Logger.Info(msg, flatten(args)...)
+	}
+}
+
+func (f *flat) Warn(msg string, args ...any) {
+	if f.Logger.IsWarn() {
+		f.Logger.Warn(msg, flatten(args)...)
+	}
+}
+
 func (f *flat) Error(msg string, args ...any) { f.Logger.Error(msg, flatten(args)...) }
 func (f *flat) With(args ...any) hclog.Logger { return &flat{f.Logger.With(flatten(args)...)} }
 func (f *flat) Named(name string) hclog.Logger {
