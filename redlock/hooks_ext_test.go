@@ -54,13 +54,14 @@ func TestHooksEvents(t *testing.T) {
 	assert.Positive(t, evs[0].Duration)
 	assert.ErrorIs(t, evs[4].Err, redlock.ErrNotHeld)
 
-	// A node gone: its errors are reported, named, after the call that
-	// returned at quorum.
+	// A node gone: its error is reported, named, after the call that
+	// returned at quorum. (The release may skip the node while the
+	// acquisition's request to it still runs: one error at least.)
 	ms[1].Close()
 	l, err = c.Acquire(ctx, "hooks2", 2*time.Second)
 	require.NoError(t, err)
 	_, _ = l.Release(ctx)
-	for len(h.Of(redlock.EventNodeError)) < 2 {
+	for len(h.Of(redlock.EventNodeError)) < 1 {
 		select {
 		case <-h.Changed():
 		case <-time.After(10 * time.Second):
