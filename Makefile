@@ -3,11 +3,13 @@ SHELL       := /bin/bash
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 GO_PKGS     := ./...
 
-.PHONY: test check servers redis-server unit fuzz bench soak sim
+.PHONY: test check servers redis-server unit fuzz bench soak sim contrib
 
-## test: install the servers if missing (see servers), then gofmt, vet, staticcheck,
+## test: install the servers if missing (see servers), then gofmt, vet, staticcheck
+## (of the root module and of the adapter modules, CONTRIB),
 ## every test with -race on Redis (REDIS_SERVER), the packages that start real servers
-## again on Valkey (VALKEY_SERVER), and a short run of every fuzzer (their seed
+## again on Valkey (VALKEY_SERVER), the adapter modules' tests (see contrib), and a
+## short run of every fuzzer (their seed
 ## corpora run as tests too). Each run names its server and version first and last;
 ## a failed run ends with its failures again (the failing tests' names, assertion
 ## reports, panics and leak reports) under the server's name. The whole output of
@@ -23,8 +25,16 @@ test: servers check
 	@rm -f $(TEST_LOG); status=0; \
 	  .ci/gotest-on $(REDIS_SERVER) $(TEST_LOG) $(GO_PKGS) || status=1; \
 	  .ci/gotest-on $(VALKEY_SERVER) $(TEST_LOG) $(SERVER_PKGS) || status=1; \
+	  $(MAKE) --no-print-directory contrib || status=1; \
 	  exit $$status
 	$(MAKE) --no-print-directory fuzz FUZZTIME=5s
+
+## contrib: the tests of the metrics adapters, modules of their own (own go.mod,
+## `replace` to this one) so that the root go.mod carries no metrics library:
+## Prometheus against a real registry, OpenTelemetry through the SDK's ManualReader.
+CONTRIB := contrib/prometheus contrib/otel
+contrib:
+	@set -e; for m in $(CONTRIB); do echo "== $$m"; (cd $$m && go test -race -count=1 ./...); done
 
 ## fuzz: every fuzzer for FUZZTIME each (default 5m). Each new interesting input is
 ## minimized for at most FUZZMIN executions (default 100x): with go test's default (60s
@@ -63,6 +73,7 @@ check:
 	  if [ -n "$$out" ]; then echo "gofmt needed on:"; echo "$$out"; exit 1; fi
 	go vet $(GO_PKGS)
 	go run $(STATICCHECK) $(GO_PKGS)
+	@set -e; for m in $(CONTRIB); do (cd $$m && go vet ./... && go run $(STATICCHECK) ./...); done
 
 ## unit: the fast tests only (miniredis; no real servers needed).
 unit:

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/redlease/redlease/lease"
+	"github.com/redlease/redlease/observer"
 	"github.com/redlease/redlease/redlock"
 )
 
@@ -143,7 +144,7 @@ func (c *candidate) attempt(ctx context.Context) (bool, error) {
 	l, err := lease.TryAcquire(c.leaseCtx, e.client, e.name, e.lcfg)
 	c.lastAttempt = time.Since(t0)
 	c.lostRace = err != nil
-	e.hooks.AcquireAttempt(c.lastAttempt, err)
+	e.h.attempted(err)
 	if err != nil {
 		if finalAttempt(err) {
 			return false, fmt.Errorf("election: %q: %w", e.name, err)
@@ -200,9 +201,16 @@ func (c *candidate) see(l Leader) {
 		c.view = l
 		return
 	}
+	if c.hasView { // a change, not the first look
+		c.e.observe(redlock.Event{Kind: redlock.EventLeaderChanged, Token: l.Token})
+	}
 	c.view, c.hasView = l, true
 	c.e.log.Debug("leader changed", "leader", l.String())
-	c.e.emit(Event{Kind: EventLeaderChanged, Leader: l})
+	st := observer.StateLeader
+	if l.IsZero() {
+		st = observer.StateNoLeader
+	}
+	c.e.emit(Event{Kind: redlock.EventLeaderChanged, State: st, Leader: l})
 	if f := c.e.cfg.Callbacks.OnLeaderChange; f != nil {
 		c.d.push(func() { c.d.call("OnLeaderChange", func() { f(l) }) })
 	}

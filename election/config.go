@@ -8,6 +8,8 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/redlease/redlease/internal/logx"
+
 	"github.com/redlease/redlease/lease"
 )
 
@@ -124,14 +126,12 @@ type Config struct {
 	// changes. Default: none.
 	Callbacks Callbacks
 
-	// Hooks receives measurements (terms, attempt latency, refresh
-	// failures, dropped events), e.g. to feed Prometheus or expvar.
-	// Default: [NopHooks].
-	Hooks Hooks
-
-	// Logger receives the elector's logs (and its leases') with stable
-	// keys (key, id, token, validity, elapsed, error). Default: a null
-	// logger.
+	// Logger receives the elector's logs (and its leases'), one record
+	// per event, with the stable keys of docs/observability.md (key, id,
+	// token, validity, elapsed, error). A *slog.Logger plugs in through
+	// redlock.SlogLogger. Default: a null logger (silent). Measurements
+	// (terms, attempts, refreshes, node errors) go to the Hooks of the
+	// client (redlock.Config.Hooks).
 	Logger hclog.Logger
 }
 
@@ -161,12 +161,7 @@ func (c Config) withDefaults() Config {
 	if c.EventBuffer == 0 {
 		c.EventBuffer = DefaultEventBuffer
 	}
-	if c.Hooks == nil {
-		c.Hooks = NopHooks{}
-	}
-	if c.Logger == nil {
-		c.Logger = hclog.NewNullLogger()
-	}
+	c.Logger = logx.Flat(c.Logger) // nil: a null logger
 	return c
 }
 

@@ -53,7 +53,6 @@ func TestConfigValidate(t *testing.T) {
 	assert.Equal(t, 64, d.EventBuffer)
 	assert.Equal(t, lease.DefaultConfig().ID, d.ID)
 	assert.NotEmpty(t, d.ID)
-	assert.Equal(t, NopHooks{}, d.Hooks)
 	assert.NotNil(t, d.Logger)
 }
 

@@ -13,8 +13,9 @@
 // # Lifecycle of a term
 //
 //  1. The lease is acquired (a fencing token strictly above every earlier
-//     term's). IsLeader turns true; EventLeaderChanged and EventElected
-//     are sent, OnLeaderChange is queued, OnElected starts.
+//     term's). IsLeader turns true; events of kinds
+//     redlock.EventLeaderChanged and redlock.EventElected are sent,
+//     OnLeaderChange is queued, OnElected starts.
 //  2. The term ends when [Elector.Resign] is called, when Run's context
 //     ends, when OnElected panics, or when the lease is lost (it could not
 //     be refreshed before its deadline). Its context is cancelled with
@@ -28,7 +29,8 @@
 //     wakes the standbys: after a Resign, the next candidate is elected
 //     within milliseconds. After a crash (no release), the standbys take
 //     over once the key lapses: within TTL (plus one RetryDelay at worst).
-//  5. EventDemoted is sent and OnDemoted is called, with the cause.
+//  5. An event of kind redlock.EventDemoted is sent and OnDemoted is
+//     called, with the cause.
 //
 // The elector does not campaign again while the previous term's OnElected
 // or OnDemoted is still running, and stands aside for ResignDelay after a
@@ -58,7 +60,10 @@
 // [Term.Token] to the resources the leader writes, and have them refuse
 // lower tokens.
 //
-// An Elector campaigns once: Run may be called once. Health checks
-// ([Elector.Healthy], [HealthCheck]) and metrics hooks ([Hooks]) are
-// built in; package observer follows an election without campaigning.
+// An Elector campaigns once: Run may be called once. Health checks are
+// built in ([Elector.Healthy]; [HealthCheck] for readiness, [LivenessCheck]
+// for liveness); measurements (terms, attempts, refreshes, node errors) go
+// to the Hooks of the client (redlock.Config.Hooks, docs/observability.md).
+// Package observer follows an election without campaigning; its Event is
+// this package's [Event].
 package election

@@ -3,9 +3,11 @@ package election
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/redlease/redlease/internal/hookstest"
 	"github.com/redlease/redlease/internal/testnodes"
 
 	"github.com/stretchr/testify/assert"
@@ -47,20 +49,21 @@ func TestCallbacksAndEventsInOrder(t *testing.T) {
 	e := newElector(t, c, "order", cfg)
 	r := start(t, e)
 
-	ev := waitEvent(t, e.Events(), wait, kind(EventLeaderChanged))
+	ev := waitEvent(t, e.Events(), wait, kind(redlock.EventLeaderChanged))
 	assert.Equal(t, "solo", ev.Leader.ID)
 	assert.Equal(t, uint64(1), ev.Leader.Token)
-	ev = waitEvent(t, e.Events(), wait, kind(EventElected))
-	first := ev.Term
+	ev = waitEvent(t, e.Events(), wait, kind(redlock.EventElected))
+	assert.Equal(t, "elected: solo (token 1)", ev.String())
+	firstAt := ev.At
+	first, ok := e.Term()
+	require.True(t, ok)
 	assert.Equal(t, uint64(1), first.Token)
+	assert.Equal(t, first.Token, ev.Leader.Token)
 	assert.Equal(t, "solo", first.ID)
 	assert.True(t, first.Held())
 	assert.True(t, first.Deadline().After(time.Now()))
 	assert.True(t, first.Deadline().Before(first.ValidUntil()))
 	assert.True(t, e.IsLeader())
-	got, ok := e.Term()
-	require.True(t, ok)
-	assert.Equal(t, first.Token, got.Token)
 	l, err := e.Leader(context.Background())
 	require.NoError(t, err)
 	assert.Equal(t, "solo", l.ID)
@@ -70,24 +73,25 @@ func TestCallbacksAndEventsInOrder(t *testing.T) {
 	require.NoError(t, e.Resign(context.Background()))
 	assert.False(t, e.IsLeader())
 	assert.ErrorIs(t, context.Cause(firstCtx), ErrResigned)
-	ev = waitEvent(t, e.Events(), wait, kind(EventDemoted))
-	assert.ErrorIs(t, ev.Cause, ErrResigned)
-	assert.False(t, ev.Term.Held())
+	ev = waitEvent(t, e.Events(), wait, kind(redlock.EventDemoted))
+	assert.ErrorIs(t, ev.Err, ErrResigned)
+	assert.Equal(t, first.Token, ev.Leader.Token)
+	assert.False(t, first.Held())
 	_, err = e.Leader(context.Background())
 	assert.ErrorIs(t, err, ErrNoLeader, "released on every node")
 
 	// Alone, it takes over again after standing aside.
-	ev = waitEvent(t, e.Events(), wait, kind(EventLeaderChanged))
+	ev = waitEvent(t, e.Events(), wait, kind(redlock.EventLeaderChanged))
 	assert.True(t, ev.Leader.IsZero(), "no leader between the terms")
-	ev = waitEvent(t, e.Events(), wait, kind(EventElected))
-	assert.Equal(t, uint64(2), ev.Term.Token)
-	assert.GreaterOrEqual(t, ev.Term.Start.Sub(first.Start), cfg.ResignDelay, "stood aside")
+	ev = waitEvent(t, e.Events(), wait, kind(redlock.EventElected))
+	assert.Equal(t, uint64(2), ev.Leader.Token)
+	assert.GreaterOrEqual(t, ev.At.Sub(firstAt), cfg.ResignDelay, "stood aside")
 
 	err = r.stop(t)
 	require.ErrorIs(t, err, ErrStopped)
 	require.ErrorIs(t, err, context.Canceled)
-	ev = waitEvent(t, e.Events(), wait, kind(EventDemoted))
-	assert.ErrorIs(t, ev.Cause, ErrStopped)
+	ev = waitEvent(t, e.Events(), wait, kind(redlock.EventDemoted))
+	assert.ErrorIs(t, ev.Err, ErrStopped)
 	for range e.Events() { // closed when Run returned
 	}
 	assert.False(t, e.IsLeader())
@@ -129,7 +133,7 @@ func TestResignWaitsForOnElected(t *testing.T) {
 		aReturned = time.Now()
 	}
 	a := start(t, newElector(t, newClient(t, unitClientCfg, nodes), "handover", cfgA))
-	waitEvent(t, a.Events(), wait, kind(EventElected))
+	waitEvent(t, a.Events(), wait, kind(redlock.EventElected))
 
 	cfgB := unitCfg(t, "b")
 	bStarted := make(chan time.Time, 1)
@@ -138,7 +142,7 @@ func TestResignWaitsForOnElected(t *testing.T) {
 		<-ctx.Done()
 	}
 	b := start(t, newElector(t, newClient(t, unitClientCfg, nodes), "handover", cfgB))
-	ev := waitEvent(t, b.Events(), wait, kind(EventLeaderChanged))
+	ev := waitEvent(t, b.Events(), wait, kind(redlock.EventLeaderChanged))
 	require.Equal(t, "a", ev.Leader.ID, "b stands by")
 
 	resigned := make(chan error, 1)
@@ -161,9 +165,9 @@ func TestResignWaitsForOnElected(t *testing.T) {
 	require.NoError(t, <-resigned)
 	got := <-bStarted
 	assert.True(t, got.After(aReturned), "b started %s after a's OnElected returned", got.Sub(aReturned))
-	ev = waitEvent(t, b.Events(), wait, kind(EventElected))
-	assert.Equal(t, uint64(2), ev.Term.Token)
-	ev = waitEvent(t, a.Events(), wait, func(ev Event) bool { return ev.Kind == EventLeaderChanged && ev.Leader.ID == "b" })
+	ev = waitEvent(t, b.Events(), wait, kind(redlock.EventElected))
+	assert.Equal(t, uint64(2), ev.Leader.Token)
+	ev = waitEvent(t, a.Events(), wait, func(ev Event) bool { return ev.Kind == redlock.EventLeaderChanged && ev.Leader.ID == "b" })
 	assert.Equal(t, uint64(2), ev.Leader.Token)
 }
 
@@ -187,21 +191,23 @@ func TestBlockingOnElected(t *testing.T) {
 	cfgA.StopTimeout = 50 * time.Millisecond
 	cfgA.Callbacks.OnElected = func(context.Context, Term) { <-unblock }
 	a := start(t, newElector(t, newClient(t, clientCfg, nodes), "blocking", cfgA))
-	term := waitEvent(t, a.Events(), wait, kind(EventElected)).Term
+	waitEvent(t, a.Events(), wait, kind(redlock.EventElected))
+	term, ok := a.Term()
+	require.True(t, ok)
 
 	cfgB := unitCfg(t, "b")
 	cfgB.TTL = time.Second
 	b := start(t, newElector(t, newClient(t, clientCfg, nodes), "blocking", cfgB))
-	waitEvent(t, b.Events(), wait, kind(EventLeaderChanged))
+	waitEvent(t, b.Events(), wait, kind(redlock.EventLeaderChanged))
 
 	resignAt := time.Now()
 	validUntil := term.ValidUntil()
 	require.NoError(t, a.Resign(context.Background()))
 	assert.False(t, time.Now().Before(validUntil), "released at the end of the validity, not before")
 	assert.Less(t, time.Since(resignAt), 2*cfgA.TTL, "not later")
-	ev := waitEvent(t, a.Events(), wait, kind(EventDemoted))
-	assert.ErrorIs(t, ev.Cause, ErrResigned)
-	waitEvent(t, b.Events(), wait, kind(EventElected))
+	ev := waitEvent(t, a.Events(), wait, kind(redlock.EventDemoted))
+	assert.ErrorIs(t, ev.Err, ErrResigned)
+	waitEvent(t, b.Events(), wait, kind(redlock.EventElected))
 	within(t, wait, func() bool { return a.Healthy(0) != nil }, "the lingering OnElected makes a unhealthy")
 	assert.ErrorIs(t, a.Healthy(0), ErrUnhealthy)
 	assert.NoError(t, a.Healthy(time.Hour))
@@ -209,8 +215,8 @@ func TestBlockingOnElected(t *testing.T) {
 	// b resigns; a may not campaign while its OnElected runs, so b is
 	// elected again after standing aside.
 	require.NoError(t, b.Resign(context.Background()))
-	ev = waitEvent(t, b.Events(), wait, kind(EventElected))
-	assert.Equal(t, "b", ev.Term.ID)
+	ev = waitEvent(t, b.Events(), wait, kind(redlock.EventElected))
+	assert.Equal(t, "b", ev.Leader.ID)
 	assert.False(t, a.IsLeader())
 
 	// Run returns after StopTimeout although OnElected still runs.
@@ -218,7 +224,11 @@ func TestBlockingOnElected(t *testing.T) {
 	require.ErrorIs(t, a.stop(t), ErrStopped)
 	assert.Less(t, time.Since(start), wait)
 	close(unblock)
-	within(t, wait, func() bool { return a.Healthy(0) == nil }, "healthy once OnElected returned")
+	within(t, wait, func() bool {
+		err := a.Healthy(0)
+		return err != nil && !strings.Contains(err.Error(), "still runs")
+	}, "OnElected returned: only Run's return is left")
+	assert.ErrorContains(t, a.Healthy(0), "Run returned")
 }
 
 // A panic in OnElected ends the term with a *PanicError as the cause;
@@ -242,17 +252,17 @@ func TestPanickingCallbacks(t *testing.T) {
 	}
 	e := newElector(t, newClient(t, unitClientCfg, nodes), "panics", cfg)
 	r := start(t, e)
-	ev := waitEvent(t, e.Events(), wait, kind(EventDemoted))
-	assert.ErrorIs(t, ev.Cause, ErrCallbackPanicked)
+	ev := waitEvent(t, e.Events(), wait, kind(redlock.EventDemoted))
+	assert.ErrorIs(t, ev.Err, ErrCallbackPanicked)
 	var pe *PanicError
-	require.ErrorAs(t, ev.Cause, &pe)
+	require.ErrorAs(t, ev.Err, &pe)
 	assert.Equal(t, "OnElected", pe.Callback)
 	assert.Equal(t, "boom", pe.Value)
 	assert.Contains(t, string(pe.Stack), "TestPanickingCallbacks")
 	assert.ErrorIs(t, <-causes, ErrCallbackPanicked)
 
-	ev = waitEvent(t, e.Events(), wait, kind(EventElected))
-	assert.Equal(t, uint64(2), ev.Term.Token, "re-elected after a panic")
+	ev = waitEvent(t, e.Events(), wait, kind(redlock.EventElected))
+	assert.Equal(t, uint64(2), ev.Leader.Token, "re-elected after a panic")
 	require.ErrorIs(t, r.stop(t), ErrStopped)
 	assert.ErrorIs(t, <-causes, ErrStopped)
 }
@@ -271,36 +281,42 @@ func TestBlockingCallbacksDoNotWedge(t *testing.T) {
 	}
 	e := newElector(t, newClient(t, unitClientCfg, nodes), "wedge", cfg)
 	r := start(t, e)
-	waitEvent(t, e.Events(), wait, kind(EventElected))
+	waitEvent(t, e.Events(), wait, kind(redlock.EventElected))
 	require.NoError(t, e.Resign(context.Background()))
-	waitEvent(t, e.Events(), wait, kind(EventDemoted))
-	waitEvent(t, e.Events(), wait, kind(EventLeaderChanged))
+	waitEvent(t, e.Events(), wait, kind(redlock.EventDemoted))
+	waitEvent(t, e.Events(), wait, kind(redlock.EventLeaderChanged))
 	require.ErrorIs(t, r.stop(t), ErrStopped)
 	close(unblock)
 }
 
 // Events never block the elector: with nobody reading, they are dropped,
-// counted, and reported to the hooks.
+// counted; the hooks see every term.
 func TestEventsDropped(t *testing.T) {
 	_, nodes := testnodes.Minis(t, 3)
-	h := &countHooks{}
+	h := &hookstest.Recorder{}
 	cfg := unitCfg(t, "d")
 	cfg.EventBuffer = 1
-	cfg.Hooks = h
-	e := newElector(t, newClient(t, unitClientCfg, nodes), "dropped", cfg)
+	ccfg := unitClientCfg
+	ccfg.Hooks = h
+	e := newElector(t, newClient(t, ccfg, nodes), "dropped", cfg)
 	r := start(t, e)
 	within(t, wait, e.IsLeader, "elected")
 	require.NoError(t, e.Resign(context.Background()))
 	within(t, wait, e.IsLeader, "elected again")
 	require.ErrorIs(t, r.stop(t), ErrStopped)
 	assert.NotZero(t, e.Dropped())
-	assert.Equal(t, e.Dropped(), h.dropped.Load())
-	assert.Equal(t, int64(2), h.elected.Load())
-	assert.Equal(t, int64(2), h.demoted.Load())
-	assert.GreaterOrEqual(t, h.won.Load(), int64(2))
+	assert.Len(t, h.Of(redlock.EventElected), 2)
+	assert.Len(t, h.Of(redlock.EventDemoted), 2)
+	won := 0
+	for _, ev := range h.Of(redlock.EventAcquire) {
+		if ev.Err == nil {
+			won++
+		}
+	}
+	assert.GreaterOrEqual(t, won, 2)
 	ev, ok := <-e.Events()
 	require.True(t, ok, "the first event was kept")
-	assert.Equal(t, EventLeaderChanged, ev.Kind)
+	assert.Equal(t, redlock.EventLeaderChanged, ev.Kind)
 	_, ok = <-e.Events()
 	assert.False(t, ok)
 }
@@ -313,13 +329,13 @@ func TestCrashTakeover(t *testing.T) {
 	cfg.TTL = 2 * time.Second
 	ca := newClient(t, unitClientCfg, nodes)
 	a := start(t, newElector(t, ca, "crash", cfg))
-	waitEvent(t, a.Events(), wait, kind(EventElected))
+	waitEvent(t, a.Events(), wait, kind(redlock.EventElected))
 	b := start(t, newElector(t, newClient(t, unitClientCfg, nodes), "crash", unitCfg(t, "b")))
-	waitEvent(t, b.Events(), wait, kind(EventLeaderChanged))
+	waitEvent(t, b.Events(), wait, kind(redlock.EventLeaderChanged))
 
 	require.NoError(t, ca.Close()) // a can neither refresh nor release
-	ev := waitEvent(t, a.Events(), wait, kind(EventDemoted))
-	assert.ErrorIs(t, ev.Cause, lease.ErrLeaseLost)
+	ev := waitEvent(t, a.Events(), wait, kind(redlock.EventDemoted))
+	assert.ErrorIs(t, ev.Err, lease.ErrLeaseLost)
 	select {
 	case <-a.done:
 	case <-time.After(wait):
@@ -333,6 +349,6 @@ func TestCrashTakeover(t *testing.T) {
 	for _, m := range ms {
 		m.FastForward(cfg.TTL) // miniredis' TTLs move only when told
 	}
-	ev = waitEvent(t, b.Events(), wait, kind(EventElected))
-	assert.Equal(t, uint64(2), ev.Term.Token)
+	ev = waitEvent(t, b.Events(), wait, kind(redlock.EventElected))
+	assert.Equal(t, uint64(2), ev.Leader.Token)
 }

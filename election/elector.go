@@ -30,8 +30,9 @@ type Elector struct {
 	lcfg   lease.Config
 	obs    *observer.Observer
 	log    hclog.Logger
-	hooks  Hooks
+	hooks  redlock.Hooks // the client's; nil: none
 
+	h       health // what the health checks read
 	events  chan Event
 	dropped atomic.Uint64
 	started atomic.Bool
@@ -74,10 +75,9 @@ func New(client *redlock.Client, name string, cfg Config) (*Elector, error) {
 	if err != nil {
 		return nil, err
 	}
-	e := &Elector{client: client, name: name, cfg: cfg, obs: obs, log: log, hooks: cfg.Hooks,
+	e := &Elector{client: client, name: name, cfg: cfg, obs: obs, log: log, hooks: client.Config().Hooks,
 		events: make(chan Event, cfg.EventBuffer)}
 	e.lcfg = cfg.lease()
-	e.lcfg.Logger = hookLogger{Logger: cfg.Logger, hooks: cfg.Hooks}
 	return e, nil
 }
 
@@ -87,8 +87,9 @@ func (e *Elector) ID() string { return e.cfg.ID }
 // Name returns the election's name: the key of its lease.
 func (e *Elector) Name() string { return e.name }
 
-// Events returns the channel of the elector's events: EventElected,
-// EventDemoted and EventLeaderChanged, in the order they happened. The
+// Events returns the channel of the elector's events (see [Event]):
+// redlock.EventElected, redlock.EventDemoted and
+// redlock.EventLeaderChanged, in the order they happened. The
 // elector never waits for a reader: events that do not fit in its buffer
 // (Config.EventBuffer) are dropped and counted by [Elector.Dropped]. The
 // channel is closed when Run returns (never, if Run is not called).
@@ -147,6 +148,14 @@ func (e *Elector) Resign(ctx context.Context) error {
 		return t.releaseErr
 	case <-ctx.Done():
 		return ctxErr(ctx)
+	}
+}
+
+// observe reports ev to the client's Hooks, if any.
+func (e *Elector) observe(ev redlock.Event) {
+	if e.hooks != nil {
+		ev.Key = e.name
+		e.hooks.Observe(ev)
 	}
 }
 

@@ -3,7 +3,6 @@ package election_test
 import (
 	"context"
 	"errors"
-	"expvar"
 	"fmt"
 	"log"
 	"time"
@@ -46,30 +45,4 @@ func Example() {
 	// leading with token 1
 	// demoted: true
 	// run: election: stopped: context canceled
-}
-
-// metrics counts an elector's measurements in expvar variables (publish
-// them with expvar.Publish); the same shape fits Prometheus counters and
-// histograms.
-type metrics struct {
-	election.NopHooks               // the hooks not counted here do nothing
-	terms, refreshFailures, dropped expvar.Int
-	attemptMs                       expvar.Float
-}
-
-func (m *metrics) Elected(election.Term)       { m.terms.Add(1) }
-func (m *metrics) RefreshFailed(error)         { m.refreshFailures.Add(1) }
-func (m *metrics) EventDropped(election.Event) { m.dropped.Add(1) }
-func (m *metrics) AcquireAttempt(d time.Duration, err error) {
-	if err == nil {
-		m.attemptMs.Set(float64(d) / float64(time.Millisecond))
-	}
-}
-
-// Hooks feed metrics without redlease depending on a metrics library.
-func ExampleHooks() {
-	m := &metrics{}
-	cfg := election.Config{ID: "worker-1", Hooks: m}
-	fmt.Println(cfg.Validate(), m.terms.Value())
-	// Output: <nil> 0
 }

@@ -3,11 +3,94 @@ package election
 import (
 	"fmt"
 	"net/http"
+	"sync"
 	"time"
+
+	"github.com/redlease/redlease/internal/reach"
+	"github.com/redlease/redlease/redlock"
 )
 
-// Healthy reports whether the elector is in a state it should not be in
-// for longer than tolerance, as an error matching [ErrUnhealthy]:
+// health is what Run records for the health checks.
+type health struct {
+	mu      sync.Mutex
+	started time.Time // when Run began; zero before
+	ended   error     // why Run returned; nil while it runs (or before)
+	keyErr  error     // the last attempt's error when a retry meets it again, nil after any other
+}
+
+func (h *health) runStarted() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.started, h.ended = time.Now(), nil
+}
+
+func (h *health) runEnded(err error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.ended = err
+}
+
+// attempted records the outcome of a campaign attempt: an error that a
+// retry meets again (WRONGTYPE, NOPERM, wrong credentials on a majority:
+// redlock.IsFinal) makes the key unusable until an attempt ends otherwise.
+func (h *health) attempted(err error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.keyErr = nil
+	if err != nil && redlock.IsFinal(err) {
+		h.keyErr = err
+	}
+}
+
+func (h *health) get() (started time.Time, ended, keyErr error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.started, h.ended, h.keyErr
+}
+
+// Healthy reports, as an error matching [ErrUnhealthy] that says why,
+// whether the elector is unfit to lead or to stand by: the conditions of
+// liveness (see [LivenessCheck]: a stalled leader, a term's work outliving
+// the term, Run returned) and those of readiness:
+//
+//   - the election's key is unusable: the last campaign attempt failed with
+//     an error a retry meets again on a majority of nodes (WRONGTYPE: the
+//     key holds another type of value; NOPERM: an ACL refuses it; wrong
+//     credentials), until an attempt ends otherwise;
+//   - no majority of nodes has answered (with a vote of any kind, a
+//     quarantined node's included) for longer than the TTL plus tolerance,
+//     counted from the start of Run at the earliest: the elector can
+//     neither be elected nor tell who leads. A leader within its term is
+//     never in this state (its term was refreshed by a majority).
+//
+// Each condition clears by itself when its cause does (a node answers
+// again, a new Run begins); a returned Run is unhealthy until Run is called
+// again. Before Run, the elector is healthy. Healthy is safe for concurrent
+// use.
+func (e *Elector) Healthy(tolerance time.Duration) error {
+	if err := e.live(tolerance); err != nil {
+		return err
+	}
+	started, _, keyErr := e.h.get()
+	if keyErr != nil {
+		return fmt.Errorf("%w: %q: the election's key is unusable: %w", ErrUnhealthy, e.name, keyErr)
+	}
+	if started.IsZero() || e.IsLeader() {
+		return nil
+	}
+	since := reach.LastMajority(e.client)
+	if since.Before(started) {
+		since = started
+	}
+	if silent := time.Since(since); silent > e.cfg.TTL+tolerance {
+		return fmt.Errorf("%w: %q: no majority of nodes (%d of %d) has answered for %s (TTL %s, tolerance %s)",
+			ErrUnhealthy, e.name, e.client.Quorum(), len(e.client.Nodes()), silent.Round(time.Millisecond), e.cfg.TTL, tolerance)
+	}
+	return nil
+}
+
+// live reports the conditions of liveness: states that a restart of the
+// process remedies.
 //
 //   - it believes it leads (the term's context is alive) while the term's
 //     deadline passed more than tolerance ago: the term should have ended
@@ -15,12 +98,9 @@ import (
 //     starvation, a stuck runtime) and must not be trusted to lead;
 //   - a past term's OnElected is still running more than tolerance after
 //     the validity the term had when it ended: the leader's work outlives
-//     its term, and another leader may be running beside it.
-//
-// A standby is healthy. Like client-go's leader-election healthz adaptor,
-// this is meant for a liveness probe: restarting such a process is the
-// remedy. Healthy is safe for concurrent use.
-func (e *Elector) Healthy(tolerance time.Duration) error {
+//     its term, and another leader may be running beside it;
+//   - Run has returned: the elector no longer campaigns.
+func (e *Elector) live(tolerance time.Duration) error {
 	now := time.Now()
 	e.mu.Lock()
 	cur, old := e.cur, e.lingering
@@ -37,16 +117,44 @@ func (e *Elector) Healthy(tolerance time.Duration) error {
 				ErrUnhealthy, e.name, old.Token, late.Round(time.Millisecond), tolerance)
 		}
 	}
+	if _, ended, _ := e.h.get(); ended != nil {
+		if redlock.IsFinal(ended) {
+			return fmt.Errorf("%w: %q: Run returned: the election's key is unusable: %w", ErrUnhealthy, e.name, ended)
+		}
+		return fmt.Errorf("%w: %q: Run returned: %w", ErrUnhealthy, e.name, ended)
+	}
 	return nil
 }
 
-// HealthCheck returns an HTTP handler for a liveness probe: 200 "ok" while
-// [Elector.Healthy](tolerance) is nil, 503 with the error otherwise. It is
-// safe for concurrent use.
+// HealthCheck returns an HTTP handler for a readiness probe: 200 "ok"
+// while [Elector.Healthy](tolerance) is nil, 503 with the reason
+// otherwise. It turns unhealthy when Run has returned, when the election's
+// key is unusable, when no majority of nodes has answered within the TTL,
+// and in the states of [LivenessCheck]; it turns ok again when the cause
+// clears. Mount it as the readiness probe: a Redis outage makes it fail,
+// and restarting the process would not help. It is safe for concurrent
+// use.
 func HealthCheck(e *Elector, tolerance time.Duration) http.Handler {
+	return probe(func() error { return e.Healthy(tolerance) })
+}
+
+// LivenessCheck returns an HTTP handler for a liveness probe: 200 "ok",
+// or 503 with the reason while the elector is in a state that restarting
+// the process remedies: it leads more than tolerance past its term's
+// deadline (the process is stalled), a term's OnElected runs more than
+// tolerance after the term's validity ended, or Run has returned. Like
+// client-go's leader-election healthz adaptor, it does not fail for a
+// Redis outage (see [HealthCheck] for that). It is safe for concurrent use.
+func LivenessCheck(e *Elector, tolerance time.Duration) http.Handler {
+	return probe(func() error { return e.live(tolerance) })
+}
+
+// probe is the handler of a check.
+func probe(check func() error) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-		if err := e.Healthy(tolerance); err != nil {
+		w.Header().Set("Cache-Control", "no-store")
+		if err := check(); err != nil {
 			w.WriteHeader(http.StatusServiceUnavailable)
 			fmt.Fprintln(w, err)
 			return

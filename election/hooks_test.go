@@ -4,59 +4,64 @@ import (
 	"context"
 	"net/http"
 	"net/http/httptest"
-	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/redlease/redlease/internal/hookstest"
 	"github.com/redlease/redlease/internal/testnodes"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/redlease/redlease/lease"
+	"github.com/redlease/redlease/redlock"
 )
 
-// countHooks counts what the hooks report.
-type countHooks struct {
-	NopHooks
-	elected, demoted, won, lost, refreshFailed atomic.Int64
-	dropped                                    atomic.Uint64
-}
-
-func (h *countHooks) Elected(Term)        { h.elected.Add(1) }
-func (h *countHooks) Demoted(Term, error) { h.demoted.Add(1) }
-func (h *countHooks) AcquireAttempt(_ time.Duration, err error) {
-	if err == nil {
-		h.won.Add(1)
-	} else {
-		h.lost.Add(1)
-	}
-}
-func (h *countHooks) RefreshFailed(error) { h.refreshFailed.Add(1) }
-func (h *countHooks) EventDropped(Event)  { h.dropped.Add(1) }
-
-// The hooks see terms, attempts and failed refreshes (the latter from the
-// lease's logs: this test breaks if the lease stops reporting them there).
+// The client's hooks see terms, attempts, failed refreshes and the lost
+// term as typed events, fed where they happen (no log line is matched).
 func TestHooks(t *testing.T) {
 	ms, nodes := testnodes.Minis(t, 5)
-	h := &countHooks{}
+	h := &hookstest.Recorder{}
+	ccfg := unitClientCfg
+	ccfg.Hooks = h
 	cfg := unitCfg(t, "h")
 	cfg.TTL = 2 * time.Second
-	cfg.Hooks = h
-	e := newElector(t, newClient(t, unitClientCfg, nodes), "hooks", cfg)
+	e := newElector(t, newClient(t, ccfg, nodes), "hooks", cfg)
 	r := start(t, e)
-	waitEvent(t, e.Events(), wait, kind(EventElected))
-	assert.Equal(t, int64(1), h.elected.Load())
-	assert.Equal(t, int64(1), h.won.Load())
+	waitEvent(t, e.Events(), wait, kind(redlock.EventElected))
+	elected := h.Of(redlock.EventElected)
+	require.Len(t, elected, 1)
+	assert.Equal(t, "hooks", elected[0].Key)
+	assert.Equal(t, uint64(1), elected[0].Token)
+	won := h.Of(redlock.EventAcquire)
+	require.NotEmpty(t, won)
+	assert.Equal(t, "ok", won[len(won)-1].Outcome())
+	assert.Positive(t, won[len(won)-1].Duration)
 
 	for _, m := range ms[:3] {
 		m.Close() // a majority gone: refreshes fail until the term is lost
 	}
-	ev := waitEvent(t, e.Events(), wait, kind(EventDemoted))
-	assert.ErrorIs(t, ev.Cause, lease.ErrLeaseLost)
-	assert.Positive(t, h.refreshFailed.Load())
-	assert.Equal(t, int64(1), h.demoted.Load())
-	within(t, wait, func() bool { return h.lost.Load() > 0 }, "failed attempts are reported")
+	ev := waitEvent(t, e.Events(), wait, kind(redlock.EventDemoted))
+	assert.ErrorIs(t, ev.Err, lease.ErrLeaseLost)
+	failed := 0
+	for _, x := range h.Of(redlock.EventExtend) {
+		if x.Err != nil {
+			failed++
+			assert.Equal(t, "hooks", x.Key)
+			assert.NotEqual(t, "ok", x.Outcome())
+		}
+	}
+	assert.Positive(t, failed, "failed refreshes are reported")
+	lost := h.Of(redlock.EventLost)
+	require.Len(t, lost, 1)
+	assert.ErrorIs(t, lost[0].Err, lease.ErrLeaseLost)
+	demoted := h.Of(redlock.EventDemoted)
+	require.Len(t, demoted, 1)
+	assert.ErrorIs(t, demoted[0].Err, lease.ErrLeaseLost)
+	assert.Positive(t, demoted[0].Duration)
+	nodeErrs := h.Of(redlock.EventNodeError)
+	require.NotEmpty(t, nodeErrs, "the closed nodes' errors are reported")
+	assert.NotEmpty(t, nodeErrs[0].Node)
 	require.ErrorIs(t, r.stop(t), ErrStopped)
 }
 
@@ -81,7 +86,7 @@ func TestHealthCheck(t *testing.T) {
 	assert.Equal(t, "ok\n", body)
 
 	r := start(t, e)
-	waitEvent(t, e.Events(), wait, kind(EventElected))
+	waitEvent(t, e.Events(), wait, kind(redlock.EventElected))
 	code, _ = get()
 	assert.Equal(t, http.StatusOK, code, "a leader within its term is healthy")
 	require.NoError(t, e.Resign(context.Background()))

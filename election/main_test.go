@@ -105,7 +105,7 @@ func waitEvent(t testing.TB, ch <-chan Event, timeout time.Duration, ok func(Eve
 	}
 }
 
-func kind(k EventKind) func(Event) bool { return func(ev Event) bool { return ev.Kind == k } }
+func kind(k redlock.EventKind) func(Event) bool { return func(ev Event) bool { return ev.Kind == k } }
 
 // recorder records what callbacks saw, in order, from any goroutine.
 type recorder struct {

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/redlease/redlease/lease"
+	"github.com/redlease/redlease/observer"
+	"github.com/redlease/redlease/redlock"
 )
 
 // Run campaigns until ctx ends, and returns why it stopped: an error
@@ -35,9 +37,11 @@ func (e *Elector) Run(ctx context.Context) error {
 		return ErrAlreadyRun
 	}
 	defer close(e.events)
+	e.h.runStarted()
 	d := newDispatcher(e.log)
 	err := e.campaign(ctx, d)
 	e.log.Debug("campaign over", "error", err)
+	e.h.runEnded(err)
 	d.close()
 	e.waitCallbacks(d)
 	return err
@@ -106,8 +110,8 @@ func (c *candidate) runTerm(ctx context.Context, l *lease.Lease) {
 	e.setCurrent(t)
 	e.log.Info("elected", "token", t.Token, "validity", time.Until(l.ValidUntil()))
 	c.see(t.leader())
-	e.hooks.Elected(t.Term) // before the event: a reader of Events sees hooks that agree
-	e.emit(Event{Kind: EventElected, Term: t.Term})
+	e.observe(redlock.Event{Kind: redlock.EventElected, Token: t.Token}) // before the event: a reader of Events sees hooks that agree
+	e.emit(Event{Kind: redlock.EventElected, State: observer.StateLeader, Leader: t.leader()})
 	if f := e.cfg.Callbacks.OnElected; f != nil {
 		e.wg.Go(func() {
 			defer close(t.elected)
@@ -154,8 +158,8 @@ func (c *candidate) handover(t *term, cause error) {
 	close(t.over)
 	e.log.Info("demoted", "token", t.Token, "cause", cause, "elapsed", time.Since(t.Start), "release_error", t.releaseErr)
 
-	e.hooks.Demoted(t.Term, cause)
-	e.emit(Event{Kind: EventDemoted, Term: t.Term, Cause: cause})
+	e.observe(redlock.Event{Kind: redlock.EventDemoted, Token: t.Token, Duration: time.Since(t.Start), Err: cause})
+	e.emit(Event{Kind: redlock.EventDemoted, Leader: t.leader(), Err: cause})
 	f := e.cfg.Callbacks.OnDemoted
 	c.d.push(func() {
 		defer close(t.demoted)

@@ -8,6 +8,8 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/redlease/redlease/internal/logx"
+
 	"github.com/redlease/redlease/redlock"
 )
 
@@ -113,9 +115,7 @@ func (c Config) WithDefaults() Config {
 	if c.ID == "" {
 		c.ID = defaultID()
 	}
-	if c.Logger == nil {
-		c.Logger = hclog.NewNullLogger()
-	}
+	c.Logger = logx.Flat(c.Logger) // nil: a null logger
 	return c
 }
 

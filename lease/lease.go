@@ -178,3 +178,11 @@ func (l *Lease) releaseKeys(ctx context.Context) {
 		l.releaseErr = err
 	})
 }
+
+// reportLost reports the loss of the lease to the client's Hooks
+// (redlock.EventLost).
+func (l *Lease) reportLost(err error) {
+	if h := l.client.Config().Hooks; h != nil {
+		h.Observe(redlock.Event{Kind: redlock.EventLost, Key: l.key, Token: l.Token(), Err: err})
+	}
+}

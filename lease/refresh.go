@@ -48,6 +48,7 @@ func (l *Lease) run() {
 		return // Release deletes the keys itself
 	case errors.Is(err, ErrLeaseLost):
 		l.log.Warn("lease lost", "key", l.key, "token", l.Token(), "error", err)
+		l.reportLost(err)
 	default:
 		l.log.Debug("lease context ended; releasing", "key", l.key, "token", l.Token(), "error", err)
 	}

@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
+
+	"github.com/redlease/redlease/internal/logx"
 )
 
 // Defaults of [Config]; see each field for what it means.
@@ -48,9 +50,7 @@ func (c Config) withDefaults() Config {
 	if c.EventBuffer == 0 {
 		c.EventBuffer = DefaultEventBuffer
 	}
-	if c.Logger == nil {
-		c.Logger = hclog.NewNullLogger()
-	}
+	c.Logger = logx.Flat(c.Logger) // nil: a null logger
 	return c
 }
 

@@ -22,9 +22,13 @@ func testLogger(t testing.TB) hclog.Logger { return testnodes.Logger(t, hclog.De
 // newClient makes a bootstrapped redlock.Client over nodes, with a
 // NodeTimeout far above a round trip (miniredis is slow under -race),
 // closed on cleanup.
-func newClient(t testing.TB, nodes []redis.UniversalClient) *redlock.Client {
+func newClient(t testing.TB, nodes []redis.UniversalClient, hooks ...redlock.Hooks) *redlock.Client {
 	t.Helper()
-	c, err := redlock.New(context.Background(), redlock.Config{NodeTimeout: 500 * time.Millisecond, Logger: testLogger(t)}, nodes...)
+	cfg := redlock.Config{NodeTimeout: 500 * time.Millisecond, Logger: testLogger(t)}
+	if len(hooks) > 0 {
+		cfg.Hooks = hooks[0]
+	}
+	c, err := redlock.New(context.Background(), cfg, nodes...)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = c.Close() })
 	require.NoError(t, c.Bootstrap(context.Background()))

@@ -26,6 +26,7 @@ type Observer struct {
 	name   string
 	cfg    Config
 	log    hclog.Logger
+	hooks  redlock.Hooks // the client's; nil: none
 
 	mu        sync.Mutex
 	seenValue string // the last leader a read returned...
@@ -46,7 +47,7 @@ func New(client *redlock.Client, name string, cfg Config) (*Observer, error) {
 		return nil, err
 	}
 	cfg = cfg.withDefaults()
-	return &Observer{client: client, name: name, cfg: cfg, log: cfg.Logger}, nil
+	return &Observer{client: client, name: name, cfg: cfg, log: cfg.Logger, hooks: client.Config().Hooks}, nil
 }
 
 // Name returns the name of the election observed (its lease key).

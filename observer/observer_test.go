@@ -2,10 +2,12 @@ package observer
 
 import (
 	"context"
+	"fmt"
 	"strconv"
 	"testing"
 	"time"
 
+	"github.com/redlease/redlease/internal/hookstest"
 	"github.com/redlease/redlease/internal/testnodes"
 
 	"github.com/stretchr/testify/assert"
@@ -159,12 +161,15 @@ func TestWatch(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	_, nodes := testnodes.Minis(t, 3)
-	c := newClient(t, nodes)
+	h := &hookstest.Recorder{}
+	c := newClient(t, nodes, h)
 	o, err := New(c, "svc", Config{Logger: testLogger(t)})
 	require.NoError(t, err)
 	w := o.Watch(ctx)
 	ev := next(t, w)
 	assert.Equal(t, StateNoLeader, ev.State, "the first event is the state at start")
+	assert.Equal(t, redlock.EventLeaderChanged, ev.Kind)
+	assert.Equal(t, "leader changed: no leader", ev.String())
 	assert.NoError(t, w.Err())
 
 	a := hold(t, c, "svc", "a")
@@ -183,6 +188,15 @@ func TestWatch(t *testing.T) {
 	assert.Equal(t, "b", ev.Leader.ID)
 	assert.Equal(t, b.Token(), ev.Leader.Token)
 	assert.Greater(t, b.Token(), a.Token())
+	assert.Equal(t, fmt.Sprintf("leader changed: b (token %d)", b.Token()), ev.String())
+
+	// The hooks saw each change, not the first look.
+	var tokens []uint64
+	for _, x := range h.Of(redlock.EventLeaderChanged) {
+		assert.Equal(t, "svc", x.Key)
+		tokens = append(tokens, x.Token)
+	}
+	assert.Equal(t, []uint64{a.Token(), 0, b.Token()}, tokens)
 
 	cancel()
 	require.ErrorIs(t, ended(t, w), context.Canceled)

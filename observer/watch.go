@@ -37,16 +37,49 @@ func (s State) String() string {
 	}
 }
 
-// Event is one change seen by a [Watch].
+// Event is one fact of an election: a change of leader seen by a [Watch]
+// or by an elector, or the beginning or end of an elector's own term. It
+// is the one event type of both streams (election.Event is this type). An
+// Event is a plain value.
 type Event struct {
+	// Kind is what happened: redlock.EventLeaderChanged (every event of a
+	// Watch), or, on an elector's Events only, redlock.EventElected and
+	// redlock.EventDemoted for its own terms.
+	Kind redlock.EventKind
+	// State is what the read said (EventLeaderChanged); StateLeader for
+	// EventElected; StateUnknown for EventDemoted (who leads next is not
+	// known yet).
 	State State
-	// Leader is the new leader when State is StateLeader; zero otherwise.
+	// Leader is the new leader (EventLeaderChanged with StateLeader; zero
+	// otherwise), or the elector's own term as observers see it
+	// (EventElected, EventDemoted: ID, Metadata, Token, Expires, Value).
 	Leader Leader
-	// Err says why the state is unknown when State is StateUnknown (it
-	// matches [ErrUnknown]); nil otherwise.
+	// Err says why the state is unknown (EventLeaderChanged with
+	// StateUnknown; it matches [ErrUnknown]), or why the term ended
+	// (EventDemoted: see election.Callbacks.OnDemoted); nil otherwise.
 	Err error
-	// At is when the read that saw the change returned.
+	// At is when the event was seen.
 	At time.Time
+}
+
+// String describes the event on one line: "leader changed: worker-1
+// (token 3)", "leader changed: no leader", "leader changed: unknown: ...",
+// "elected: worker-1 (token 3)", "demoted: worker-1 (token 3): ...".
+func (e Event) String() string {
+	var b strings.Builder
+	b.WriteString(strings.ReplaceAll(e.Kind.String(), "_", " "))
+	b.WriteString(": ")
+	switch {
+	case e.Kind != redlock.EventLeaderChanged || e.State == StateLeader:
+		b.WriteString(e.Leader.String())
+	default:
+		b.WriteString(e.State.String())
+	}
+	if e.Err != nil {
+		b.WriteString(": ")
+		b.WriteString(strings.ReplaceAll(e.Err.Error(), "\n", "; "))
+	}
+	return b.String()
 }
 
 // Watch is a stream of changes of an election, started by [Observer.Watch].
@@ -120,6 +153,9 @@ func (o *Observer) watch(ctx context.Context, out chan<- Event) error {
 		}
 		ev := event(l, err)
 		if first || changed(last, ev) {
+			if o.hooks != nil && !first && ev.State != StateUnknown {
+				o.hooks.Observe(redlock.Event{Kind: redlock.EventLeaderChanged, Key: o.name, Token: ev.Leader.Token})
+			}
 			select {
 			case out <- ev:
 			case <-ctx.Done():
@@ -195,7 +231,7 @@ func final(ctx context.Context, err error) bool {
 
 // event is the Event of one read.
 func event(l Leader, err error) Event {
-	ev := Event{Leader: l, At: time.Now()}
+	ev := Event{Kind: redlock.EventLeaderChanged, Leader: l, At: time.Now()}
 	switch {
 	case err == nil:
 		ev.State = StateLeader

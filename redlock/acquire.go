@@ -80,7 +80,7 @@ func (c *Client) Acquire(ctx context.Context, key string, ttl time.Duration, opt
 	}
 	retry := newRetry()
 	for {
-		l, err := c.attempt(ctx, key, ttl, o)
+		l, err := c.observedAttempt(ctx, key, ttl, o)
 		if err == nil {
 			return l, nil
 		}
@@ -111,7 +111,7 @@ func (c *Client) Acquire(ctx context.Context, key string, ttl time.Duration, opt
 // [Client.Acquire]. It fails with an error matching ErrNotAcquired when the
 // lock is held elsewhere or a majority could not be reached.
 func (c *Client) TryAcquire(ctx context.Context, key string, ttl time.Duration, opts ...AcquireOption) (*Lock, error) {
-	l, err := c.attempt(ctx, key, ttl, c.options(opts))
+	l, err := c.observedAttempt(ctx, key, ttl, c.options(opts))
 	if err != nil && ctx.Err() != nil {
 		err = errors.Join(err, ctx.Err())
 	}
@@ -137,6 +137,20 @@ func checkKey(key string) error {
 		return fmt.Errorf("%w: key must not be empty", ErrInvalidArgument)
 	}
 	return nil
+}
+
+// observedAttempt is attempt, reported to the Hooks (EventAcquire).
+func (c *Client) observedAttempt(ctx context.Context, key string, ttl time.Duration, o acquireOptions) (*Lock, error) {
+	t0 := time.Now()
+	l, err := c.attempt(ctx, key, ttl, o)
+	if c.cfg.Hooks != nil {
+		ev := Event{Kind: EventAcquire, Key: key, Duration: time.Since(t0), Err: err}
+		if l != nil {
+			ev.Token = l.token
+		}
+		c.cfg.Hooks.Observe(ev)
+	}
+	return l, err
 }
 
 // attempt is one run of the Redlock algorithm (DESIGN 3.1, 3.4).

@@ -190,6 +190,7 @@ collect:
 			c.log.Warn("node did not answer at start-up", "node", n.name(), "error", errs[i])
 			continue
 		}
+		n.answered()
 		c.answeredBy(n, serverID(infos[i].runID)) // a cluster copy: the server behind it now
 		if id := infos[i].runID; id != "" && n.cluster == nil {
 			if j, dup := byRunID[id]; dup {

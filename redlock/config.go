@@ -7,6 +7,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/redlease/redlease/internal/logx"
 	"github.com/redlease/redlease/internal/unsafeopt"
 )
 
@@ -94,9 +95,17 @@ type Config struct {
 	// the policy. Default: false.
 	AllowEviction bool
 
-	// Logger receives the client's logs with stable keys (key, node, token,
-	// validity, elapsed). Default: a null logger.
+	// Logger receives the client's logs, one record per event, with the
+	// stable keys of docs/observability.md (key, node, token, validity,
+	// elapsed, error). A *slog.Logger plugs in through [SlogLogger].
+	// Default: a null logger (silent).
 	Logger hclog.Logger
+
+	// Hooks receives a typed [Event] for every acquisition attempt,
+	// extension, release and node error of the client, and for every lost
+	// lease, term and change of leader of the leases, electors and
+	// observers built on it. Default: none.
+	Hooks Hooks
 
 	// unsafeOff: guards turned off by a test's negative control
 	// (internal/unsafeopt); zero in every other use.
@@ -171,9 +180,7 @@ func (c Config) withDefaults() Config {
 	if c.MaxTTL == 0 {
 		c.MaxTTL = DefaultMaxTTL
 	}
-	if c.Logger == nil {
-		c.Logger = hclog.NewNullLogger()
-	}
+	c.Logger = logx.Flat(c.Logger) // nil: a null logger
 	return c
 }
 

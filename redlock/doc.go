@@ -43,6 +43,16 @@
 // [IsFinal] applies it to a whole attempt, and [Client.Acquire] stops on a
 // final error instead of retrying until its context ends.
 //
+// # Logs and events
+//
+// Config.Logger takes an hclog.Logger, or a *slog.Logger through
+// [SlogLogger]; nil is silent. Records are one event each, on one line,
+// with errors as attributes and stable keys (docs/observability.md).
+// Config.Hooks receives a typed [Event] for every acquisition attempt,
+// extension, release and node error, and for the lost leases, terms and
+// leader changes of the packages built on the Client; contrib/prometheus
+// and contrib/otel turn them into metrics.
+//
 // # Performance
 //
 // Requests go to all nodes at once; a call returns as soon as a majority

@@ -7,30 +7,12 @@ import (
 	"sync"
 	"time"
 
-	"github.com/alicebob/miniredis/v2"
-	"github.com/redis/go-redis/v9"
-
+	"github.com/redlease/redlease/internal/testnodes"
 	"github.com/redlease/redlease/redlock"
 )
 
 // embedded starts n in-process Redis servers for the examples.
-func embedded(n int) (clients []redis.UniversalClient, stop func()) {
-	var ms []*miniredis.Miniredis
-	for range n {
-		m := miniredis.NewMiniRedis()
-		if err := m.Start(); err != nil {
-			panic(err)
-		}
-		ms = append(ms, m)
-		clients = append(clients, redis.NewClient(&redis.Options{Addr: m.Addr()}))
-	}
-	return clients, func() {
-		for i := range ms {
-			_ = clients[i].Close()
-			ms[i].Close()
-		}
-	}
-}
+var embedded = testnodes.Embedded
 
 func Example() {
 	ctx := context.Background()

@@ -133,8 +133,13 @@ func (c *Client) direct(ctx, nctx context.Context, cancel context.CancelFunc, n 
 	if a.vote == VoteError && errors.Is(a.err, context.DeadlineExceeded) && ctx.Err() == nil {
 		a.err = timedOut
 	}
-	if a.vote == VoteError {
+	if a.vote != VoteError {
+		n.answered()
+	} else {
 		c.nodeFailed(n, a.err)
+		if ctx.Err() == nil {
+			c.observe(Event{Kind: EventNodeError, Node: n.addr, Err: a.err})
+		}
 	}
 	return a
 }
@@ -188,8 +193,13 @@ func (f *flight) request(i int, n *node) {
 		// in one way.
 		a.err = f.timedOut
 	}
-	if a.vote == VoteError {
+	if a.vote != VoteError {
+		n.answered()
+	} else {
 		f.c.nodeFailed(n, a.err)
+		if f.ctx.Err() == nil {
+			f.c.observe(Event{Kind: EventNodeError, Node: n.addr, Err: a.err})
+		}
 	}
 	f.mu.Lock()
 	sent := !f.closed

@@ -107,6 +107,13 @@ func WithExtendTimeout(d time.Duration) ExtendOption {
 // *QuorumError matching ErrNotExtended), or is lost (ErrNotHeld). Each
 // request is bounded by NodeTimeout, or by [WithExtendTimeout].
 func (l *Lock) Extend(ctx context.Context, ttl time.Duration, opts ...ExtendOption) error {
+	t0 := time.Now()
+	err := l.extend(ctx, ttl, opts)
+	l.c.observe(Event{Kind: EventExtend, Key: l.key, Token: l.token, Duration: time.Since(t0), Err: err})
+	return err
+}
+
+func (l *Lock) extend(ctx context.Context, ttl time.Duration, opts []ExtendOption) error {
 	var o extendOptions
 	for _, opt := range opts {
 		if opt != nil {
@@ -203,6 +210,13 @@ func (l *Lock) Extend(ctx context.Context, ttl time.Duration, opts ...ExtendOpti
 // with the TTL). Releasing twice returns ErrNotHeld the second time and
 // sends nothing.
 func (l *Lock) Release(ctx context.Context) (int, error) {
+	t0 := time.Now()
+	n, err := l.release(ctx)
+	l.c.observe(Event{Kind: EventRelease, Key: l.key, Token: l.token, Duration: time.Since(t0), Err: err})
+	return n, err
+}
+
+func (l *Lock) release(ctx context.Context) (int, error) {
 	l.mu.Lock()
 	if l.released {
 		l.mu.Unlock()

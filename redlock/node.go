@@ -51,6 +51,10 @@ type node struct {
 	// Client.answeredBy).
 	master atomic.Pointer[string]
 	server atomic.Int64
+
+	// lastAnswer is when the node last gave a vote (see reach.go):
+	// nanoseconds since epoch, plus one; 0 never.
+	lastAnswer atomic.Int64
 }
 
 // setMaster records the master a placement check found for the node.

@@ -9,6 +9,8 @@ import (
 	"os"
 
 	"github.com/hashicorp/go-hclog"
+
+	"github.com/redlease/redlease/internal/logx"
 )
 
 // Exit codes of every command; `run` also exits with its command's code.
@@ -95,7 +97,8 @@ func (o *outputs) logger(level hclog.Level, verbose bool) hclog.Logger {
 	if verbose {
 		level = hclog.Debug
 	}
-	return hclog.New(&hclog.LoggerOptions{Name: "redlease", Level: level, Output: o.err})
+	// Flat: one line per record, a joined error's parts separated by "; ".
+	return logx.Flat(hclog.New(&hclog.LoggerOptions{Name: "redlease", Level: level, Output: o.err}))
 }
 
 // usageError is an error in the command line: exit code 2.

@@ -8,7 +8,6 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
-	"github.com/redlease/redlease/election"
 	"github.com/redlease/redlease/redlock"
 )
 
@@ -16,11 +15,11 @@ import (
 // same nodes failing to vote.
 const nodeWarnEvery = 10 * time.Second
 
-// runHooks logs what the elector only measures: campaign attempts that
-// nodes could not vote on (down, unreachable, quarantined), naming them,
-// and failed refreshes of the term. Safe for concurrent use.
+// runHooks logs what the client's events tell and its logs do not:
+// campaign attempts that nodes could not vote on (down, unreachable,
+// quarantined), naming them, and failed refreshes of the term. Safe for
+// concurrent use.
 type runHooks struct {
-	election.NopHooks
 	log hclog.Logger
 
 	mu     sync.Mutex
@@ -28,9 +27,19 @@ type runHooks struct {
 	lastOf string    // the nodes it named
 }
 
-// AcquireAttempt warns when an attempt failed because nodes could not
+// Observe is the redlock.Hooks method.
+func (h *runHooks) Observe(ev redlock.Event) {
+	switch {
+	case ev.Kind == redlock.EventAcquire && ev.Err != nil:
+		h.acquireFailed(ev.Err)
+	case ev.Kind == redlock.EventExtend && ev.Err != nil:
+		h.refreshFailed(ev.Err)
+	}
+}
+
+// acquireFailed warns when an attempt failed because nodes could not
 // vote: once per set of nodes, and again every nodeWarnEvery.
-func (h *runHooks) AcquireAttempt(_ time.Duration, err error) {
+func (h *runHooks) acquireFailed(err error) {
 	qe, ok := errors.AsType[*redlock.QuorumError](err)
 	if !ok {
 		return
@@ -61,8 +70,8 @@ func (h *runHooks) AcquireAttempt(_ time.Duration, err error) {
 	}
 }
 
-// RefreshFailed warns of every failed refresh of the term: the term ends
+// refreshFailed warns of every failed refresh of the term: the term ends
 // at its deadline unless one succeeds before.
-func (h *runHooks) RefreshFailed(err error) {
+func (h *runHooks) refreshFailed(err error) {
 	h.log.Warn("refresh of the term failed; retrying until its deadline", "error", err)
 }

@@ -217,7 +217,7 @@ func (c *candidate) waitElected(t testing.TB) {
 	for {
 		select {
 		case ev := <-c.Events():
-			if ev.Kind == election.EventElected {
+			if ev.Kind == redlock.EventElected {
 				return
 			}
 		case <-timer.C:

@@ -41,6 +41,7 @@ type connFlags struct {
 	nodeTimeout time.Duration
 	maxTTL      time.Duration
 	verbose     bool
+	hooks       redlock.Hooks // not a flag: the command's (nil: none)
 }
 
 func (c *connFlags) register(fs *flag.FlagSet) {
@@ -224,7 +225,7 @@ func (n *nodes) Close() {
 // redlock, naming them, and are not an error (they vote once they are
 // up), except to --bootstrap, whose error names them.
 func (c *connFlags) connect(ctx context.Context, set *nodeSet, log hclog.Logger) (*nodes, error) {
-	cfg := redlock.Config{NodeTimeout: c.nodeTimeout, MaxTTL: c.maxTTL, Logger: log}
+	cfg := redlock.Config{NodeTimeout: c.nodeTimeout, MaxTTL: c.maxTTL, Logger: log, Hooks: c.hooks}
 	n := &nodes{}
 	var err error
 	if c.cluster {

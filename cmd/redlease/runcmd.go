@@ -18,7 +18,7 @@ import (
 	"github.com/redlease/redlease/redlock"
 )
 
-const runUsage = `Usage: redlease run --name NAME [--ttl 10s] [--id ID] [--grace 5s] [--restart] [node flags] -- COMMAND [ARGS...]
+const runUsage = `Usage: redlease run --name NAME [--ttl 10s] [--id ID] [--grace 5s] [--restart] [--metrics-addr ADDR] [node flags] -- COMMAND [ARGS...]
 
 Campaigns for NAME. When elected, starts COMMAND with REDLEASE_TOKEN (the
 term's fencing token: pass it to what COMMAND writes, and have that refuse
@@ -54,6 +54,7 @@ func cmdRun(ctx context.Context, args []string, out *outputs) int {
 	id := c.fs.String("id", "", "this candidate's `ID`, as status and watch show it (default <hostname>-<pid>)")
 	grace := c.fs.Duration("grace", 5*time.Second, "time COMMAND has to exit after SIGTERM before SIGKILL")
 	restart := c.fs.Bool("restart", false, "when COMMAND exits on its own, campaign again rather than exit")
+	metricsAddr := c.fs.String("metrics-addr", "", "serve Prometheus metrics at http://`ADDR`/metrics (host:port; default: none)")
 	if code := c.parse(args); code >= 0 {
 		return code
 	}
@@ -78,6 +79,16 @@ func cmdRun(ctx context.Context, args []string, out *outputs) int {
 	}
 
 	log := out.logger(hclog.Info, c.conn.verbose)
+	c.conn.hooks = &runHooks{log: log}
+	if *metricsAddr != "" {
+		m := newCLIMetrics()
+		stop, err := serveMetrics(*metricsAddr, m, log)
+		if err != nil {
+			return c.fail(err)
+		}
+		defer stop()
+		c.conn.hooks = hooksList{c.conn.hooks, m}
+	}
 	ns, err := c.conn.connect(ctx, set, log)
 	if err != nil {
 		return c.fail(err)
@@ -156,7 +167,7 @@ type runner struct {
 func (r *runner) campaign(ctx context.Context, client *redlock.Client, id string) (int, error) {
 	e, err := election.New(client, r.name, election.Config{
 		ID: id, TTL: r.plan.ttl, RenewInterval: r.plan.renew, SafetyMargin: r.plan.margin,
-		ResignDelay: restartDelay, Logger: r.log, Hooks: &runHooks{log: r.log},
+		ResignDelay: restartDelay, Logger: r.log,
 		Callbacks: election.Callbacks{OnElected: r.onElected},
 	})
 	if err != nil {

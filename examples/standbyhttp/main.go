@@ -3,7 +3,8 @@
 // serves
 //
 //	/leader   who leads, from an observer's watch (no request reaches Redis)
-//	/healthz  the liveness probe of election.HealthCheck
+//	/healthz  the liveness probe (election.LivenessCheck)
+//	/readyz   the readiness probe (election.HealthCheck: no majority of nodes, key unusable)
 //	/         the service: the leader answers, a standby redirects to it
 //
 // By default it starts two instances in one process, on 127.0.0.1:8080 and
@@ -169,7 +170,8 @@ func (in *instance) serve(ctx context.Context) error {
 
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /leader", in.leader)
-	mux.Handle("GET /healthz", election.HealthCheck(in.e, time.Second))
+	mux.Handle("GET /healthz", election.LivenessCheck(in.e, time.Second))
+	mux.Handle("GET /readyz", election.HealthCheck(in.e, time.Second))
 	mux.HandleFunc("GET /{$}", in.root)
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
 	in.logf("%s: serving at %s", in.id, in.url)

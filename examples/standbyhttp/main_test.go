@@ -83,9 +83,11 @@ func TestStandbyHTTP(t *testing.T) {
 	assert.Equal(t, http.StatusTemporaryRedirect, resp.StatusCode)
 	assert.Equal(t, leaderURL+"/", resp.Header.Get("Location"))
 	for _, u := range urls {
-		code, body := get(t, client, u+"/healthz")
-		assert.Equal(t, http.StatusOK, code)
-		assert.Equal(t, "ok\n", body)
+		for _, probe := range []string{"/healthz", "/readyz"} {
+			code, body := get(t, client, u+probe)
+			assert.Equal(t, http.StatusOK, code, probe)
+			assert.Equal(t, "ok\n", body, probe)
+		}
 	}
 
 	cancel()

@@ -113,3 +113,24 @@ func WaitValue(t testing.TB, ms []*miniredis.Miniredis, key, value string) {
 		return true
 	}, 5*time.Second, time.Millisecond, "waiting for %q = %q on every node", key, value)
 }
+
+// Embedded starts n in-process miniredis servers on TCP, for the Example
+// functions (which have no testing.T), and returns a go-redis client for
+// each and the function that closes them all.
+func Embedded(n int) (clients []redis.UniversalClient, stop func()) {
+	var ms []*miniredis.Miniredis
+	for range n {
+		m := miniredis.NewMiniRedis()
+		if err := m.Start(); err != nil {
+			panic(err)
+		}
+		ms = append(ms, m)
+		clients = append(clients, redis.NewClient(&redis.Options{Addr: m.Addr()}))
+	}
+	return clients, func() {
+		for i := range ms {
+			_ = clients[i].Close()
+			ms[i].Close()
+		}
+	}
+}

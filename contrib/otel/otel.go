@@ -1,0 +1,94 @@
+// Package redleaseotel records redlease's events (redlock.Hooks) as
+// OpenTelemetry metrics. It is a module of its own, so that redlease
+// itself does not depend on OpenTelemetry.
+//
+//	h, err := redleaseotel.New(otel.GetMeterProvider())
+//	client, err := redlock.New(ctx, redlock.Config{Hooks: h}, nodes...)
+//
+// The leases, electors and observers built on the client report through
+// it too. The instruments, of the meter "github.com/redlease/redlease"
+// (docs/observability.md):
+//
+//	redlease.events               Int64Counter   {event}  attributes op, outcome
+//	redlease.operation.duration   Float64Histogram  s     attributes op, outcome (op: acquire, extend, release)
+//	redlease.node.errors          Int64Counter   {error}  attributes node, outcome
+//	redlease.leader               Int64Gauge              attribute election: 1 while this process leads
+//
+// The attributes are those of the Prometheus adapter's labels (op is
+// redlock.EventKind's String, outcome is redlock.Event.Outcome, node a
+// name of redlock.Client.Nodes); exported to Prometheus, the instruments
+// get the adapter's names (redlease_events_total, ...).
+package redleaseotel
+
+import (
+	"context"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/metric"
+
+	"github.com/redlease/redlease/redlock"
+)
+
+// MeterName is the name of the meter the instruments belong to.
+const MeterName = "github.com/redlease/redlease"
+
+// Buckets are the explicit bucket boundaries, in seconds, of the duration
+// histogram (the same as the Prometheus adapter's).
+var Buckets = []float64{0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5}
+
+// Hooks is a redlock.Hooks that records every event with OpenTelemetry
+// instruments. It is safe for concurrent use.
+type Hooks struct {
+	events    metric.Int64Counter
+	durations metric.Float64Histogram
+	nodeErrs  metric.Int64Counter
+	leader    metric.Int64Gauge
+}
+
+var _ redlock.Hooks = (*Hooks)(nil)
+
+// New makes the instruments with a meter of mp.
+func New(mp metric.MeterProvider) (*Hooks, error) {
+	m := mp.Meter(MeterName)
+	h := &Hooks{}
+	var err error
+	if h.events, err = m.Int64Counter("redlease.events", metric.WithUnit("{event}"),
+		metric.WithDescription("Events reported to redlock.Hooks, by kind (op) and outcome.")); err != nil {
+		return nil, err
+	}
+	if h.durations, err = m.Float64Histogram("redlease.operation.duration", metric.WithUnit("s"),
+		metric.WithDescription("Duration of acquire, extend and release calls."),
+		metric.WithExplicitBucketBoundaries(Buckets...)); err != nil {
+		return nil, err
+	}
+	if h.nodeErrs, err = m.Int64Counter("redlease.node.errors", metric.WithUnit("{error}"),
+		metric.WithDescription("Requests a node gave no valid answer to, by node and outcome.")); err != nil {
+		return nil, err
+	}
+	if h.leader, err = m.Int64Gauge("redlease.leader",
+		metric.WithDescription("1 while this process leads the election, 0 otherwise.")); err != nil {
+		return nil, err
+	}
+	return h, nil
+}
+
+// Observe records ev (the redlock.Hooks method).
+func (h *Hooks) Observe(ev redlock.Event) {
+	ctx := context.Background()
+	outcome := attribute.String("outcome", ev.Outcome())
+	switch ev.Kind {
+	case redlock.EventNodeError:
+		h.nodeErrs.Add(ctx, 1, metric.WithAttributes(attribute.String("node", ev.Node), outcome))
+		return
+	case redlock.EventElected:
+		h.leader.Record(ctx, 1, metric.WithAttributes(attribute.String("election", ev.Key)))
+	case redlock.EventDemoted:
+		h.leader.Record(ctx, 0, metric.WithAttributes(attribute.String("election", ev.Key)))
+	}
+	attrs := metric.WithAttributes(attribute.String("op", ev.Kind.String()), outcome)
+	h.events.Add(ctx, 1, attrs)
+	switch ev.Kind {
+	case redlock.EventAcquire, redlock.EventExtend, redlock.EventRelease:
+		h.durations.Record(ctx, ev.Duration.Seconds(), attrs)
+	}
+}

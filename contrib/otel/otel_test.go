@@ -1,0 +1,110 @@
+package redleaseotel_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/otel/attribute"
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata"
+
+	redleaseotel "github.com/redlease/redlease/contrib/otel"
+	"github.com/redlease/redlease/internal/adaptertest"
+	"github.com/redlease/redlease/internal/testnodes"
+)
+
+func TestMain(m *testing.M) { testnodes.Main(m) }
+
+// collect reads every metric of the reader.
+func collect(t *testing.T, r *sdkmetric.ManualReader) map[string]metricdata.Metrics {
+	t.Helper()
+	var rm metricdata.ResourceMetrics
+	require.NoError(t, r.Collect(context.Background(), &rm))
+	out := map[string]metricdata.Metrics{}
+	for _, sm := range rm.ScopeMetrics {
+		assert.Equal(t, redleaseotel.MeterName, sm.Scope.Name)
+		for _, m := range sm.Metrics {
+			out[m.Name] = m
+		}
+	}
+	return out
+}
+
+// matches reports whether set has every attribute of want.
+func matches(set attribute.Set, want map[string]string) bool {
+	for k, v := range want {
+		if got, ok := set.Value(attribute.Key(k)); !ok || got.AsString() != v {
+			return false
+		}
+	}
+	return true
+}
+
+// sum returns the value of the counter's or gauge's point with the given
+// attributes, or the count of the histogram's; -1 when there is none.
+func sum(t *testing.T, ms map[string]metricdata.Metrics, name string, want map[string]string) int64 {
+	t.Helper()
+	switch d := ms[name].Data.(type) {
+	case metricdata.Sum[int64]:
+		for _, p := range d.DataPoints {
+			if matches(p.Attributes, want) {
+				return p.Value
+			}
+		}
+	case metricdata.Gauge[int64]:
+		for _, p := range d.DataPoints {
+			if matches(p.Attributes, want) {
+				return p.Value
+			}
+		}
+	case metricdata.Histogram[float64]:
+		for _, p := range d.DataPoints {
+			if matches(p.Attributes, want) {
+				assert.Equal(t, redleaseotel.Buckets, p.Bounds)
+				return int64(p.Count)
+			}
+		}
+	}
+	return -1
+}
+
+// A real client's events, read through the SDK's ManualReader.
+func TestHooksOnManualReader(t *testing.T) {
+	ctx := context.Background()
+	reader := sdkmetric.NewManualReader()
+	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
+	t.Cleanup(func() { _ = mp.Shutdown(ctx) })
+	h, err := redleaseotel.New(mp)
+	require.NoError(t, err)
+
+	leader := func() int64 {
+		return sum(t, collect(t, reader), "redlease.leader", map[string]string{"election": adaptertest.Election})
+	}
+	adaptertest.Scenario(t, h, adaptertest.Checks{
+		Ops: func() {
+			got := collect(t, reader)
+			events := func(op, outcome string) int64 {
+				return sum(t, got, "redlease.events", map[string]string{"op": op, "outcome": outcome})
+			}
+			assert.Equal(t, int64(1), events("acquire", "ok"))
+			assert.Equal(t, int64(1), events("acquire", "busy"))
+			assert.Equal(t, int64(1), events("extend", "ok"))
+			assert.Equal(t, int64(1), events("release", "ok"))
+			assert.Equal(t, int64(1), sum(t, got, "redlease.operation.duration", map[string]string{"op": "extend", "outcome": "ok"}))
+			assert.Equal(t, "s", got["redlease.operation.duration"].Unit)
+		},
+		NodeDown: func(node string) {
+			require.Eventually(t, func() bool {
+				return sum(t, collect(t, reader), "redlease.node.errors", map[string]string{"node": node}) >= 1
+			}, 10*time.Second, time.Millisecond)
+		},
+		Elected: func() { assert.Equal(t, int64(1), leader()) },
+		Demoted: func() {
+			assert.Equal(t, int64(0), leader())
+			assert.Equal(t, int64(1), sum(t, collect(t, reader), "redlease.events", map[string]string{"op": "elected", "outcome": "ok"}))
+		},
+	})
+}

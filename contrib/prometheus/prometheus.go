@@ -1,0 +1,97 @@
+// Package redleaseprom records redlease's events (redlock.Hooks) as
+// Prometheus metrics. It is a module of its own, so that redlease itself
+// does not depend on client_golang.
+//
+//	h, err := redleaseprom.New(prometheus.DefaultRegisterer)
+//	client, err := redlock.New(ctx, redlock.Config{Hooks: h}, nodes...)
+//
+// The leases, electors and observers built on the client report through
+// it too. The metrics (docs/observability.md; `redlease run --metrics-addr`
+// serves the same ones):
+//
+//	redlease_events_total{op, outcome}                    counter
+//	redlease_operation_duration_seconds{op, outcome}      histogram (op: acquire, extend, release)
+//	redlease_node_errors_total{node, outcome}             counter
+//	redlease_leader{election}                             gauge: 1 while this process leads
+//
+// op is redlock.EventKind's String (acquire, extend, release, lost,
+// elected, demoted, leader_changed), outcome is redlock.Event.Outcome (ok,
+// busy, refused, timeout, error), node a name of redlock.Client.Nodes.
+// Keys are not labels: a process may hold any number of them.
+package redleaseprom
+
+import (
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/redlease/redlease/redlock"
+)
+
+// Buckets are the upper bounds, in seconds, of the duration histogram:
+// from a local round trip to well past the default NodeTimeout (50ms) and
+// RetryDelay (100ms).
+var Buckets = []float64{0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5}
+
+// Hooks is a redlock.Hooks that records every event in Prometheus
+// collectors. It is safe for concurrent use.
+type Hooks struct {
+	events    *prometheus.CounterVec
+	durations *prometheus.HistogramVec
+	nodeErrs  *prometheus.CounterVec
+	leader    *prometheus.GaugeVec
+}
+
+var _ redlock.Hooks = (*Hooks)(nil)
+
+// New makes the collectors and registers them with reg (nil:
+// prometheus.DefaultRegisterer). It fails when reg already has collectors
+// of the same names.
+func New(reg prometheus.Registerer) (*Hooks, error) {
+	if reg == nil {
+		reg = prometheus.DefaultRegisterer
+	}
+	h := &Hooks{
+		events: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "redlease_events_total",
+			Help: "Events reported to redlock.Hooks, by kind (op) and outcome.",
+		}, []string{"op", "outcome"}),
+		durations: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "redlease_operation_duration_seconds",
+			Help:    "Duration of acquire, extend and release calls.",
+			Buckets: Buckets,
+		}, []string{"op", "outcome"}),
+		nodeErrs: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "redlease_node_errors_total",
+			Help: "Requests a node gave no valid answer to, by node and outcome.",
+		}, []string{"node", "outcome"}),
+		leader: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "redlease_leader",
+			Help: "1 while this process leads the election, 0 otherwise.",
+		}, []string{"election"}),
+	}
+	for _, c := range []prometheus.Collector{h.events, h.durations, h.nodeErrs, h.leader} {
+		if err := reg.Register(c); err != nil {
+			return nil, err
+		}
+	}
+	return h, nil
+}
+
+// Observe records ev (the redlock.Hooks method).
+func (h *Hooks) Observe(ev redlock.Event) {
+	outcome := ev.Outcome()
+	switch ev.Kind {
+	case redlock.EventNodeError:
+		h.nodeErrs.WithLabelValues(ev.Node, outcome).Inc()
+		return
+	case redlock.EventElected:
+		h.leader.WithLabelValues(ev.Key).Set(1)
+	case redlock.EventDemoted:
+		h.leader.WithLabelValues(ev.Key).Set(0)
+	}
+	op := ev.Kind.String()
+	h.events.WithLabelValues(op, outcome).Inc()
+	switch ev.Kind {
+	case redlock.EventAcquire, redlock.EventExtend, redlock.EventRelease:
+		h.durations.WithLabelValues(op, outcome).Observe(ev.Duration.Seconds())
+	}
+}

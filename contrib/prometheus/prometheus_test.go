@@ -1,0 +1,108 @@
+package redleaseprom_test
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	dto "github.com/prometheus/client_model/go"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	redleaseprom "github.com/redlease/redlease/contrib/prometheus"
+	"github.com/redlease/redlease/internal/adaptertest"
+	"github.com/redlease/redlease/internal/testnodes"
+)
+
+func TestMain(m *testing.M) { testnodes.Main(m) }
+
+// value returns the value of the series of family name whose labels
+// include want, from a Gather of reg: a counter's or gauge's value, a
+// histogram's sample count; -1 when there is no such series.
+func value(t *testing.T, reg *prometheus.Registry, name string, want map[string]string) float64 {
+	t.Helper()
+	mfs, err := reg.Gather()
+	require.NoError(t, err)
+	for _, mf := range mfs {
+		if mf.GetName() != name {
+			continue
+		}
+	series:
+		for _, m := range mf.GetMetric() {
+			for k, v := range want {
+				if !hasLabel(m, k, v) {
+					continue series
+				}
+			}
+			switch {
+			case m.Counter != nil:
+				return m.Counter.GetValue()
+			case m.Gauge != nil:
+				return m.Gauge.GetValue()
+			case m.Histogram != nil:
+				return float64(m.Histogram.GetSampleCount())
+			}
+		}
+	}
+	return -1
+}
+
+func hasLabel(m *dto.Metric, k, v string) bool {
+	for _, l := range m.GetLabel() {
+		if l.GetName() == k && l.GetValue() == v {
+			return true
+		}
+	}
+	return false
+}
+
+// A real client's acquisitions, extensions, releases, contention, node
+// errors and an election's term, as a real registry gathers them.
+func TestHooksOnRegistry(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	h, err := redleaseprom.New(reg)
+	require.NoError(t, err)
+	_, err = redleaseprom.New(reg)
+	require.Error(t, err, "the same collectors twice")
+
+	events := func(op, outcome string) float64 {
+		return value(t, reg, "redlease_events_total", map[string]string{"op": op, "outcome": outcome})
+	}
+	leader := func() float64 {
+		return value(t, reg, "redlease_leader", map[string]string{"election": adaptertest.Election})
+	}
+	adaptertest.Scenario(t, h, adaptertest.Checks{
+		Ops: func() {
+			assert.Equal(t, 1.0, events("acquire", "ok"))
+			assert.Equal(t, 1.0, events("acquire", "busy"))
+			assert.Equal(t, 1.0, events("extend", "ok"))
+			assert.Equal(t, 1.0, events("release", "ok"))
+			assert.Equal(t, 1.0, value(t, reg, "redlease_operation_duration_seconds", map[string]string{"op": "acquire", "outcome": "ok"}))
+			assert.Equal(t, 1.0, value(t, reg, "redlease_operation_duration_seconds", map[string]string{"op": "release", "outcome": "ok"}))
+		},
+		NodeDown: func(node string) {
+			require.Eventually(t, func() bool {
+				return value(t, reg, "redlease_node_errors_total", map[string]string{"node": node}) >= 1
+			}, 10*time.Second, time.Millisecond)
+		},
+		Elected: func() { assert.Equal(t, 1.0, leader()) },
+		Demoted: func() {
+			assert.Equal(t, 0.0, leader())
+			assert.Equal(t, 1.0, events("elected", "ok"))
+			assert.Equal(t, 1.0, events("demoted", "error"))
+		},
+	})
+
+	// The exposition's names, types and help, as a scrape shows them.
+	require.NoError(t, testutil.GatherAndCompare(reg, strings.NewReader(`
+# HELP redlease_leader 1 while this process leads the election, 0 otherwise.
+# TYPE redlease_leader gauge
+redlease_leader{election="scenario:e"} 0
+`), "redlease_leader"))
+	n, err := testutil.GatherAndCount(reg, "redlease_events_total", "redlease_operation_duration_seconds",
+		"redlease_node_errors_total", "redlease_leader")
+	require.NoError(t, err)
+	assert.Positive(t, n)
+}

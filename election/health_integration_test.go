@@ -1,0 +1,193 @@
+package election
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/redlease/redlease/internal/redistest"
+	"github.com/redlease/redlease/redlock"
+)
+
+// The health checks against real redis-servers: each condition turns
+// HealthCheck (readiness) unhealthy, and those that can clear clear.
+
+// probeOf returns the status code and body of a check.
+func probeOf(h http.Handler) (int, string) {
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, httptest.NewRequest(http.MethodGet, "/", nil))
+	return w.Code, w.Body.String()
+}
+
+// healthClient is a bootstrapped client on nodes with a NodeTimeout that
+// outlasts a local round trip under -race on a loaded machine.
+func healthClient(t *testing.T, nodes []redis.UniversalClient) *redlock.Client {
+	return newClient(t, redlock.Config{NodeTimeout: 200 * time.Millisecond}, nodes)
+}
+
+func healthCfg(t *testing.T) Config {
+	cfg := unitCfg(t, "h")
+	cfg.TTL = time.Second
+	return cfg
+}
+
+// Run returned: both checks fail, naming why it returned.
+func TestHealthRunReturned(t *testing.T) {
+	if testing.Short() {
+		t.Skip("real redis-servers: not in -short")
+	}
+	g := redistest.Start(t, 3)
+	e := newElector(t, healthClient(t, realNodes(t, g.Addrs())), "health:returned", healthCfg(t))
+	ready, live := HealthCheck(e, 0), LivenessCheck(e, 0)
+	code, body := probeOf(ready)
+	assert.Equal(t, http.StatusOK, code, "before Run: nothing to judge")
+	assert.Equal(t, "ok\n", body)
+
+	r := start(t, e)
+	waitEvent(t, e.Events(), wait, kind(redlock.EventElected))
+	code, _ = probeOf(ready)
+	assert.Equal(t, http.StatusOK, code)
+	require.ErrorIs(t, r.stop(t), ErrStopped)
+	for _, h := range []http.Handler{ready, live} {
+		code, body = probeOf(h)
+		assert.Equal(t, http.StatusServiceUnavailable, code)
+		assert.Contains(t, body, "Run returned: election: stopped")
+	}
+	assert.ErrorIs(t, e.Healthy(time.Hour), ErrUnhealthy)
+}
+
+// A key that holds another type of value (WRONGTYPE): Run ends, and the
+// checks say why; once the key is deleted, a new elector is healthy.
+func TestHealthWrongType(t *testing.T) {
+	if testing.Short() {
+		t.Skip("real redis-servers: not in -short")
+	}
+	g := redistest.Start(t, 3)
+	ctx := context.Background()
+	const key = "health:wrongtype"
+	for _, s := range g.Servers() {
+		require.NoError(t, s.Client(t).HSet(ctx, key, "f", "v").Err())
+	}
+	client := healthClient(t, realNodes(t, g.Addrs()))
+	e := newElector(t, client, key, healthCfg(t))
+	r := start(t, e)
+	<-r.done
+	require.Error(t, r.err)
+	err := e.Healthy(0)
+	require.ErrorIs(t, err, ErrUnhealthy)
+	assert.True(t, redlock.IsFinal(err), "the reason is in the chain: %v", err)
+	assert.GreaterOrEqual(t, countClass(err, redlock.ClassWrongType), 2, "a majority refused: %v", err)
+	code, body := probeOf(HealthCheck(e, 0))
+	assert.Equal(t, http.StatusServiceUnavailable, code)
+	assert.Contains(t, body, "the election's key is unusable")
+	assert.Contains(t, body, "WRONGTYPE")
+
+	for _, s := range g.Servers() {
+		require.NoError(t, s.Client(t).Del(ctx, key).Err())
+	}
+	e2 := newElector(t, client, key, healthCfg(t))
+	start(t, e2)
+	waitEvent(t, e2.Events(), wait, kind(redlock.EventElected))
+	assert.NoError(t, e2.Healthy(0))
+}
+
+// A key an ACL refuses (NOPERM, or Redis 7.0's ERR inside a script): the
+// same.
+func TestHealthNoPerm(t *testing.T) {
+	if testing.Short() {
+		t.Skip("real redis-servers: not in -short")
+	}
+	g := redistest.Start(t, 3)
+	ctx := context.Background()
+	var nodes []redis.UniversalClient
+	for _, s := range g.Servers() {
+		require.NoError(t, s.Client(t).ACLSetUser(ctx, "app", "reset", "on", ">pw", "+@all", "~app:*", "~{redlease}:marker", "&*").Err())
+		c := redis.NewClient(&redis.Options{Addr: s.Addr(), Username: "app", Password: "pw", MaxRetries: -1})
+		t.Cleanup(func() { _ = c.Close() })
+		nodes = append(nodes, c)
+	}
+	client := healthClient(t, nodes)
+	allowed := newElector(t, client, "app:e", healthCfg(t))
+	start(t, allowed)
+	waitEvent(t, allowed.Events(), wait, kind(redlock.EventElected))
+	assert.NoError(t, allowed.Healthy(0), "the control: a key the ACL allows")
+
+	e := newElector(t, client, "other:e", healthCfg(t))
+	r := start(t, e)
+	<-r.done
+	err := e.Healthy(0)
+	require.ErrorIs(t, err, ErrUnhealthy)
+	assert.GreaterOrEqual(t, countClass(err, redlock.ClassPermission), 2, "a majority refused: %v", err)
+	code, _ := probeOf(HealthCheck(e, 0))
+	assert.Equal(t, http.StatusServiceUnavailable, code)
+}
+
+// countClass counts the nodes of the *QuorumError in err's chain whose
+// error is a server reply of class c.
+func countClass(err error, c redlock.ErrorClass) int {
+	qe, ok := errors.AsType[*redlock.QuorumError](err)
+	if !ok {
+		return 0
+	}
+	n := 0
+	for _, r := range qe.Nodes {
+		if re, ok := errors.AsType[*redlock.ReplyError](r.Err); ok && re.Class == c {
+			n++
+		}
+	}
+	return n
+}
+
+// No majority of nodes answers (two of three paused): HealthCheck fails
+// within a TTL or so of the last answer, LivenessCheck does not (a
+// restart would not help), and both are ok again once the nodes answer.
+func TestHealthNoMajority(t *testing.T) {
+	if testing.Short() {
+		t.Skip("real redis-servers: not in -short")
+	}
+	g := redistest.Start(t, 3)
+	e := newElector(t, healthClient(t, realNodes(t, g.Addrs())), "health:majority", healthCfg(t))
+	ready, live := HealthCheck(e, 0), LivenessCheck(e, 0)
+	start(t, e)
+	waitEvent(t, e.Events(), wait, kind(redlock.EventElected))
+	require.NoError(t, e.Healthy(0))
+
+	for _, s := range g.Servers()[:2] {
+		require.NoError(t, s.Pause())
+	}
+	paused := true
+	t.Cleanup(func() {
+		if paused {
+			for _, s := range g.Servers()[:2] {
+				_ = s.Resume()
+			}
+		}
+	})
+	// (With tolerance 0, a leader is also unhealthy for the instant between
+	// its term's deadline and the end of its term: wait for this reason.)
+	within(t, wait, func() bool {
+		err := e.Healthy(0)
+		return err != nil && strings.Contains(err.Error(), "no majority")
+	}, "unhealthy without a majority")
+	code, body := probeOf(ready)
+	assert.Equal(t, http.StatusServiceUnavailable, code)
+	assert.True(t, strings.Contains(body, "no majority of nodes (2 of 3) has answered"), body)
+	code, _ = probeOf(live)
+	assert.Equal(t, http.StatusOK, code, "an outage is not a reason to restart")
+
+	for _, s := range g.Servers()[:2] {
+		require.NoError(t, s.Resume())
+	}
+	paused = false
+	within(t, wait, func() bool { return e.Healthy(0) == nil }, "healthy again once a majority answers")
+	code, _ = probeOf(ready)
+	assert.Equal(t, http.StatusOK, code)
+}

@@ -1,0 +1,54 @@
+package redlock
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+)
+
+// reply is a server's error reply, classified as redlock receives it.
+func reply(msg string) error { return classify(replyErr(msg)) }
+
+func TestEventOutcome(t *testing.T) {
+	qe := func(need int, votes ...NodeResult) error {
+		return &QuorumError{Op: "acquire", Key: "k", Need: need, Nodes: votes, target: ErrNotAcquired}
+	}
+	no := NodeResult{Node: "n", Vote: VoteNo}
+	yes := NodeResult{Node: "n", Vote: VoteYes}
+	late := NodeResult{Node: "n", Vote: VoteError, Err: errNodeTimeout{50 * time.Millisecond, true}}
+	down := NodeResult{Node: "n", Vote: VoteError, Err: errors.New("dial tcp: connection refused")}
+	wrongType := NodeResult{Node: "n", Vote: VoteError, Err: reply("WRONGTYPE Operation against a key holding the wrong kind of value")}
+	quarantined := NodeResult{Node: "n", Vote: VoteQuarantined, Quarantine: time.Second}
+	for _, tc := range []struct {
+		err  error
+		want string
+	}{
+		{nil, "ok"},
+		{qe(2, no, no, yes), "busy"},
+		{fmt.Errorf("lease: %w", qe(2, no, no, down)), "busy"},
+		{qe(2, wrongType, wrongType, yes), "refused"},
+		{fmt.Errorf("%w: bad TTL", ErrInvalidArgument), "refused"},
+		{ErrClosed, "refused"},
+		{reply("NOPERM this user has no permissions to access one of the keys"), "refused"},
+		{qe(2, late, late, yes), "timeout"},
+		{errNodeTimeout{time.Second, false}, "timeout"},
+		{context.DeadlineExceeded, "timeout"},
+		{qe(2, down, late, yes), "error"},
+		{qe(2, quarantined, quarantined, yes), "error"},
+		{qe(2, wrongType, no, yes), "error"},
+		{errors.Join(errors.New("x"), context.Canceled), "error"},
+	} {
+		assert.Equal(t, tc.want, Event{Kind: EventAcquire, Err: tc.err}.Outcome(), "%v", tc.err)
+	}
+}
+
+func TestEventKindString(t *testing.T) {
+	want := []string{"unknown", "acquire", "extend", "release", "lost", "elected", "demoted", "leader_changed", "node_error", "unknown"}
+	for k := range EventKind(len(want)) {
+		assert.Equal(t, want[k], k.String())
+	}
+}
