@@ -368,6 +368,11 @@ func (c *Client) token(ctx context.Context, nodes []*node, key, value string, an
 	if yes < c.quorum {
 		qe := &QuorumError{Op: "fence", Key: key, Need: c.quorum, Yes: yes, target: ErrNotAcquired,
 			Reason: fmt.Sprintf("%d nodes held token %d already", at, t)}
+		for i, a := range answers {
+			if a.vote == VoteYes && a.counter == t {
+				qe.Nodes = append(qe.Nodes, nodeResult(nodes[i], a))
+			}
+		}
 		for i, a := range res {
 			qe.Nodes = append(qe.Nodes, nodeResult(behind[i], a))
 		}
@@ -577,5 +582,8 @@ func IsFinal(err error) bool {
 			final++
 		}
 	}
-	return final > len(qe.Nodes)-qe.Need
+	// Final when the nodes that did not refuse for good cannot make a
+	// majority. A failed fence is never final: its error lists only one
+	// attempt's yes-nodes, and the next attempt may find others.
+	return qe.Op != "fence" && final > 0 && final > len(qe.Nodes)-qe.Need
 }

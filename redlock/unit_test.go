@@ -586,3 +586,21 @@ func TestTokenOf(t *testing.T) {
 		assert.Equal(t, tc.want, tokenOf(slices.Clone(tc.counters), tc.quorum), "%v quorum %d", tc.counters, tc.quorum)
 	}
 }
+
+// TestFailedFenceIsNotFinal: a fence that could not write its token back
+// (a node timed out) lists only that attempt's yes-nodes; Acquire must
+// retry it, not give up as if a majority had refused for good.
+func TestFailedFenceIsNotFinal(t *testing.T) {
+	timeout := errNodeTimeout{time.Second, true}
+	fence := &QuorumError{Op: "fence", Key: "k", Need: 2, Yes: 1, target: ErrNotAcquired,
+		Nodes: []NodeResult{{Vote: VoteYes}, {Vote: VoteError, Err: timeout}}}
+	assert.False(t, IsFinal(fence), "%v", fence)
+	noperm := &QuorumError{Op: "fence", Key: "k", Need: 2, Yes: 1, target: ErrNotAcquired,
+		Nodes: []NodeResult{{Vote: VoteYes}, {Vote: VoteError, Err: &ReplyError{Code: "NOPERM", Class: ClassPermission}}}}
+	assert.False(t, IsFinal(noperm), "another attempt may find other yes-nodes: %v", noperm)
+	// Before the fix, an error listing fewer nodes than Need was final
+	// whatever it held: check an acquire error keeps its meaning.
+	short := &QuorumError{Op: "acquire", Key: "k", Need: 2, target: ErrNotAcquired,
+		Nodes: []NodeResult{{Vote: VoteError, Err: timeout}}}
+	assert.False(t, IsFinal(short), "%v", short)
+}
