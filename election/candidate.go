@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/redlease/redlease/internal/backoff"
 	"github.com/redlease/redlease/lease"
 	"github.com/redlease/redlease/observer"
 	"github.com/redlease/redlease/redlock"
@@ -54,6 +55,11 @@ type candidate struct {
 	splits      int           // lost attempts in a row, nobody seen leading
 	lastAttempt time.Duration // how long the last attempt took
 	lostRace    bool          // the last attempt was lost
+
+	// failing: the last read found no majority of nodes answering; the
+	// waits then back off (fails) until a read succeeds again.
+	failing bool
+	fails   backoff.Exp
 }
 
 const (
@@ -176,6 +182,10 @@ func (c *candidate) read(ctx context.Context) (Leader, error) {
 		}
 		l, err = c.e.obs.Leader(ctx)
 	}
+	c.failing = err != nil && !errors.Is(err, ErrNoLeader)
+	if !c.failing {
+		c.fails.Reset()
+	}
 	switch {
 	case err == nil:
 		c.splits = 0 // somebody won: the next lost attempt is a new race
@@ -231,7 +241,10 @@ func (c *candidate) fatal(ctx context.Context, err error) error {
 // and reports whether to try (true) or only read (false).
 func (c *candidate) wait(ctx context.Context, ld Leader, rerr error, tried bool) (bool, error) {
 	e := c.e
-	d := jitter(e.cfg.RetryDelay)
+	d := backoff.Jitter(e.cfg.RetryDelay)
+	if c.failing { // no majority answered: back off, up to 8 RetryDelays
+		d = c.fails.Next()
+	}
 	tryOnTimer := rerr != nil && rerr != errNotRead // nobody leads, or unknown
 	switch {
 	case rerr == nil:
@@ -341,14 +354,6 @@ func drain(sub *redlock.Subscription) {
 // majority refusing the key for good), or a configuration the lease refused.
 func finalAttempt(err error) bool {
 	return redlock.IsFinal(err) || errors.Is(err, lease.ErrInvalidConfig)
-}
-
-// jitter returns a random duration in [d/2, d*3/2].
-func jitter(d time.Duration) time.Duration {
-	if d <= 0 {
-		return 0
-	}
-	return d/2 + rand.N(d+1)
 }
 
 // released records a release notice from node, and reports whether an

@@ -100,7 +100,9 @@ type Config struct {
 	// [RetryDelay/2, RetryDelay*3/2]. Change notices (a leader's release)
 	// wake standbys at once, and a standby also looks when the leader's
 	// key is due to lapse, so this is the fallback for lost notices.
-	// Default: 100ms.
+	// While no majority of nodes answers, the looks back off exponentially
+	// (doubling, with the same jitter) up to 8 x RetryDelay, and return to
+	// RetryDelay once a majority answers. Default: 100ms.
 	RetryDelay time.Duration
 
 	// ResignDelay is how long after it resigned (or its OnElected

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/redlease/redlease/internal/backoff"
 	"github.com/redlease/redlease/lease"
 	"github.com/redlease/redlease/observer"
 	"github.com/redlease/redlease/redlock"
@@ -74,6 +75,7 @@ func (e *Elector) campaign(ctx context.Context, d *dispatcher) error {
 	}
 	defer sub.Close()
 	c := &candidate{e: e, d: d, sub: sub, notices: map[string]string{},
+		fails: backoff.Exp{Base: e.cfg.RetryDelay},
 		// The leases of the terms outlive Run's ctx: a term is handed
 		// over (OnElected returns, then the lease is released), not cut.
 		leaseCtx: context.WithoutCancel(ctx)}

@@ -5,10 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"math/rand/v2"
 	"strings"
 	"time"
 
+	"github.com/redlease/redlease/internal/backoff"
+	"github.com/redlease/redlease/internal/keycheck"
 	"github.com/redlease/redlease/redlock"
 )
 
@@ -36,7 +37,8 @@ func NoticeChannel(key string) string { return key + ":notice" }
 //
 // It makes an attempt at once; while the key is held elsewhere it listens
 // to the key's [NoticeChannel] and tries again as soon as a release notice
-// arrives, or after a jittered delay (Config.RetryDelay) otherwise. When ctx
+// arrives, or after a delay that backs off exponentially with jitter from
+// Config.RetryDelay (capped at 8 x RetryDelay) otherwise. When ctx
 // ends first, the error joins the last attempt's error (matching
 // [ErrNotAcquired], with every node's answer) and ctx.Err() (and its cause,
 // when there is one). Errors that a retry cannot cure end the wait at once:
@@ -107,14 +109,15 @@ type acquirer struct {
 	cfg     Config // validated, defaults filled in
 	fields  string // encoded ID and Metadata
 	channel string
+	retry   backoff.Exp // Acquire's waits between attempts
 }
 
 func prepare(client *redlock.Client, key string, cfg Config) (*acquirer, error) {
 	switch {
 	case client == nil:
 		return nil, fmt.Errorf("%w: nil *redlock.Client", redlock.ErrInvalidArgument)
-	case key == "":
-		return nil, fmt.Errorf("%w: key must not be empty", redlock.ErrInvalidArgument)
+	case keycheck.Problem("key", key) != "":
+		return nil, fmt.Errorf("%w: %s", redlock.ErrInvalidArgument, keycheck.Problem("key", key))
 	}
 	if err := cfg.ValidateFor(client); err != nil {
 		return nil, err
@@ -122,7 +125,8 @@ func prepare(client *redlock.Client, key string, cfg Config) (*acquirer, error) 
 	cfg = cfg.WithDefaults()
 	cfg.Metadata = maps.Clone(cfg.Metadata)
 	return &acquirer{client: client, key: key, cfg: cfg,
-		fields: encodeHolder(cfg.ID, cfg.Metadata), channel: NoticeChannel(key)}, nil
+		fields: encodeHolder(cfg.ID, cfg.Metadata), channel: NoticeChannel(key),
+		retry: backoff.Exp{Base: cfg.RetryDelay}}, nil
 }
 
 // try is one attempt. A lock whose validity does not outlast the safety
@@ -157,11 +161,11 @@ func (a *acquirer) stop(ctx context.Context, err error) error {
 	return nil
 }
 
-// wait sleeps a jittered RetryDelay, or until a notice other than an
+// wait sleeps the next delay of the backoff (from RetryDelay), or until a notice other than an
 // acquisition arrives, or until ctx ends (then it returns the context's
 // error).
 func (a *acquirer) wait(ctx context.Context, sub *redlock.Subscription) error {
-	t := time.NewTimer(jitter(a.cfg.RetryDelay))
+	t := time.NewTimer(a.retry.Next())
 	defer t.Stop()
 	for {
 		select {
@@ -184,14 +188,6 @@ func ctxErr(ctx context.Context) error {
 		return err
 	}
 	return errors.Join(err, cause)
-}
-
-// jitter returns a random duration in [d/2, d*3/2].
-func jitter(d time.Duration) time.Duration {
-	if d <= 0 {
-		return 0
-	}
-	return d/2 + rand.N(d+1)
 }
 
 // newLease starts the lease on a freshly acquired lock: its context, its

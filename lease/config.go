@@ -67,10 +67,10 @@ type Config struct {
 	// and still 5% of the TTL only).
 	SafetyMargin time.Duration
 
-	// RetryDelay is the mean wait between attempts of [Acquire]: a random
-	// time in [RetryDelay/2, RetryDelay*3/2], so that contenders
-	// desynchronise. A release notice from the holder wakes waiters at once.
-	// Default: 100ms.
+	// RetryDelay is the first wait between attempts of [Acquire]; each
+	// later wait doubles, up to 8 x RetryDelay, and each is a random time in
+	// [d/2, d*3/2] of its mean d, so that contenders desynchronise. A
+	// release notice from the holder wakes waiters at once. Default: 100ms.
 	RetryDelay time.Duration
 
 	// ID names the holder; [Inspect] and the observers of the key report it.

@@ -12,6 +12,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/redlease/redlease/internal/keycheck"
 	"github.com/redlease/redlease/lease"
 	"github.com/redlease/redlease/redlock"
 )
@@ -40,8 +41,8 @@ func New(client *redlock.Client, name string, cfg Config) (*Observer, error) {
 	switch {
 	case client == nil:
 		return nil, fmt.Errorf("%w: nil *redlock.Client", redlock.ErrInvalidArgument)
-	case name == "":
-		return nil, fmt.Errorf("%w: election name must not be empty", redlock.ErrInvalidArgument)
+	case keycheck.Problem("election name", name) != "":
+		return nil, fmt.Errorf("%w: %s", redlock.ErrInvalidArgument, keycheck.Problem("election name", name))
 	}
 	if err := cfg.Validate(); err != nil {
 		return nil, err

@@ -3,10 +3,10 @@ package observer
 import (
 	"context"
 	"errors"
-	"math/rand/v2"
 	"strings"
 	"time"
 
+	"github.com/redlease/redlease/internal/backoff"
 	"github.com/redlease/redlease/lease"
 	"github.com/redlease/redlease/redlock"
 )
@@ -192,7 +192,7 @@ func (o *Observer) wait(ctx context.Context, sub *redlock.Subscription, timer *t
 // nextRead is the time to the next poll: a jittered PollInterval, or just
 // after the leader's key is due to lapse if that is sooner.
 func (o *Observer) nextRead(l Leader) time.Duration {
-	poll := jitter(o.cfg.PollInterval)
+	poll := backoff.Jitter(o.cfg.PollInterval)
 	if l.Expires.IsZero() {
 		return poll
 	}
@@ -249,12 +249,4 @@ func event(l Leader, err error) Event {
 // again once its token shows).
 func changed(last, ev Event) bool {
 	return last.State != ev.State || last.Leader.Value != ev.Leader.Value || last.Leader.Token != ev.Leader.Token
-}
-
-// jitter returns a random duration in [d/2, d*3/2].
-func jitter(d time.Duration) time.Duration {
-	if d <= 0 {
-		return 0
-	}
-	return d/2 + rand.N(d+1)
 }

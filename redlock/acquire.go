@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
+
+	"github.com/redlease/redlease/internal/keycheck"
 )
 
 // AcquireOption changes one acquisition.
@@ -57,16 +59,18 @@ func newNonce() string {
 	return string(out[:])
 }
 
-// Acquire takes the lock on key for ttl, retrying with jittered delays
-// (Config.RetryDelay, Config.Retry, [WithRetry]) until it succeeds, the
-// retry strategy gives up, an error is final (a bad argument, or a majority
-// of nodes refusing for good: WRONGTYPE, NOPERM, a TTL above the node's
-// MaxTTL), or ctx ends; then the error joins the last attempt's
+// Acquire takes the lock on key for ttl, retrying with exponential backoff
+// and jitter (Config.RetryDelay, Config.Retry, [WithRetry]) until it
+// succeeds, the retry strategy gives up, an error is final (a bad argument,
+// or a majority of nodes refusing for good: WRONGTYPE, a TTL above the
+// node's MaxTTL, and refused credentials or permissions, which also match
+// [ErrAccessDenied]), or ctx ends; then the error joins the last attempt's
 // *[QuorumError] and ctx.Err(). Errors match [ErrNotAcquired], except those
 // of bad arguments, which match [ErrInvalidArgument].
 //
-// The TTL must be a whole number of milliseconds, at most MaxTTL, and
-// longer than NodeTimeout*2 + drift. The returned Lock is valid until
+// The key must not be empty and may be at most 4096 bytes long. The TTL
+// must be a whole number of milliseconds, at most MaxTTL, and longer than
+// NodeTimeout*2 + drift. The returned Lock is valid until
 // [Lock.ValidUntil], which is ttl minus the time the acquisition took minus
 // the drift allowance.
 func (c *Client) Acquire(ctx context.Context, key string, ttl time.Duration, opts ...AcquireOption) (*Lock, error) {
@@ -76,7 +80,7 @@ func (c *Client) Acquire(ctx context.Context, key string, ttl time.Duration, opt
 		newRetry = c.cfg.Retry
 	}
 	if newRetry == nil {
-		newRetry = JitterRetry(c.cfg.RetryDelay)
+		newRetry = expRetry(c.cfg.RetryDelay)
 	}
 	retry := newRetry()
 	for {
@@ -131,10 +135,10 @@ func (c *Client) options(opts []AcquireOption) acquireOptions {
 	return o
 }
 
-// checkKey refuses an empty key.
+// checkKey refuses an empty key and one above the size limit (4 KiB).
 func checkKey(key string) error {
-	if key == "" {
-		return fmt.Errorf("%w: key must not be empty", ErrInvalidArgument)
+	if p := keycheck.Problem("key", key); p != "" {
+		return fmt.Errorf("%w: %s", ErrInvalidArgument, p)
 	}
 	return nil
 }
@@ -565,7 +569,8 @@ func nodeResult(n *node, a answer) NodeResult {
 // IsFinal reports whether retrying an acquisition that failed with err
 // cannot help: a bad argument, a closed client, or a majority of nodes
 // refusing with an error that a retry will meet again (an error reply whose
-// [ErrorClass] is final: WRONGTYPE, NOPERM, a TTL above the node's MaxTTL).
+// [ErrorClass] is final: WRONGTYPE, NOPERM, WRONGPASS, NOAUTH, a TTL above
+// the node's MaxTTL).
 // [Client.Acquire] stops on such errors;
 // loops of one's own around [Client.TryAcquire] should too.
 func IsFinal(err error) bool {

@@ -54,11 +54,18 @@ type Client struct {
 // Config.AllowEviction), and touches every node so that the quarantine of
 // nodes that have never been seen starts now (see [Client.Bootstrap]).
 // A node that does not answer is logged, not refused: it can vote once it
-// is up. N should be odd; an even N is allowed with a warning, N=1 is a
-// single-instance lock.
+// is up. A node that refuses the credentials (WRONGPASS, NOAUTH) or whose
+// ACL refuses what redlease needs (NOPERM) is refused with an error
+// matching [ErrAccessDenied]: that lasts until an operator acts. New
+// returns ctx's error if ctx ends before the nodes were checked. N should
+// be odd; an even N is allowed with a warning, N=1 is a single-instance
+// lock.
 func New(ctx context.Context, cfg Config, nodes ...redis.UniversalClient) (*Client, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("redlock: New: %w", err)
 	}
 	cfg = cfg.withDefaults()
 	if len(nodes) == 0 {
@@ -105,6 +112,7 @@ func New(ctx context.Context, cfg Config, nodes ...redis.UniversalClient) (*Clie
 			"nodes", len(nodes), "quorum", c.quorum)
 	}
 	if err := c.checkNodes(ctx, false); err != nil {
+		_ = c.Close() // waits for the probes still running
 		return nil, err
 	}
 	return c, nil
@@ -179,12 +187,19 @@ collect:
 		}
 	}
 
-	var unreachable []string
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("redlock: nodes not checked: %w", err)
+	}
+	var unreachable, denied []string
 	byRunID := make(map[string]int)
 	for i, n := range c.all {
 		if errs[i] != nil {
 			if errors.Is(errs[i], ErrInvalidConfig) {
 				return errs[i]
+			}
+			if accessDenied(errs[i]) {
+				denied = append(denied, fmt.Sprintf("%s: %v", n.name(), errs[i]))
+				continue
 			}
 			unreachable = append(unreachable, fmt.Sprintf("%s: %v", n.name(), errs[i]))
 			c.log.Warn("node did not answer at start-up", "node", n.name(), "error", errs[i])
@@ -218,6 +233,9 @@ collect:
 				"ways_out", "Client.Bootstrap for a brand-new deployment; Config.DisableQuarantine where every write is fsynced (appendfsync always)")
 		}
 	}
+	if len(denied) > 0 {
+		return fmt.Errorf("%w: fix the credentials or the ACL of: %s", ErrAccessDenied, strings.Join(denied, "; "))
+	}
 	if bootstrap && len(unreachable) > 0 {
 		return fmt.Errorf("redlock: bootstrap did not reach every node: %s", strings.Join(unreachable, "; "))
 	}
@@ -234,7 +252,7 @@ func (c *Client) probe(ctx context.Context, n *node, bootstrap bool) (probeInfo,
 	res, err := scriptProbe.Run(ctx, n.client, []string{n.marker()},
 		c.maxTTLArg(), c.quarantineMode(), flag(bootstrap), c.args.layout).Result()
 	if err != nil {
-		return probeInfo{}, noScripting(n, classify(err))
+		return probeInfo{}, noScripting(n, annotate(newCall(scriptProbe, []string{n.marker()}), classify(err)))
 	}
 	// Load the other scripts now, so that the first acquisition does not
 	// pay a NOSCRIPT round trip.

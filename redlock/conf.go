@@ -115,7 +115,7 @@ func (c *Client) startCheck(n *node) *confFlight {
 			nc.uncheckable, nc.refused = true, nil
 			return
 		case err != nil:
-			f.err = fmt.Errorf("configuration check (maxmemory-policy): %w", err)
+			f.err = confErr(err)
 			return
 		}
 		f.err = c.evicting(n, conf)
@@ -132,6 +132,20 @@ func (c *Client) startCheck(n *node) *confFlight {
 		}
 	})
 	return f
+}
+
+// confErr names the step of a failed configuration check that failed: the
+// connection (no reply: the error says how it failed), the credentials
+// (AUTH, sent first on a new connection), or the CONFIG GET itself.
+func confErr(err error) error {
+	c, ok := replyClass(err)
+	switch {
+	case !ok:
+		return err
+	case c == ClassAuth:
+		return fmt.Errorf("authentication: %w", err)
+	}
+	return fmt.Errorf("configuration check (maxmemory-policy): %w", err)
 }
 
 // confRefused reports an error that means the node will never let us read

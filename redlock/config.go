@@ -47,14 +47,18 @@ type Config struct {
 	// a lock is believed held until start + TTL - drift. Default: 0.01.
 	DriftFactor float64
 
-	// RetryDelay is the mean delay between attempts in [Client.Acquire]; the
-	// default strategy waits a random time in [RetryDelay/2, RetryDelay*3/2]
-	// so that contenders desynchronise. Default: 100ms.
+	// RetryDelay is the first delay between attempts in [Client.Acquire].
+	// The default strategy backs off exponentially with jitter: the n-th
+	// delay (from 0) is a random time in [d/2, d*3/2] for
+	// d = min(RetryDelay * 2^n, 8 * RetryDelay), so that contenders
+	// desynchronise and a failing deployment is not hammered. Default: 100ms.
 	RetryDelay time.Duration
 
 	// Retry, when set, makes the retry strategy of each [Client.Acquire]
 	// call; it is called once per call, so a strategy may keep state.
-	// Default: jittered delays around RetryDelay until the context ends.
+	// Default: exponential backoff with jitter from RetryDelay, capped at
+	// 8 * RetryDelay, until the context ends ([JitterRetry] keeps the
+	// delay around RetryDelay instead).
 	Retry func() RetryStrategy
 
 	// MinValidity is the least validity an acquisition must leave after its

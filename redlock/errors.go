@@ -29,6 +29,13 @@ var (
 
 	// ErrClosed: the Client was closed.
 	ErrClosed = errors.New("redlock: client closed")
+
+	// ErrAccessDenied: nodes refused our credentials (WRONGPASS, NOAUTH)
+	// or an ACL refused a command or key (NOPERM). Final until an operator
+	// changes them: [New] returns it when a node refuses at start-up, and
+	// a *[QuorumError] matches it when such refusals left no majority, so
+	// Acquire (and the election's Run) return it without retrying.
+	ErrAccessDenied = errors.New("redlock: access denied")
 )
 
 // Vote is one node's answer to one request.
@@ -127,6 +134,21 @@ func (e *QuorumError) Error() string {
 
 // Unwrap returns the operation's sentinel error.
 func (e *QuorumError) Unwrap() error { return e.target }
+
+// Is reports whether target is [ErrAccessDenied] and refused credentials
+// or permissions left too few nodes for a majority.
+func (e *QuorumError) Is(target error) bool {
+	if target != ErrAccessDenied {
+		return false
+	}
+	denied := 0
+	for _, n := range e.Nodes {
+		if n.Vote == VoteError && accessDenied(n.Err) {
+			denied++
+		}
+	}
+	return denied > len(e.Nodes)-e.Need
+}
 
 // Quarantined returns the nodes that refused to vote because they may have
 // forgotten their locks, with how long each still waits.

@@ -575,8 +575,8 @@ func fakeClient(t *testing.T, data []byte) (*Client, []*fakeNode) {
 	}
 	c, err := New(context.Background(), Config{NodeTimeout: 100 * time.Millisecond, Logger: fuzzLogger(t)}, nodes...)
 	if err != nil {
-		if !errors.Is(err, ErrInvalidConfig) {
-			t.Fatalf("New: %v does not match ErrInvalidConfig", err)
+		if !errors.Is(err, ErrInvalidConfig) && !errors.Is(err, ErrAccessDenied) {
+			t.Fatalf("New: %v matches neither ErrInvalidConfig nor ErrAccessDenied", err)
 		}
 		return nil, fakes
 	}

@@ -12,7 +12,9 @@ import (
 //
 // The holder must stop acting on the lock at [Lock.ValidUntil]: [Lock.Held]
 // turns false then, by the local monotonic clock, whatever the nodes say.
-// A Lock is safe for concurrent use. It does not refresh itself (see the
+// A Lock is safe for concurrent use. A nil *Lock (what a failed Acquire
+// returns) is not held: Held is false, Remaining and Token are zero, and
+// Extend and Release return [ErrNotHeld]. It does not refresh itself (see the
 // lease package for that) and cannot be re-acquired once released or lost.
 type Lock struct {
 	c          *Client
@@ -43,7 +45,12 @@ func (l *Lock) Value() string { return l.value }
 // single forgetful node is quarantined and its floor raised). Pass it to
 // the resource the lock protects, and have the resource refuse any write
 // whose token is lower than the highest it has seen. 0 when fencing is off.
-func (l *Lock) Token() uint64 { return l.token }
+func (l *Lock) Token() uint64 {
+	if l == nil {
+		return 0
+	}
+	return l.token
+}
 
 // TTL is the TTL the lock was acquired (or last extended) with.
 func (l *Lock) TTL() time.Duration {
@@ -66,6 +73,9 @@ func (l *Lock) ValidUntil() time.Time {
 
 // Remaining is the validity left, 0 once the lock is no longer held.
 func (l *Lock) Remaining() time.Duration {
+	if l == nil {
+		return 0
+	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.released {
@@ -107,6 +117,9 @@ func WithExtendTimeout(d time.Duration) ExtendOption {
 // *QuorumError matching ErrNotExtended), or is lost (ErrNotHeld). Each
 // request is bounded by NodeTimeout, or by [WithExtendTimeout].
 func (l *Lock) Extend(ctx context.Context, ttl time.Duration, opts ...ExtendOption) error {
+	if l == nil {
+		return fmt.Errorf("%w: nil *Lock", ErrNotHeld)
+	}
 	t0 := time.Now()
 	err := l.extend(ctx, ttl, opts)
 	l.c.observe(Event{Kind: EventExtend, Key: l.key, Token: l.token, Duration: time.Since(t0), Err: err})
@@ -210,6 +223,9 @@ func (l *Lock) extend(ctx context.Context, ttl time.Duration, opts []ExtendOptio
 // with the TTL). Releasing twice returns ErrNotHeld the second time and
 // sends nothing.
 func (l *Lock) Release(ctx context.Context) (int, error) {
+	if l == nil {
+		return 0, fmt.Errorf("%w: nil *Lock", ErrNotHeld)
+	}
 	t0 := time.Now()
 	n, err := l.release(ctx)
 	l.c.observe(Event{Kind: EventRelease, Key: l.key, Token: l.token, Duration: time.Since(t0), Err: err})

@@ -264,3 +264,10 @@ func finalReply(err error) bool {
 	c, ok := replyClass(err)
 	return ok && c.Final()
 }
+
+// accessDenied reports a refusal of our credentials or of an ACL
+// permission: final, and an operator's to fix.
+func accessDenied(err error) bool {
+	c, ok := replyClass(err)
+	return ok && (c == ClassAuth || c == ClassPermission)
+}

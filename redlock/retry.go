@@ -1,8 +1,9 @@
 package redlock
 
 import (
-	"math/rand/v2"
 	"time"
+
+	"github.com/redlease/redlease/internal/backoff"
 )
 
 // RetryStrategy decides how long [Client.Acquire] waits before its next
@@ -21,10 +22,19 @@ type RetryFunc func() (time.Duration, bool)
 func (f RetryFunc) NextDelay() (time.Duration, bool) { return f() }
 
 // JitterRetry waits a uniformly random delay in [mean/2, mean*3/2] between
-// attempts, until the context ends. It is the default, with Config.RetryDelay.
+// attempts, until the context ends, without backing off.
 func JitterRetry(mean time.Duration) func() RetryStrategy {
 	return func() RetryStrategy {
-		return RetryFunc(func() (time.Duration, bool) { return jitter(mean), true })
+		return RetryFunc(func() (time.Duration, bool) { return backoff.Jitter(mean), true })
+	}
+}
+
+// expRetry is the default strategy (see Config.RetryDelay): exponential
+// backoff with jitter from first, capped at 8 * first.
+func expRetry(first time.Duration) func() RetryStrategy {
+	return func() RetryStrategy {
+		b := &backoff.Exp{Base: first}
+		return RetryFunc(func() (time.Duration, bool) { return b.Next(), true })
 	}
 }
 
@@ -44,11 +54,3 @@ func LimitRetry(n int, next func() RetryStrategy) func() RetryStrategy {
 
 // NoRetry makes Acquire give up after its first attempt.
 func NoRetry() func() RetryStrategy { return LimitRetry(0, JitterRetry(0)) }
-
-// jitter returns a random duration in [d/2, d*3/2].
-func jitter(d time.Duration) time.Duration {
-	if d <= 0 {
-		return 0
-	}
-	return d/2 + rand.N(d+1)
-}

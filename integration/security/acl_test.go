@@ -216,29 +216,40 @@ func TestACLMissingPermission(t *testing.T) {
 		name  string
 		rules string
 		key   string
-		// want are parts of the error of TryAcquire.
+		// want are parts of the error of TryAcquire, or of New.
 		want []string
+		// atNew: New's probe of the nodes meets the refusal already.
+		atNew bool
 	}{
-		{"no evalsha", without("+evalsha"), "app:a", []string{"NOPERM", "'evalsha'"}},
+		{"no evalsha", without("+evalsha"), "app:a", []string{"NOPERM", "'evalsha'"}, true},
 		// EVALSHA suffices while the scripts are cached; after a restart
 		// or SCRIPT FLUSH, go-redis falls back to EVAL.
-		{"no eval", without("+eval"), "app:b", []string{"NOPERM", "'eval'"}},
-		{"lock key outside the key patterns", aclRule, "other:c", []string{"NOPERM", `"other:c"`}},
+		{"no eval", without("+eval"), "app:b", []string{"NOPERM", "'eval'"}, false},
+		{"lock key outside the key patterns", aclRule, "other:c", []string{"NOPERM", `"other:c"`}, false},
 		// Redis says "no permissions to access one of the keys used as
 		// arguments" (7.0) or "No permissions to access a key" (7.2+,
 		// Valkey): redlock adds which script and keys it used.
-		{"no marker key", without("~{redlease}:marker"), "app:d", []string{"NOPERM", "{redlease}:marker"}},
+		{"no marker key", without("~{redlease}:marker"), "app:d", []string{"NOPERM", "{redlease}:marker"}, true},
 		// A command refused inside a script is reported with the code
 		// ERR ("ERR The user executing the script can't run this command
 		// or subcommand" in 7.0, "ERR ACL failure in script: ..." in 7.2+
 		// and Valkey), which redlock's classifier knows as a refusal
 		// (redlock/rediserr.go); redlock adds the script's commands.
-		{"no time", without("+time"), "app:e", []string{"TIME"}},
+		{"no time", without("+time"), "app:e", []string{"TIME"}, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			nodes := setUser(t, g, "user"+strconv.Itoa(i), tc.rules)
 			c, err := redlock.New(ctx, redlock.Config{NodeTimeout: nodeTimeout, Logger: testLogger(t)}, nodes...)
-			require.NoError(t, err, "a node that refuses the probe is logged, not refused")
+			if tc.atNew {
+				// New's probe needs the permission: New refuses the
+				// nodes for good, naming what is missing.
+				require.ErrorIs(t, err, redlock.ErrAccessDenied)
+				for _, w := range tc.want {
+					assert.Contains(t, err.Error(), w, "the error names what is missing")
+				}
+				return
+			}
+			require.NoError(t, err)
 			defer c.Close()
 
 			if tc.name == "no eval" {
@@ -263,24 +274,9 @@ func TestACLMissingPermission(t *testing.T) {
 
 	t.Run("no script load", func(t *testing.T) {
 		nodes := setUser(t, g, "noload", without("+script|load"))
-		c, err := redlock.New(ctx, redlock.Config{NodeTimeout: nodeTimeout, Logger: testLogger(t)}, nodes...)
-		require.NoError(t, err)
-		defer c.Close()
-		err = c.Bootstrap(ctx)
-		require.Error(t, err)
+		_, err := redlock.New(ctx, redlock.Config{NodeTimeout: nodeTimeout, Logger: testLogger(t)}, nodes...)
+		require.ErrorIs(t, err, redlock.ErrAccessDenied)
 		assert.Contains(t, err.Error(), "'script|load'")
-	})
-
-	t.Run("no evalsha at bootstrap", func(t *testing.T) {
-		nodes := setUser(t, g, "noevalsha", without("+evalsha"))
-		logs, logger := newLogBuffer(t)
-		c, err := redlock.New(ctx, redlock.Config{NodeTimeout: nodeTimeout, Logger: logger}, nodes...)
-		require.NoError(t, err)
-		defer c.Close()
-		assert.Contains(t, logs.String(), "'evalsha'", "New logs the refusal")
-		err = c.Bootstrap(ctx)
-		require.Error(t, err)
-		assert.Contains(t, err.Error(), "'evalsha'")
 	})
 
 	// A release notice is a hint: a user that may not PUBLISH on the
