@@ -190,7 +190,8 @@ collect:
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("redlock: nodes not checked: %w", err)
 	}
-	var unreachable, denied []string
+	var unreachable, denied, quarantined []string
+	var longest time.Duration
 	byRunID := make(map[string]int)
 	for i, n := range c.all {
 		if errs[i] != nil {
@@ -222,16 +223,17 @@ collect:
 			c.sawQuarantine(infos[i].left, infos[i].raised)
 		}
 		if left := infos[i].left; left > 0 {
-			// One line per copy of a bucketed cluster: its other
+			// One entry per copy of a bucketed cluster: its other
 			// buckets' markers were made at the same moment.
-			level := hclog.Warn
-			if n.bucket > 0 {
-				level = hclog.Debug
+			if n.bucket == 0 {
+				quarantined = append(quarantined, fmt.Sprintf("%s (%s)", n.name(), left.Round(time.Millisecond)))
 			}
-			c.log.Log(level, "node is quarantined: it has no marker, or restarted, and may have forgotten locks; it votes after the quarantine",
-				"node", n.name(), "wait", left.Round(time.Millisecond),
-				"ways_out", "Client.Bootstrap for a brand-new deployment; Config.DisableQuarantine where every write is fsynced (appendfsync always)")
+			longest = max(longest, left)
 		}
+	}
+	if len(quarantined) > 0 {
+		c.log.Warn(quarantineMsg, "nodes", strings.Join(quarantined, ", "), "wait", longest.Round(time.Millisecond),
+			"ways_out", "Client.Bootstrap for a brand-new deployment; Config.DisableQuarantine where every write is fsynced (appendfsync always)")
 	}
 	if len(denied) > 0 {
 		return fmt.Errorf("%w: fix the credentials or the ACL of: %s", ErrAccessDenied, strings.Join(denied, "; "))
@@ -241,6 +243,10 @@ collect:
 	}
 	return nil
 }
+
+// quarantineMsg is the message of New's one log record about the nodes
+// that do not vote yet (programs may filter it to say it their way).
+const quarantineMsg = "nodes are quarantined: they have no marker, or restarted, and may have forgotten locks; they vote after the quarantine"
 
 // probe checks one node's configuration, then runs probe.lua on it. The
 // configuration comes first, so that a node that fails the script (out of

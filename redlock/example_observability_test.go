@@ -15,7 +15,7 @@ import (
 
 // A *slog.Logger as the logger of a client (the Configs of lease,
 // election and observer take it the same way). Fresh nodes are
-// quarantined: New says so, once per node, one record each.
+// quarantined: New says so in one record that names them all.
 func ExampleSlogLogger() {
 	ctx := context.Background()
 	nodes, stop := embedded(3)
@@ -38,9 +38,7 @@ func ExampleSlogLogger() {
 	}
 	defer client.Close()
 	// Output:
-	// level=WARN msg="node is quarantined: it has no marker, or restarted, and may have forgotten locks; it votes after the quarantine"
-	// level=WARN msg="node is quarantined: it has no marker, or restarted, and may have forgotten locks; it votes after the quarantine"
-	// level=WARN msg="node is quarantined: it has no marker, or restarted, and may have forgotten locks; it votes after the quarantine"
+	// level=WARN msg="nodes are quarantined: they have no marker, or restarted, and may have forgotten locks; they vote after the quarantine"
 }
 
 // counts is a redlock.Hooks that counts events by kind and outcome (the

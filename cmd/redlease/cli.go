@@ -25,7 +25,7 @@ const usageText = `redlease: leader election and leases on Redis (Redlock on N i
 masters, or N hash slots of one Redis Cluster).
 
 Usage:
-  redlease run    --name NAME [--ttl 10s] [--id ID] [--grace 5s] [--restart] -- COMMAND [ARGS...]
+  redlease run    --name NAME [--ttl 10s] [--id ID] [--grace TTL/4] [--restart] [--wait-majority 30s] -- COMMAND [ARGS...]
   redlease status --name NAME [--json]
   redlease watch  --name NAME [--json]
 
@@ -98,7 +98,7 @@ func (o *outputs) logger(level hclog.Level, verbose bool) hclog.Logger {
 		level = hclog.Debug
 	}
 	// Flat: one line per record, a joined error's parts separated by "; ".
-	return logx.Flat(hclog.New(&hclog.LoggerOptions{Name: "redlease", Level: level, Output: o.err}))
+	return logx.Flat(hclog.New(&hclog.LoggerOptions{Name: "redlease", Level: level, Output: o.err, Exclude: dropLibQuarantine}))
 }
 
 // usageError is an error in the command line: exit code 2.

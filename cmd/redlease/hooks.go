@@ -2,7 +2,7 @@ package main
 
 import (
 	"errors"
-	"strings"
+	"fmt"
 	"sync"
 	"time"
 
@@ -11,20 +11,37 @@ import (
 	"github.com/redlease/redlease/redlock"
 )
 
-// nodeWarnEvery is how often `redlease run` repeats a warning about the
-// same nodes failing to vote.
+// nodeWarnEvery is how often `redlease run` sums up a warning that repeats
+// (the same node failing for the same cause).
 const nodeWarnEvery = 10 * time.Second
 
 // runHooks logs what the client's events tell and its logs do not:
 // campaign attempts that nodes could not vote on (down, unreachable,
-// quarantined), naming them, and failed refreshes of the term. Safe for
+// quarantined), naming them, and failed refreshes of the term, each
+// throttled per node and cause. It also ends the campaign (giveUp) when no
+// majority of nodes has answered the attempts for wait (0: never). Safe for
 // concurrent use.
 type runHooks struct {
-	log hclog.Logger
+	log  hclog.Logger
+	warn *throttle
+	wait time.Duration
 
-	mu     sync.Mutex
-	last   time.Time // of the last warning about nodes
-	lastOf string    // the nodes it named
+	mu      sync.Mutex
+	giveUp  func(error) // ends the campaign with this cause; nil: not yet campaigning
+	silent  time.Time   // since when attempts have lacked a majority of answers
+	lastBad time.Time   // the last such attempt
+	stopped bool
+}
+
+func newRunHooks(log hclog.Logger, wait time.Duration) *runHooks {
+	return &runHooks{log: log, warn: newThrottle(nodeWarnEvery), wait: wait}
+}
+
+// campaigning sets the function that ends the campaign.
+func (h *runHooks) campaigning(giveUp func(error)) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.giveUp = giveUp
 }
 
 // Observe is the redlock.Hooks method.
@@ -32,46 +49,84 @@ func (h *runHooks) Observe(ev redlock.Event) {
 	switch {
 	case ev.Kind == redlock.EventAcquire && ev.Err != nil:
 		h.acquireFailed(ev.Err)
+	case ev.Kind == redlock.EventAcquire, ev.Kind == redlock.EventLeaderChanged:
+		h.majority(true, nil) // a majority answered
 	case ev.Kind == redlock.EventExtend && ev.Err != nil:
 		h.refreshFailed(ev.Err)
 	}
 }
 
-// acquireFailed warns when an attempt failed because nodes could not
-// vote: once per set of nodes, and again every nodeWarnEvery.
+// acquireFailed warns about each node that could not vote in an attempt:
+// the first time for a node and cause, then once per nodeWarnEvery with a
+// count; and gives up once no majority has answered for too long.
 func (h *runHooks) acquireFailed(err error) {
 	qe, ok := errors.AsType[*redlock.QuorumError](err)
 	if !ok {
 		return
 	}
-	var names, why []string
+	answered := 0
 	for _, n := range qe.Nodes {
-		// A node "not awaited" answered too late to matter, which says
-		// nothing about it.
-		notAwaited := errors.Is(n.Err, redlock.ErrNotAwaited)
-		if (n.Vote == redlock.VoteError && !notAwaited) || n.Vote == redlock.VoteQuarantined {
-			names = append(names, n.Node)
-			why = append(why, n.String())
+		switch {
+		case errors.Is(n.Err, redlock.ErrNotAwaited):
+			// It answered too late to matter, which says nothing about it.
+		case n.Vote == redlock.VoteError:
+			h.warnNode(n, causeKey(n.Err.Error()), qe)
+		case n.Vote == redlock.VoteQuarantined:
+			answered++ // it answered; its quarantine ends by itself
+			h.warnNode(n, "quarantined", qe)
+		default:
+			answered++
 		}
 	}
-	if len(names) == 0 {
-		return // every node answered: somebody else leads, or a split vote
-	}
-	of := strings.Join(names, ",")
-	h.mu.Lock()
-	due := of != h.lastOf || time.Since(h.last) >= nodeWarnEvery
-	if due {
-		h.last, h.lastOf = time.Now(), of
-	}
-	h.mu.Unlock()
-	if due {
-		h.log.Warn("campaign attempt: nodes could not vote", "nodes", strings.Join(why, "; "),
+	h.majority(answered >= qe.Need, qe)
+}
+
+// warnNode logs that node n could not vote, throttled per node and cause.
+func (h *runHooks) warnNode(n redlock.NodeResult, cause string, qe *redlock.QuorumError) {
+	log, held := h.warn.allow(n.Node + "\x00" + cause)
+	switch {
+	case !log:
+	case held == 0:
+		h.log.Warn("campaign attempt: node could not vote", "node", n.Node, "cause", n.String(),
 			"granted", qe.Yes, "needed", qe.Need)
+	default:
+		h.log.Warn("campaign attempts: node still could not vote", "node", n.Node, "cause", n.String(),
+			"times", held, "within", nodeWarnEvery)
 	}
 }
 
-// refreshFailed warns of every failed refresh of the term: the term ends
-// at its deadline unless one succeeds before.
+// majority tracks how long attempts have gone without a majority of
+// answers, and gives up after h.wait. An attempt after a quiet spell of
+// nodeWarnEvery (a standby that only reads) starts a new count.
+func (h *runHooks) majority(ok bool, qe *redlock.QuorumError) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	now := time.Now()
+	if ok {
+		h.silent = time.Time{}
+		return
+	}
+	if h.silent.IsZero() || now.Sub(h.lastBad) >= nodeWarnEvery {
+		h.silent = now
+	}
+	h.lastBad = now
+	if h.wait <= 0 || h.stopped || h.giveUp == nil || now.Sub(h.silent) < h.wait {
+		return
+	}
+	h.stopped = true
+	h.giveUp(fmt.Errorf("%w: fewer than %d of %d nodes answered for %s (--wait-majority); last attempt: %w",
+		errNoMajority, qe.Need, len(qe.Nodes), h.wait, qe))
+}
+
+// refreshFailed warns of failed refreshes of the term, throttled per
+// cause: the term ends at its deadline unless one succeeds before.
 func (h *runHooks) refreshFailed(err error) {
-	h.log.Warn("refresh of the term failed; retrying until its deadline", "error", err)
+	log, held := h.warn.allow("refresh\x00" + causeKey(err.Error()))
+	switch {
+	case !log:
+	case held == 0:
+		h.log.Warn("refresh of the term failed; retrying until its deadline", "error", err)
+	default:
+		h.log.Warn("refreshes of the term still fail", "error", err, "times", held, "within", nodeWarnEvery)
+	}
 }

@@ -84,11 +84,17 @@ func TestNoPasswordInOutput(t *testing.T) {
 	code, stdout, stderr = runCLI(t, "status", "--name", "secret", "--nodes", nodes, "--json")
 	check("status --json", code, exitOK, stdout, stderr)
 
-	// A wrong password and an unreachable node: their rows say why.
+	// A wrong password: refused for good (redlock.ErrAccessDenied), and the
+	// error names the node and why.
 	mixed := strings.Join([]string{good[0], nodeURL(g.Addrs()[1], wrong), nodeURL("127.0.0.1:1", pw)}, ",")
 	code, stdout, stderr = runCLI(t, "status", "--name", "secret", "--nodes", mixed, "--verbose")
-	check("status with bad nodes", code, exitError, stdout, stderr)
-	assert.Contains(t, stdout, "WRONGPASS")
+	check("status with a wrong password", code, exitError, stdout, stderr)
+	assert.Contains(t, stderr, "WRONGPASS")
+	assert.Contains(t, stderr, g.Addrs()[1])
+	// An unreachable node: its row says why.
+	unreachable := strings.Join([]string{good[0], good[1], nodeURL("127.0.0.1:1", pw)}, ",")
+	code, stdout, stderr = runCLI(t, "status", "--name", "secret", "--nodes", unreachable, "--verbose")
+	check("status with an unreachable node", code, exitOK, stdout, stderr)
 	assert.Contains(t, stdout, "connection refused")
 
 	t.Setenv(envNodes, nodes) // watch reads the nodes from the environment

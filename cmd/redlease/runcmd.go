@@ -18,7 +18,7 @@ import (
 	"github.com/redlease/redlease/redlock"
 )
 
-const runUsage = `Usage: redlease run --name NAME [--ttl 10s] [--id ID] [--grace 5s] [--restart] [--metrics-addr ADDR] [node flags] -- COMMAND [ARGS...]
+const runUsage = `Usage: redlease run --name NAME [--ttl 10s] [--id ID] [--grace TTL/4] [--restart] [--wait-majority 30s] [--metrics-addr ADDR] [node flags] -- COMMAND [ARGS...]
 
 Campaigns for NAME. When elected, starts COMMAND with REDLEASE_TOKEN (the
 term's fencing token: pass it to what COMMAND writes, and have that refuse
@@ -28,8 +28,10 @@ runs in a process group of its own, with stdin from /dev/null.
 When leadership is lost (the term could not be refreshed), COMMAND's group
 gets SIGTERM, then SIGKILL after --grace, always before the term's validity
 ends: the term gives up --grace plus a slack (max(100ms, TTL/20)) before its
-validity ends, so --grace must fit in the TTL (the error says by how much).
-redlease then campaigns again, and starts COMMAND afresh when re-elected.
+validity ends, so --grace must fit in the TTL (the error says by how much;
+the default, TTL/4, always fits). redlease then campaigns again, and starts
+COMMAND afresh when re-elected. When no majority of the nodes has answered
+for --wait-majority (unreachable, refusing), redlease exits with code 1.
 
 When COMMAND exits on its own, redlease resigns (the next candidate takes
 over at once) and exits with COMMAND's code; with --restart it campaigns
@@ -47,14 +49,23 @@ const restartDelay = time.Second
 // errCommandExited ends Run when COMMAND exited on its own.
 var errCommandExited = errors.New("redlease: the command exited")
 
+// errNoMajority ends Run when no majority of nodes answered for
+// --wait-majority.
+var errNoMajority = errors.New("no majority of the nodes answers")
+
+// defaultWaitMajority is --wait-majority's default.
+const defaultWaitMajority = 30 * time.Second
+
 func cmdRun(ctx context.Context, args []string, out *outputs) int {
 	c := newCommand("run", runUsage, out)
 	name := c.fs.String("name", "", "the election's `name` (required)")
 	ttl := c.fs.Duration("ttl", election.DefaultTTL, "time-to-live of the leadership: a crashed leader is replaced within it")
 	id := c.fs.String("id", "", "this candidate's `ID`, as status and watch show it (default <hostname>-<pid>)")
-	grace := c.fs.Duration("grace", 5*time.Second, "time COMMAND has to exit after SIGTERM before SIGKILL")
+	grace := c.fs.Duration("grace", 0, "time COMMAND has to exit after SIGTERM before SIGKILL (default TTL/4)")
 	restart := c.fs.Bool("restart", false, "when COMMAND exits on its own, campaign again rather than exit")
 	metricsAddr := c.fs.String("metrics-addr", "", "serve Prometheus metrics at http://`ADDR`/metrics (host:port; default: none)")
+	waitMajority := c.fs.Duration("wait-majority", defaultWaitMajority,
+		"exit with code 1 when no majority of the nodes has answered for this long (0: campaign forever)")
 	if code := c.parse(args); code >= 0 {
 		return code
 	}
@@ -69,9 +80,18 @@ func cmdRun(ctx context.Context, args []string, out *outputs) int {
 	if err != nil {
 		return c.fail(err)
 	}
+	switch {
+	case !isSet(c.fs, "grace"):
+		*grace = -1 // planRun's default
+	case *grace < 0:
+		return c.fail(usagef("--grace (%s) must not be negative", *grace))
+	}
 	p, err := planRun(*ttl, *grace, c.conn)
 	if err != nil {
 		return c.fail(err)
+	}
+	if *waitMajority < 0 {
+		return c.fail(usagef("--wait-majority (%s) must not be negative", *waitMajority))
 	}
 	if _, err := exec.LookPath(argv[0]); err != nil {
 		fmt.Fprintf(out.err, "redlease run: COMMAND: %v\n", err)
@@ -79,7 +99,8 @@ func cmdRun(ctx context.Context, args []string, out *outputs) int {
 	}
 
 	log := out.logger(hclog.Info, c.conn.verbose)
-	c.conn.hooks = &runHooks{log: log}
+	hooks := newRunHooks(log, *waitMajority)
+	c.conn.hooks = hooks
 	if *metricsAddr != "" {
 		m := newCLIMetrics()
 		stop, err := serveMetrics(*metricsAddr, m, log)
@@ -94,8 +115,11 @@ func cmdRun(ctx context.Context, args []string, out *outputs) int {
 		return c.fail(err)
 	}
 	defer ns.Close()
+	if !c.conn.bootstrap {
+		hintQuarantine(ctx, ns.client, *name, log)
+	}
 	r := &runner{name: *name, argv: argv, plan: p, restart: *restart, stdout: out.rawOut, stderr: out.rawErr,
-		log: log, exited: make(chan int, 1)}
+		log: log, exited: make(chan int, 1), hooks: hooks}
 	code, err := r.campaign(ctx, ns.client, *id)
 	if err != nil {
 		return c.fail(err)
@@ -116,8 +140,13 @@ type runPlan struct {
 }
 
 // planRun checks --ttl and --grace, and derives the terms' timing. Its
-// errors name the flags and their values.
+// errors name the flags and their values. A negative grace means the
+// default: TTL/4, or less where the slack leaves less room (short TTLs).
 func planRun(ttl, grace time.Duration, conn connFlags) (runPlan, error) {
+	deflt := grace < 0
+	if deflt {
+		grace = 0
+	}
 	switch {
 	case ttl <= 0:
 		return runPlan{}, usagef("--ttl (%s) must be positive", ttl)
@@ -125,16 +154,17 @@ func planRun(ttl, grace time.Duration, conn connFlags) (runPlan, error) {
 		return runPlan{}, usagef("--ttl (%s) must be a whole number of milliseconds", ttl)
 	case ttl > conn.maxTTL:
 		return runPlan{}, usagef("--ttl (%s) is above --max-ttl (%s)", ttl, conn.maxTTL)
-	case grace < 0:
-		return runPlan{}, usagef("--grace (%s) must not be negative", grace)
 	}
 	drift := time.Duration(float64(ttl)*redlock.DefaultDriftFactor) + redlock.MinDrift
 	if ttl <= 2*conn.nodeTimeout+drift {
 		return runPlan{}, usagef("--ttl (%s) must exceed 2 × --node-timeout + drift (%s)", ttl, 2*conn.nodeTimeout+drift)
 	}
-	p := runPlan{ttl: ttl, grace: grace, slack: max(100*time.Millisecond, ttl/20)}
-	p.margin = grace + p.slack
+	p := runPlan{ttl: ttl, slack: max(100*time.Millisecond, ttl/20)}
 	usable := ttl - drift // the validity of a term refreshed at once
+	if deflt {
+		grace = max(0, min(ttl/4, usable*3/4-p.slack))
+	}
+	p.grace, p.margin = grace, grace+p.slack
 	if p.margin > usable*3/4 {
 		return runPlan{}, usagef("--grace (%s) does not fit --ttl (%s): COMMAND must be stopped before the term's validity ends, "+
 			"so --grace + %s of slack (%s) must be at most 3/4 of the TTL net of clock drift (%s), leaving the rest for refreshes; "+
@@ -158,6 +188,8 @@ type runner struct {
 	// --restart) or could not start: redlease resigns and exits with it.
 	exited chan int
 
+	hooks *runHooks // ends the campaign after --wait-majority without a majority
+
 	mu   sync.Mutex
 	last int // the code of the last COMMAND stopped by redlease
 }
@@ -165,6 +197,8 @@ type runner struct {
 // campaign runs the election until COMMAND exits (without --restart) or
 // ctx ends, and returns the exit code; an error when the election failed.
 func (r *runner) campaign(ctx context.Context, client *redlock.Client, id string) (int, error) {
+	runCtx, stop := context.WithCancelCause(ctx)
+	defer stop(nil)
 	e, err := election.New(client, r.name, election.Config{
 		ID: id, TTL: r.plan.ttl, RenewInterval: r.plan.renew, SafetyMargin: r.plan.margin,
 		ResignDelay: restartDelay, Logger: r.log,
@@ -174,8 +208,9 @@ func (r *runner) campaign(ctx context.Context, client *redlock.Client, id string
 		return 0, err
 	}
 	r.e = e
-	runCtx, stop := context.WithCancelCause(ctx)
-	defer stop(nil)
+	if r.hooks != nil {
+		r.hooks.campaigning(stop)
+	}
 	done := make(chan error, 1)
 	go func() { done <- e.Run(runCtx) }()
 	r.log.Info("campaigning", "key", r.name, "id", e.ID(), "ttl", r.plan.ttl, "grace", r.plan.grace,
@@ -185,6 +220,9 @@ func (r *runner) campaign(ctx context.Context, client *redlock.Client, id string
 	case err := <-done:
 		if ctx.Err() != nil {
 			return r.lastCode(), nil // interrupted; Run handed the term over
+		}
+		if cause := context.Cause(runCtx); errors.Is(cause, errNoMajority) {
+			return 0, cause
 		}
 		return 0, err
 	case code := <-r.exited:

@@ -35,7 +35,8 @@ func TestUsageErrors(t *testing.T) {
 		{"negative grace", []string{"run", "--name", "x", "--grace", "-1s", nodes, "--", "true"}, []string{"--grace (-1s) must not be negative"}},
 		{"grace does not fit the ttl", []string{"run", "--name", "x", "--ttl", "10s", "--grace", "8s", nodes, "--", "true"},
 			[]string{"--grace (8s) does not fit --ttl (10s)", "8.5s", "7.4235s", "lower --grace or raise --ttl"}},
-		{"grace does not fit a short ttl", []string{"run", "--name", "x", "--ttl", "1s", nodes, "--", "true"}, []string{"--grace (5s) does not fit --ttl (1s)"}},
+		{"grace does not fit a short ttl", []string{"run", "--name", "x", "--ttl", "1s", "--grace", "1s", nodes, "--", "true"}, []string{"--grace (1s) does not fit --ttl (1s)"}},
+		{"negative wait-majority", []string{"run", "--name", "x", "--wait-majority", "-1s", nodes, "--", "true"}, []string{"--wait-majority (-1s) must not be negative"}},
 		{"zero node timeout", []string{"status", "--name", "x", "--node-timeout", "0s", nodes}, []string{"--node-timeout (0s) must be positive"}},
 		{"max-ttl below node timeouts", []string{"status", "--name", "x", "--max-ttl", "50ms", nodes}, []string{"--max-ttl (50ms) must exceed 2 × --node-timeout"}},
 		{"even replicas", []string{"status", "--name", "x", "--cluster", "--replicas", "4", nodes}, []string{"--replicas (4) must be odd"}},
@@ -79,7 +80,7 @@ func TestHelp(t *testing.T) {
 		assert.Contains(t, stdout, "xit codes", "%v documents the exit codes", args)
 	}
 	_, stdout, _ := runCLI(t, "run", "--help")
-	for _, flag := range []string{"-name", "-ttl", "-id", "-grace", "-restart", "-nodes", "-cluster", "-bootstrap"} {
+	for _, flag := range []string{"-name", "-ttl", "-id", "-grace", "-restart", "-wait-majority", "-nodes", "-cluster", "-bootstrap"} {
 		assert.Contains(t, stdout, flag)
 	}
 	assert.True(t, strings.Contains(stdout, "127 if it cannot start"))

@@ -59,6 +59,9 @@ func cmdWatch(ctx context.Context, args []string, out *outputs) int {
 		return c.fail(err)
 	}
 	defer ns.Close()
+	if !c.conn.bootstrap {
+		hintQuarantine(ctx, ns.client, *name, log)
+	}
 	o, err := observer.New(ns.client, *name, observer.Config{PollInterval: *poll, Logger: log})
 	if err != nil {
 		return c.fail(err)

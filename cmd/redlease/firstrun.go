@@ -1,0 +1,52 @@
+package main
+
+import (
+	"context"
+	"strings"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/redlease/redlease/redlock"
+)
+
+// libQuarantineMsg begins redlock.New's log record about quarantined
+// nodes, which names the library's way out (Client.Bootstrap); the CLI
+// drops it and says it in its own terms (hintQuarantine).
+const libQuarantineMsg = "nodes are quarantined"
+
+// dropLibQuarantine is the hclog Exclude of the CLI's loggers.
+func dropLibQuarantine(_ hclog.Level, msg string, _ ...any) bool {
+	return strings.HasPrefix(msg, libQuarantineMsg)
+}
+
+// hintQuarantine says, in one line, why nobody can be elected yet when too
+// few of the nodes vote because they are new to redlease (or restarted),
+// and how a brand-new deployment skips the wait. It reads the election's
+// key on every node (a majority read: it writes nothing but the markers
+// that New wrote already).
+func hintQuarantine(ctx context.Context, client *redlock.Client, name string, log hclog.Logger) {
+	in, err := client.Inspect(ctx, name)
+	if in == nil {
+		log.Debug("cannot read the nodes' quarantine", "error", err)
+		return
+	}
+	ready, waiting := 0, 0
+	var longest time.Duration
+	for _, n := range in.Nodes {
+		switch {
+		case n.Ready:
+			ready++
+		case n.Err == nil:
+			waiting++
+			longest = max(longest, n.Quarantine)
+		}
+	}
+	if waiting == 0 || ready >= client.Quorum() {
+		return
+	}
+	log.Warn("nobody can be elected until the nodes' quarantine ends: they are new to redlease (or restarted) "+
+		"and vote only --max-ttl after first contact, so that a node that lost its data cannot grant a lock twice; "+
+		"on brand-new nodes, --bootstrap skips the wait",
+		"quarantined", waiting, "ready", ready, "needed", client.Quorum(), "wait", longest.Round(time.Millisecond))
+}
