@@ -18,7 +18,7 @@ GO_PKGS     := ./...
 TEST_LOG    ?= $(or $(TMPDIR),/tmp)/redlease-test.log
 # The packages whose tests start real servers: the Valkey run. (internal/sim's
 # differential test runs both servers itself; integration/faults/sim simulates them.)
-SERVER_PKGS := ./cmd/... ./election/... ./examples/cluster/... ./integration/faults/ \
+SERVER_PKGS := ./cmd/... ./election/... ./examples/cluster/... ./examples/readme/... ./integration/faults/ \
                ./integration/security/... ./internal/redistest/... ./lease/... \
                ./observer/... ./redlock/...
 test: servers check

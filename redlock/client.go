@@ -41,6 +41,8 @@ type Client struct {
 
 	cluster   *redis.ClusterClient // NewCluster only
 	placement clusterState
+
+	owned []redis.UniversalClient // made by Dial; closed by Close
 }
 
 // New returns a Client over the given nodes, one vote each; the caller
@@ -335,13 +337,18 @@ func (c *Client) checkConfig(ctx context.Context, n *node) error {
 
 // Close waits for the requests still in flight (bounded by the go-redis
 // clients' socket timeouts) and makes further calls fail with ErrClosed.
-// It does not close the go-redis clients. Closing twice is safe.
+// It closes the go-redis clients only of a Client made by [Dial]; those
+// given to New stay the caller's. Closing twice is safe.
 func (c *Client) Close() error {
 	c.closeOnce.Do(func() { close(c.closing) }) // ends Acquire's waits
 	c.mu.Lock()                                 // waits for calls to return
-	c.closed = true
+	owned := c.owned
+	c.closed, c.owned = true, nil
 	c.mu.Unlock()
 	c.wg.Wait()
+	for _, rc := range owned {
+		_ = rc.Close()
+	}
 	return nil
 }
 

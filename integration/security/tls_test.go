@@ -103,6 +103,20 @@ func TestTLS(t *testing.T) {
 		assert.GreaterOrEqual(t, n, c.Quorum())
 	})
 
+	// redlock.Dial with DialOptions.TLS: the same, from the addresses.
+	t.Run("Dial", func(t *testing.T) {
+		conf := &tls.Config{RootCAs: ca.pool(), Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
+		c, err := redlock.Dial(ctx, redlock.Config{NodeTimeout: nodeTimeout, Logger: testLogger(t)}, addrs,
+			redlock.DialOptions{TLS: conf, DialTimeout: 2 * time.Second})
+		require.NoError(t, err)
+		defer c.Close()
+		require.NoError(t, c.Bootstrap(ctx))
+		l, err := c.TryAcquire(ctx, "tls:dial", 5*time.Second)
+		require.NoError(t, err)
+		_, err = l.Release(ctx)
+		require.NoError(t, err)
+	})
+
 	// A client that does not trust the servers' CA, or has no client
 	// certificate, gets errors that say so: from Bootstrap and TryAcquire
 	// (New logs them: a node that does not answer is not refused).

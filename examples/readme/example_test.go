@@ -1,0 +1,178 @@
+package readme_test
+
+// The README's snippets, as Example functions run on real redis-servers:
+// serve, watchLeader, leaseJob and nightlyReports are quoted there as they
+// are here (readme_test.go checks it). Each Example makes its client from the test servers'
+// addresses; the helpers below the snippets stand for the user's code.
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/redlease/redlease/election"
+	"github.com/redlease/redlease/lease"
+	"github.com/redlease/redlease/observer"
+	"github.com/redlease/redlease/redlock"
+)
+
+// serve is a complete leader-elected service.
+func serve(ctx context.Context, addrs []string, mux *http.ServeMux) error {
+	client, err := redlock.Dial(ctx, redlock.Config{}, addrs, redlock.DialOptions{}) // Password, TLS, DialTimeout
+	if err != nil {
+		return err // errors.Is(err, redlock.ErrAccessDenied): wrong password or ACL
+	}
+	defer client.Close()
+	e, err := election.New(client, "reports/leader", election.Config{
+		ID: "worker-1",
+		Callbacks: election.Callbacks{
+			OnElected: func(ctx context.Context, t election.Term) {
+				// Lead until ctx ends: it is cancelled before the term's validity
+				// ends, and no new leader starts before this returns.
+				runReports(ctx, t.Token) // the store refuses tokens below the highest it saw
+			},
+			OnDemoted: func(t election.Term, cause error) { fmt.Println("term ended:", cause) },
+		},
+	})
+	if err != nil {
+		return err
+	}
+	mux.Handle("/readyz", election.HealthCheck(e, time.Second))  // 503 while no majority answers, the key is unusable, or Run is over
+	mux.Handle("/livez", election.LivenessCheck(e, time.Second)) // 503 when stalled past the term's deadline, or Run is over
+	return e.Run(ctx)                                            // campaigns until ctx ends; e.Resign(ctx) hands over at once
+}
+
+func Example_service() {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- serve(ctx, addrs, http.NewServeMux()) }()
+	fmt.Println("leading with a fencing token:", <-reports > 0)
+	cancel() // the service shuts down: the leader hands its term over
+	fmt.Println("serve:", <-done)
+	// Output:
+	// leading with a fencing token: true
+	// term ended: election: stopped: context canceled
+	// serve: election: stopped: context canceled
+}
+
+// reports carries the token of each term that runReports served.
+var reports = make(chan uint64, 1)
+
+// runReports stands for a leader's work: it runs until its term ends.
+func runReports(ctx context.Context, token uint64) {
+	reports <- token
+	<-ctx.Done()
+}
+
+// watchLeader is a standby that never campaigns: it prints every change
+// of leader until ctx ends.
+func watchLeader(ctx context.Context, client *redlock.Client) error {
+	o, err := observer.New(client, "reports/leader", observer.Config{})
+	if err != nil {
+		return err
+	}
+	w := o.Watch(ctx)
+	for ev := range w.C() {
+		fmt.Println(ev) // a new leader, no leader, or unknown (no majority answered)
+	}
+	return w.Err() // why the watch ended: ctx's error
+}
+
+func Example_observer() {
+	client := dial()
+	defer client.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	fmt.Println("watch:", watchLeader(ctx, client))
+	// Output:
+	// leader changed: no leader
+	// watch: context deadline exceeded
+}
+
+// leaseJob holds a key without an election.
+func leaseJob(ctx context.Context, client *redlock.Client) error {
+	l, err := lease.Acquire(ctx, client, "jobs/42", lease.Config{TTL: 10 * time.Second, ID: "worker-1"})
+	if err != nil {
+		return err
+	}
+	defer l.Release(ctx)
+	select {
+	case <-l.Done(): // lost, before its validity ended: l.Err() says why
+		return l.Err()
+	case <-work(l.Context(), l.Token()): // l.Context() is cancelled with the cause
+		return nil
+	}
+}
+
+func Example_lease() {
+	client := dial()
+	defer client.Close()
+	fmt.Println("job:", leaseJob(context.Background(), client))
+	// Output:
+	// working with a fencing token: true
+	// job: <nil>
+}
+
+// work stands for a job done under a lease: the channel closes when it is
+// done.
+func work(ctx context.Context, token uint64) <-chan struct{} {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		fmt.Println("working with a fencing token:", token > 0 && ctx.Err() == nil)
+	}()
+	return done
+}
+
+// nightlyReports uses the algorithm itself: one lock, extended by hand.
+func nightlyReports(ctx context.Context, client *redlock.Client) error {
+	lock, err := client.Acquire(ctx, "reports", 3*time.Second) // retries, backing off, until ctx ends
+	if err != nil {
+		return err // errors.Is(err, redlock.ErrNotAcquired); a *redlock.QuorumError has every node's answer
+	}
+	defer lock.Release(ctx)
+	for lock.Held() { // re-checks the local deadline on every call
+		if finished := writeReport(lock.Token()); finished {
+			return nil
+		}
+		select { // wait a third of the TTL, then extend: long before the lock lapses
+		case <-time.After(lock.TTL() / 3):
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		if err := lock.Extend(ctx, 0); err != nil {
+			return err // lost, or not extended in time: stop writing
+		}
+	}
+	return redlock.ErrNotHeld
+}
+
+func Example_lock() {
+	client := dial()
+	defer client.Close()
+	written = 0
+	fmt.Println("reports:", nightlyReports(context.Background(), client), written)
+	// Output: reports: <nil> 2
+}
+
+// written counts writeReport's calls.
+var written int
+
+// writeReport stands for a write fenced by token; it reports whether the
+// work is finished (after two reports).
+func writeReport(token uint64) (finished bool) {
+	if token > 0 {
+		written++
+	}
+	return written == 2
+}
+
+// dial makes a Client over the test servers.
+func dial() *redlock.Client {
+	c, err := redlock.Dial(context.Background(), redlock.Config{}, addrs, redlock.DialOptions{})
+	if err != nil {
+		panic(err)
+	}
+	return c
+}
