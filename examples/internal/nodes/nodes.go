@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/alicebob/miniredis/v2"
@@ -22,6 +23,7 @@ type Nodes struct {
 	Clients  []redis.UniversalClient
 	Embedded bool // true when the nodes are in-process miniredis servers
 	minis    []*miniredis.Miniredis
+	hint     sync.Once // hintQuarantine, once for all clients
 }
 
 // Open returns REDLEASE_NODES when set, or else n embedded servers.
@@ -104,8 +106,31 @@ func (n *Nodes) Client(ctx context.Context, cfg redlock.Config) (*redlock.Client
 			_ = c.Close()
 			return nil, err
 		}
+	} else {
+		n.hint.Do(func() { hintQuarantine(ctx, c) })
 	}
 	return c, nil
+}
+
+// hintQuarantine says in one line, on stderr, why nobody can be elected
+// yet when too few nodes vote because they are new to redlease (or
+// restarted), and how brand-new nodes skip the wait.
+func hintQuarantine(ctx context.Context, c *redlock.Client) {
+	in, _ := c.Inspect(ctx, "{redlease}:hint") // any key: the quarantine is the node's
+	if in == nil {
+		return
+	}
+	ready, longest := 0, time.Duration(0)
+	for _, s := range in.Nodes {
+		if s.Ready {
+			ready++
+		}
+		longest = max(longest, s.Quarantine)
+	}
+	if ready < c.Quorum() && longest > 0 {
+		fmt.Fprintf(os.Stderr, "nobody can be elected for up to %s: the nodes are new to redlease (or restarted) and vote only MaxTTL after first contact; on brand-new nodes REDLEASE_BOOTSTRAP=1 (Client.Bootstrap) skips the wait\n",
+			longest.Round(time.Second))
+	}
 }
 
 // Close closes the clients and stops embedded servers.
