@@ -1,5 +1,8 @@
 module github.com/redlease/redlease
 
+// go 1.26.0 is the lowest this module can declare: github.com/redis/go-redis/v9
+// v9.23.0 and golang.org/x/sys v0.48.0 declare go 1.26.0 (go mod tidy puts it
+// back under any lower directive), and the code uses errors.AsType (Go 1.26).
 go 1.26.0
 
 require (

@@ -26,7 +26,7 @@ var (
 
 	// ErrAlreadyRun: [Elector.Run] was called a second time; an Elector
 	// campaigns once (make a new one to campaign again).
-	ErrAlreadyRun = errors.New("election: Run called twice")
+	ErrAlreadyRun = errors.New("election: Run called twice: an Elector campaigns once; make a new one (election.New) to campaign again")
 
 	// ErrCallbackPanicked: OnElected panicked; the term ended with a
 	// *[PanicError] wrapping it as its cause.

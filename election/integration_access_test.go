@@ -43,4 +43,6 @@ func TestRunEndsOnAccessDenied(t *testing.T) {
 	require.ErrorIs(t, err, redlock.ErrAccessDenied)
 	assert.NoError(t, rctx.Err(), "Run returned on its own, not at its context's end: %v", err)
 	assert.Contains(t, err.Error(), "WRONGPASS")
+	// An Elector campaigns once: a second Run says so at once.
+	assert.ErrorIs(t, e.Run(rctx), ErrAlreadyRun)
 }
