@@ -83,7 +83,7 @@ unit:
 ## 7.0 on bookworm) with redis-sentinel, and VALKEY_SERVER (default valkey-server, 8.0
 ## from bookworm-backports). A server present in PATH, or given by path, is used as it
 ## is; missing ones are installed with apt-get when run as root, after one line that
-## says what and from where (on bookworm it adds the bookworm-backports source).
+## says what, why and from where (on bookworm it adds the bookworm-backports source).
 REDIS_SERVER  ?= redis-server
 VALKEY_SERVER ?= valkey-server
 BACKPORTS_SOURCES := /etc/apt/sources.list.d/bookworm-backports.sources
@@ -105,7 +105,7 @@ servers:
 	  case "$$pkgs" in *valkey-server*) if [ "$$codename" = bookworm ]; then backports=1; \
 	    from="Debian bookworm's archive, valkey-server from bookworm-backports"; \
 	    grep -rqs bookworm-backports /etc/apt/sources.list /etc/apt/sources.list.d/ || from="$$from (adding $(BACKPORTS_SOURCES))"; fi;; esac; \
-	  echo "installing$$pkgs with apt-get from $$from"; \
+	  echo "make: the tests start real servers, and these are missing:$$pkgs; installing them with apt-get from $$from"; \
 	  if [ -n "$$backports" ] && ! grep -rqs bookworm-backports /etc/apt/sources.list /etc/apt/sources.list.d/; then \
 	    printf 'Types: deb\nURIs: http://deb.debian.org/debian\nSuites: bookworm-backports\nComponents: main\nSigned-By: /usr/share/keyrings/debian-archive-keyring.gpg\n' > $(BACKPORTS_SOURCES); \
 	  fi; \

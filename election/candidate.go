@@ -260,7 +260,7 @@ func (c *candidate) wait(ctx context.Context, ld Leader, rerr error, tried bool)
 			// scale of an attempt and at random to desynchronise them
 			// (their partial votes are being released meanwhile).
 			a := max(c.lastAttempt, time.Millisecond/4)
-			d = a + rand.N(3*a)
+			d = backoff.Uniform(a, 4*a)
 		}
 	}
 	if now := time.Now(); c.notBefore.After(now) && c.notBefore.Sub(now) < d {
@@ -328,7 +328,7 @@ func (c *candidate) wait(ctx context.Context, ld Leader, rerr error, tried bool)
 // last race (a lone standby always does) never waits.
 func (c *candidate) raceDelay() time.Duration {
 	a := max(2*c.lastAttempt, 500*time.Microsecond)
-	return min(a+rand.N(a), c.e.cfg.RetryDelay)
+	return min(backoff.Uniform(a, 2*a), c.e.cfg.RetryDelay)
 }
 
 // isCurrent reports whether a notice is the acquire notice of the term

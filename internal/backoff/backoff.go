@@ -13,7 +13,15 @@ func Jitter(d time.Duration) time.Duration {
 	if d <= 0 {
 		return 0
 	}
-	return d/2 + rand.N(d+1)
+	return Uniform(d/2, d/2+d)
+}
+
+// Uniform returns a uniformly random duration in [lo, hi]; lo when hi <= lo.
+func Uniform(lo, hi time.Duration) time.Duration {
+	if hi <= lo {
+		return lo
+	}
+	return lo + rand.N(hi-lo+1)
 }
 
 // Factor is how much an Exp's delay grows per failure.

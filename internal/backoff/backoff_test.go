@@ -21,6 +21,16 @@ func TestJitterBounds(t *testing.T) {
 	assert.Positive(t, seen[false], "some delays below the mean")
 }
 
+func TestUniform(t *testing.T) {
+	assert.Equal(t, time.Second, Uniform(time.Second, time.Second))
+	assert.Equal(t, time.Second, Uniform(time.Second, 0))
+	for range 100 {
+		d := Uniform(time.Millisecond, 4*time.Millisecond)
+		assert.GreaterOrEqual(t, d, time.Millisecond)
+		assert.LessOrEqual(t, d, 4*time.Millisecond)
+	}
+}
+
 func TestExpGrowsToCapAndResets(t *testing.T) {
 	e := Exp{Base: 10 * time.Millisecond, Cap: 45 * time.Millisecond}
 	// The means: 10, 20, 40, then the cap 45 for good.
