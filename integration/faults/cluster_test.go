@@ -220,3 +220,58 @@ func ctlClusterFailoverNoQuarantine(t *testing.T, bin string) {
 	assert.Contains(t, strings.Join(rep.c1, "\n"), "tenures overlap")
 	t.Logf("caught, as it must be: %s", rep.c1[0])
 }
+
+// scClusterDown: with a leader in office, two of the three masters are
+// killed -9: the last one answers CLUSTERDOWN (it cannot reach a majority
+// of masters), and their replicas cannot be promoted (no majority votes).
+// The leader must see its term end, nobody may be elected while the
+// cluster is down, and a client's acquisition must fail with an error
+// that names CLUSTERDOWN. The two masters are then restarted (empty, with
+// their cluster identity): once the cluster is healthy again, and their
+// quarantine is over, a leader is elected.
+func scClusterDown(t *testing.T, bin string) {
+	r := newRig(t, bin, rigOptions{cluster: true})
+	r.start()
+	ctx := context.Background()
+	probe, err := redlock.NewCluster(ctx, redlock.Config{NodeTimeout: 300 * time.Millisecond, MaxTTL: maxTTL}, r.cl.Client(t), clusterCopies)
+	require.NoError(t, err)
+	defer probe.Close()
+	l, el := r.leader()
+	r.waitWrites(l, el.TS, 3)
+	keep := r.rng.IntN(clusterCopies)
+	var down []int
+	for m := range clusterCopies { // servers 0-2 are the masters
+		if m != keep {
+			down = append(down, m)
+		}
+	}
+	from := r.hist.len()
+	for _, m := range down {
+		require.NoError(t, r.server(m).Kill())
+	}
+	at := r.mark("kill -9 masters %v of 3: a majority of masters down", down)
+	sd, _ := r.waitEv(from, waitLong, "the leader's stepdown", ended(wire.Stepdown, l, el.TS))
+	r.until(waitLong, "CLUSTERDOWN from the last master", func() bool {
+		var lk *redlock.Lock
+		lk, err = probe.TryAcquire(ctx, "faults:probe", ttl)
+		if lk != nil {
+			t.Fatalf("a lock was granted with a majority of masters down")
+		}
+		return err != nil && strings.Contains(err.Error(), "CLUSTERDOWN")
+	})
+	require.ErrorIs(t, err, redlock.ErrNotAcquired)
+	t.Logf("leader %s saw its term end %s after the fault; an acquisition fails closed: %v", l.id, gap(at, sd.T), err)
+	restart := r.hist.len()
+	if ev, i, ok := r.hist.next(from, 0, isElected); ok && i < restart {
+		t.Fatalf("%s elected with a majority of masters down", ev.ID)
+	}
+	for _, m := range down {
+		require.NoError(t, r.server(m).Restart(false))
+	}
+	require.NoError(t, r.cl.WaitHealthy())
+	back := r.mark("masters %v restarted (empty, their cluster identity kept); the cluster is healthy", down)
+	next, _ := r.waitEv(from, waitLong+maxTTL, "a leader after the cluster's recovery", isElected)
+	t.Logf("%s elected %s after the cluster was healthy again (%s after the fault)", next.ID, gap(back, next.TS), gap(at, next.TS))
+	rep := r.finish()
+	r.expect(rep)
+}
