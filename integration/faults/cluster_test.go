@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -272,6 +273,218 @@ func scClusterDown(t *testing.T, bin string) {
 	back := r.mark("masters %v restarted (empty, their cluster identity kept); the cluster is healthy", down)
 	next, _ := r.waitEv(from, waitLong+maxTTL, "a leader after the cluster's recovery", isElected)
 	t.Logf("%s elected %s after the cluster was healthy again (%s after the fault)", next.ID, gap(back, next.TS), gap(at, next.TS))
+	rep := r.finish()
+	r.expect(rep)
+}
+
+// redirects records the MOVED and ASK redirects a go-redis cluster client
+// followed, by the user key of the script's first key (a hook on each of its
+// node clients). Redlock returns once a majority
+// of copies answered, so a redirected copy's reply may come later: the
+// test waits for it.
+type redirects struct {
+	mu      sync.Mutex
+	n       map[string]int // "MOVED <key>", "ASK <key>"
+	changed chan struct{}
+}
+
+func (h *redirects) count(cmds ...redis.Cmder) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	asking := false
+	for _, c := range cmds {
+		kind := ""
+		if err := c.Err(); err != nil {
+			if k, _, ok := strings.Cut(err.Error(), " "); ok && (k == "MOVED" || k == "ASK") {
+				kind = k
+			}
+		}
+		if asking {
+			// go-redis follows an ASK with ASKING and the command, in a
+			// pipeline to the target (the source's ASK reply itself is
+			// not always left in the command for a hook to see).
+			kind = "ASK"
+		}
+		asking = strings.EqualFold(c.Name(), "asking")
+		if kind == "" {
+			continue
+		}
+		if args := c.Args(); len(args) > 3 {
+			if k, ok := args[3].(string); ok {
+				_, user, _ := strings.Cut(k, "}:")
+				h.n[kind+" "+user]++
+				close(h.changed)
+				h.changed = make(chan struct{})
+			}
+		}
+	}
+}
+
+// wait waits until a reply of kind met key, at most waitLong.
+func (h *redirects) wait(kind, key string) bool {
+	deadline := time.After(waitLong)
+	for {
+		h.mu.Lock()
+		n, ch := h.n[kind+" "+key], h.changed
+		h.mu.Unlock()
+		if n > 0 {
+			return true
+		}
+		select {
+		case <-ch:
+		case <-deadline:
+			return false
+		}
+	}
+}
+
+func (h *redirects) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+func (h *redirects) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		err := next(ctx, cmd)
+		h.count(cmd)
+		return err
+	}
+}
+
+func (h *redirects) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		err := next(ctx, cmds)
+		h.count(cmds...)
+		return err
+	}
+}
+
+// probe is a redlock cluster client of the test (not a candidate) whose
+// redirects are recorded.
+type probe struct {
+	*redlock.Client
+	r *redirects
+}
+
+func (r *rig) newProbe() *probe {
+	h := &redirects{n: map[string]int{}, changed: make(chan struct{})}
+	cc := redis.NewClusterClient(&redis.ClusterOptions{Addrs: r.cl.Addrs(), DialTimeout: 250 * time.Millisecond,
+		ReadTimeout: 500 * time.Millisecond, WriteTimeout: 500 * time.Millisecond, PoolSize: 1000,
+		NewClient: func(o *redis.Options) *redis.Client {
+			c := redis.NewClient(o)
+			c.AddHook(h)
+			return c
+		}})
+	r.t.Cleanup(func() { _ = cc.Close() })
+	c, err := redlock.NewCluster(context.Background(), redlock.Config{NodeTimeout: 300 * time.Millisecond, MaxTTL: maxTTL}, cc, clusterCopies)
+	require.NoError(r.t, err)
+	r.t.Cleanup(func() { _ = c.Close() })
+	return &probe{Client: c, r: h}
+}
+
+// sameBucketKeys are n keys of the election key's bucket: their copies
+// live in the election's slots.
+func sameBucketKeys(n int) []string {
+	want := redlock.Bucket(electionKey, redlock.DefaultBuckets)
+	var out []string
+	for i := 0; len(out) < n; i++ {
+		k := "faults:probe:" + strconv.Itoa(i)
+		if redlock.Bucket(k, redlock.DefaultBuckets) == want {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+// errorCount is the count of INFO errorstats' errorstat_<kind> of node i.
+func (r *rig) errorCount(i int, kind string) int {
+	info, err := r.admin[i].Info(context.Background(), "errorstats").Result()
+	require.NoError(r.t, err)
+	for line := range strings.SplitSeq(info, "\r\n") {
+		if v, ok := strings.CutPrefix(line, "errorstat_"+kind+":count="); ok {
+			n, _ := strconv.Atoi(v)
+			return n
+		}
+	}
+	return 0
+}
+
+// scClusterSlotMigration: copy v's slot is migrated to another master
+// while a leader extends its term and candidates campaign (leaders resign
+// every ~300ms, so acquisitions and releases keep coming). The slot stays
+// half-way (MIGRATING on the source, IMPORTING on the target, every key
+// moved) until the candidates have met ASK, then the migration ends
+// (SETSLOT NODE) and clients with the old slot map meet MOVED. Three
+// probe clients of the test show each redirect on each operation: ASK
+// on an extend, an acquisition and a release during the migration, MOVED
+// on an extend, a release and an acquisition after it. Every checker
+// must hold throughout, and a leader be elected after.
+func scClusterSlotMigration(t *testing.T, bin string) {
+	r := newRig(t, bin, rigOptions{cluster: true, resignAfter: 300 * time.Millisecond})
+	r.start()
+	ctx := context.Background()
+	v := r.rng.IntN(clusterCopies)
+	slot := copySlot(v)
+	src := r.copyMaster(v)
+	dst := r.copyMaster((v + 1 + r.rng.IntN(clusterCopies-1)) % clusterCopies)
+	srcID, err := r.admin[src].ClusterMyID(ctx).Result()
+	require.NoError(t, err)
+	dstID, err := r.admin[dst].ClusterMyID(ctx).Result()
+	require.NoError(t, err)
+	l, el := r.leader()
+	r.waitWrites(l, el.TS, 3)
+
+	p1, p2, p3 := r.newProbe(), r.newProbe(), r.newProbe()
+	keys := sameBucketKeys(4)
+	k1, err := p1.TryAcquire(ctx, keys[0], maxTTL)
+	require.NoError(t, err)
+	k2, err := p2.TryAcquire(ctx, keys[1], maxTTL)
+	require.NoError(t, err)
+	k3, err := p3.TryAcquire(ctx, keys[2], maxTTL)
+	require.NoError(t, err)
+
+	require.NoError(t, r.admin[dst].Do(ctx, "CLUSTER", "SETSLOT", slot, "IMPORTING", srcID).Err())
+	require.NoError(t, r.admin[src].Do(ctx, "CLUSTER", "SETSLOT", slot, "MIGRATING", dstID).Err())
+	for {
+		ks, err := r.admin[src].ClusterGetKeysInSlot(ctx, int(slot), 100).Result()
+		require.NoError(t, err)
+		if len(ks) == 0 {
+			break
+		}
+		args := []any{"MIGRATE", "127.0.0.1", r.server(dst).Port(), "", 0, 1000, "KEYS"}
+		for _, k := range ks {
+			args = append(args, k)
+		}
+		require.NoError(t, r.admin[src].Do(ctx, args...).Err())
+	}
+	at := r.mark("copy %d's slot %d MIGRATING from master %d to master %d, every key moved", v, slot, src, dst)
+	require.NoError(t, k1.Extend(ctx, maxTTL))
+	_, err = p2.TryAcquire(ctx, keys[0], maxTTL)
+	require.ErrorIs(t, err, redlock.ErrNotAcquired)
+	_, err = k3.Release(ctx)
+	require.NoError(t, err)
+	require.NoError(t, k2.Extend(ctx, maxTTL))
+	assert.True(t, p1.r.wait("ASK", keys[0]), "no ASK on the probe's extend during the migration")
+	assert.True(t, p2.r.wait("ASK", keys[0]), "no ASK on the probe's acquisition during the migration")
+	assert.True(t, p3.r.wait("ASK", keys[2]), "no ASK on the probe's release during the migration")
+	// The slot stays half-way until a term began in it (a release and
+	// acquisitions under ASK) and the servers answered ASK a few times.
+	r.waitTerms(1, at, waitLong)
+	r.until(waitLong, "the candidates' requests redirected by ASK", func() bool {
+		return r.errorCount(src, "ASK") >= 10
+	})
+	require.NoError(t, r.cl.MigrateSlot(slot, r.server(dst)))
+	done := r.mark("copy %d's slot %d migrated to master %d (SETSLOT NODE)", v, slot, dst)
+	require.NoError(t, k1.Extend(ctx, maxTTL))
+	_, err = k2.Release(ctx)
+	require.NoError(t, err)
+	l3, err := p3.TryAcquire(ctx, keys[3], maxTTL)
+	require.NoError(t, err)
+	assert.True(t, p1.r.wait("MOVED", keys[0]), "no MOVED on the probe's extend after the migration")
+	assert.True(t, p2.r.wait("MOVED", keys[1]), "no MOVED on the probe's release after the migration")
+	assert.True(t, p3.r.wait("MOVED", keys[3]), "no MOVED on the probe's acquisition after the migration")
+	_, _ = l3.Release(ctx)
+	_, _ = k1.Release(ctx)
+	t.Logf("ASK and MOVED met by the probes on extend, acquire and release; the servers answered ASK %d times (candidates and probes) in the %s of the migration",
+		r.errorCount(src, "ASK"), gap(at, done))
+	r.waitTerms(2, done, waitLong)
 	rep := r.finish()
 	r.expect(rep)
 }
