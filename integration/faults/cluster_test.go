@@ -488,3 +488,34 @@ func scClusterSlotMigration(t *testing.T, bin string) {
 	rep := r.finish()
 	r.expect(rep)
 }
+
+// scClusterMasterPartitioned: every candidate's links to one master (the
+// master of a copy of the election's key) are blackholed: the cluster
+// itself still sees the master (no failover), the clients do not. The
+// leader must keep extending its term on the other two copies, a new
+// leader be elected without the master (the leader is cut off), and,
+// once the links are healed, another after it.
+func scClusterMasterPartitioned(t *testing.T, bin string) {
+	r := newRig(t, bin, rigOptions{cluster: true})
+	r.start()
+	m := r.copyMaster(r.rng.IntN(clusterCopies))
+	l, el := r.leader()
+	r.waitWrites(l, el.TS, 3)
+	from := r.hist.len()
+	for _, p := range r.nodeProxies(m) {
+		p.Partition()
+	}
+	at := r.mark("every candidate's links to master %d blackholed", m)
+	r.waitEv(from, waitLong, "the leader's term extended without master "+strconv.Itoa(m), func(ev wire.Event) bool {
+		return ev.Ev == wire.Refresh && ev.PID == l.pid && ev.TS == el.TS && ev.VU > at+ttl.Nanoseconds()
+	})
+	partitionLeader(r)
+	for _, p := range r.nodeProxies(m) {
+		p.Heal()
+	}
+	healed := r.mark("links to master %d healed", m)
+	partitionLeader(r)
+	r.waitTerms(1, healed, waitLong)
+	rep := r.finish()
+	r.expect(rep)
+}

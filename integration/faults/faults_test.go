@@ -49,6 +49,7 @@ func TestFaults(t *testing.T) {
 		{"cluster_kill9_master_replica_promoted", "Redis Cluster (3 masters + replicas): kill -9 the master of a copy the leader holds on a bare majority, its lagging replica promoted (TAKEOVER)", all, scClusterFailover},
 		{"cluster_down_majority_of_masters", "Redis Cluster: kill -9 2 of 3 masters (CLUSTERDOWN), restart them", all + "; fails closed with CLUSTERDOWN, then a leader", scClusterDown},
 		{"cluster_slot_migration", "Redis Cluster: a copy's slot migrated to another master (ASK, then MOVED) while leaders extend, resign and campaign", all + "; ASK and MOVED met on acquire, extend, release", scClusterSlotMigration},
+		{"cluster_master_partitioned", "Redis Cluster: one master cut from every candidate (not from the cluster); the leader extends, then is cut off: elections without it; healed", all, scClusterMasterPartitioned},
 		{"clock_jump_pexpire_majority", "the leader's key expires early on a majority (Kleppmann)", "C2 C3 C4; C1 must see the overlap", scClockJump},
 		{"flushall", "FLUSHALL on one server", all, scFlushAll},
 		{"evicting_policy", "leader on a bare majority; one of its nodes switched to volatile-random, then under memory pressure", all + "; the node refused at run time and by New", scEvictingPolicy},
