@@ -519,3 +519,85 @@ func scClusterMasterPartitioned(t *testing.T, bin string) {
 	rep := r.finish()
 	r.expect(rep)
 }
+
+// noStrayClusterKeys waits until the cluster's servers hold no key but
+// quarantine markers, fencing counters and the layout record (every lock
+// is released, or has expired), and fails the test if they still do
+// after timeout.
+func (r *rig) noStrayClusterKeys(timeout time.Duration) {
+	r.t.Helper()
+	ctx := context.Background()
+	deadline := time.Now().Add(timeout)
+	for {
+		var stray []string
+		for i, c := range r.admin {
+			keys, err := c.Keys(ctx, "*").Result()
+			if err != nil {
+				stray = append(stray, fmt.Sprintf("server %d: %v", i, err))
+				continue
+			}
+			for _, k := range keys {
+				if !strings.HasSuffix(k, "}:marker") && !strings.HasSuffix(k, ":fence") {
+					pttl, _ := c.PTTL(ctx, k).Result()
+					stray = append(stray, fmt.Sprintf("server %d: %q (pttl %s)", i, k, pttl))
+				}
+			}
+		}
+		if len(stray) == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			r.t.Errorf("stray keys %s after the end: %s", timeout, strings.Join(stray, "; "))
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// clusterSoakFaults are the soak's faults of a cluster only: a copy's
+// master killed -9, its replica promoted by the cluster (automatic
+// failover), and the old master restarted (empty; it rejoins as a
+// replica); a copy's slot migrated to another master.
+func (r *rig) clusterSoakFaults() []soakFault {
+	t := r.t
+	return []soakFault{
+		{"kill9-master-failover", func() bool {
+			v := r.rng.IntN(clusterCopies)
+			m := r.cl.MasterOf(copySlot(v))
+			if m == nil || r.cl.ReplicaOf(m) == nil {
+				return false // a failover still under way
+			}
+			if err := m.Kill(); err != nil {
+				t.Error(err)
+			}
+			r.mark("soak: kill -9 master %d of copy %d", r.serverIndex(m), v)
+			if err := r.cl.WaitHealthy(); err != nil {
+				t.Error(err)
+			}
+			if err := m.Restart(false); err != nil {
+				t.Error(err)
+			}
+			r.mark("soak: copy %d failed over to master %d; server %d restarted empty", v, r.copyMaster(v), r.serverIndex(m))
+			return true
+		}},
+		{"migrate-slot", func() bool {
+			v := r.rng.IntN(clusterCopies)
+			masters := map[int]bool{}
+			for _, s := range r.cl.Servers() {
+				if s.Running() && infoField(t, r.admin[r.serverIndex(s)], "replication", "role") == "master" {
+					masters[r.serverIndex(s)] = true
+				}
+			}
+			from := r.copyMaster(v)
+			delete(masters, from)
+			for to := range masters {
+				if err := r.cl.MigrateSlot(copySlot(v), r.server(to)); err != nil {
+					t.Error(err)
+				}
+				r.mark("soak: copy %d's slot %d migrated from master %d to master %d", v, copySlot(v), from, to)
+				return true
+			}
+			return false
+		}},
+	}
+}

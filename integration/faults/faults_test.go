@@ -3,6 +3,7 @@ package faults
 import (
 	"context"
 	"fmt"
+	"os"
 	"strconv"
 	"strings"
 	"testing"
@@ -30,10 +31,11 @@ func TestFaults(t *testing.T) {
 	bin := buildCandidate(t, t.TempDir())
 	var rows []row
 	began := time.Now()
-	for _, sc := range []struct {
+	type scenario struct {
 		name, fault, checks string
 		run                 func(*testing.T, string)
-	}{
+	}
+	scenarios := []scenario{
 		{"no_faults_8_contenders", "none; leaders resign after ~150ms", all, scNoFaults},
 		{"leader_links_time_out", "every link of the leader blackholed, twice", all, scLeaderLinksTimeOut},
 		{"node_links_flap", "one node's links down and up for 3s", all, scNodeFlap},
@@ -63,7 +65,12 @@ func TestFaults(t *testing.T) {
 		{"control/C1_failback_without_replication_id_check", "the failback, the quarantine comparing run_ids only", "C1 must fail", ctlFailbackNoReplicationIDCheck},
 		{"control/C1_evicting_with_AllowEviction", "the evicting node, candidates with AllowEviction: it evicts the leader's key", "C1 must fail", ctlEvictingAllowEviction},
 		{"soak", fmt.Sprintf("a random fault every 5s for %s", soakLength(t)), all + "; no stray keys", scSoak},
-	} {
+	}
+	if os.Getenv(envSoakCluster) != "" {
+		scenarios = append(scenarios, scenario{"soak_cluster",
+			fmt.Sprintf("Redis Cluster (3 masters + replicas): a random fault every 5s for %s", soakLength(t)), all + "; no stray keys", scSoakCluster})
+	}
+	for _, sc := range scenarios {
 		start := time.Now()
 		ok := t.Run(sc.name, func(t *testing.T) { sc.run(t, bin) })
 		if o, ran := outcomeOf(t.Name() + "/" + sc.name); ran {
