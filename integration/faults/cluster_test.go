@@ -132,11 +132,11 @@ func (r *rig) copyMaster(i int) int {
 // X is killed -9 and Y promoted (CLUSTER FAILOVER TAKEOVER), without L's
 // copy but with X's quarantine marker: without quarantine, Y and b are a
 // majority for another candidate while L still leads. It returns once L
-// has seen its term end and another candidate is elected, with when Y was
-// promoted.
-func clusterFailover(t *testing.T, bin string, o rigOptions) (*rig, int64) {
+// has seen its term end and another candidate is elected, with Y's node
+// and the marker of copy v.
+func clusterFailover(t *testing.T, bin string, o rigOptions) (r *rig, y int, marker string) {
 	o.cluster = true
-	r := newRig(t, bin, o)
+	r = newRig(t, bin, o)
 	r.start()
 	ctx := context.Background()
 	v := r.rng.IntN(clusterCopies)
@@ -144,8 +144,8 @@ func clusterFailover(t *testing.T, bin string, o rigOptions) (*rig, int64) {
 	c := 3 - v - b
 	x, bm, cm := r.copyMaster(v), r.copyMaster(b), r.copyMaster(c)
 	require.Len(t, map[int]bool{x: true, bm: true, cm: true}, 3, "the copies share a master")
-	y := r.serverIndex(r.cl.ReplicaOf(r.server(x)))
-	marker := "{" + copyTag(v) + "}:marker"
+	y = r.serverIndex(r.cl.ReplicaOf(r.server(x)))
+	marker = "{" + copyTag(v) + "}:marker"
 	xRun := runID(t, r.admin[x])
 	require.Equal(t, xRun, r.admin[y].HGet(ctx, marker, "r").Val(), "the replica holds its master's marker")
 
@@ -196,7 +196,7 @@ func clusterFailover(t *testing.T, bin string, o rigOptions) (*rig, int64) {
 	t.Logf("leader %s saw its term end %s after the promotion; %s elected %s after it", l.id, gap(at, sd.T), next.ID, gap(at, next.TS))
 	l.slot.proxies[bm].Heal()
 	r.mark("healed %s's link to master %d", l.id, bm)
-	return r, at
+	return r, y, marker
 }
 
 // scClusterFailover: the cluster failover with quarantine on: the
@@ -204,7 +204,11 @@ func clusterFailover(t *testing.T, bin string, o rigOptions) (*rig, int64) {
 // MaxTTL, and the next leader is elected only once the old leader's term
 // has lapsed; the leader is then cut off once more for another election.
 func scClusterFailover(t *testing.T, bin string) {
-	r, _ := clusterFailover(t, bin, rigOptions{})
+	r, y, marker := clusterFailover(t, bin, rigOptions{})
+	yRun := runID(t, r.admin[y])
+	r.until(waitLong, "the promoted replica's quarantine (its marker naming it)", func() bool {
+		return r.admin[y].HGet(context.Background(), marker, "r").Val() == yRun
+	})
 	partitionLeader(r)
 	rep := r.finish()
 	r.expect(rep)
@@ -215,7 +219,7 @@ func scClusterFailover(t *testing.T, bin string) {
 // with copy b's master it elects another candidate while the old leader
 // still leads: C1 must see the tenures overlap.
 func ctlClusterFailoverNoQuarantine(t *testing.T, bin string) {
-	r, _ := clusterFailover(t, bin, rigOptions{noQuarantine: true})
+	r, _, _ := clusterFailover(t, bin, rigOptions{noQuarantine: true})
 	rep := r.finish()
 	require.NotEmpty(t, rep.c1, "C1 did not catch the double leadership of a cluster failover without quarantine")
 	assert.Contains(t, strings.Join(rep.c1, "\n"), "tenures overlap")
