@@ -53,11 +53,14 @@ fuzz:
 ## under a random fault every 5s for DURATION (default 90s; 30s at least), seeded
 ## by SEED (default: a new seed, printed; SEED=<it> replays the run's choices).
 ## REDLEASE_FAULTS_REPORT=<file> also writes its line of the "faults survived" table.
+## CLUSTER=1: the soak on a Redis Cluster (3 masters, a replica each; NewCluster)
+## instead, with cluster faults too (a master killed and failed over, a slot migrated).
 DURATION ?= 90s
 SEED     ?=
+CLUSTER  ?=
 soak: servers
-	REDLEASE_SOAK=$(DURATION) $(if $(SEED),REDLEASE_FAULTS_SEED=$(SEED)) \
-	  go test -race -count=1 -timeout 0 -v -run '^TestFaults$$/^soak$$' ./integration/faults/
+	REDLEASE_SOAK=$(DURATION) $(if $(SEED),REDLEASE_FAULTS_SEED=$(SEED)) $(if $(CLUSTER),REDLEASE_SOAK_CLUSTER=1) \
+	  go test -race -count=1 -timeout 0 -v -run '^TestFaults$$/^soak$(if $(CLUSTER),_cluster)$$' ./integration/faults/
 
 ## sim: the deterministic-simulation explorer (integration/faults/sim): the real
 ## client code against simulated servers in virtual time, from a random seed

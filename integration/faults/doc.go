@@ -5,8 +5,12 @@
 // reset or partitioned per client-node pair, servers can be paused, killed
 // and restarted empty or from an old snapshot, nodes can be Sentinel groups
 // (redis-sentinel processes; candidates reach them through go-redis
-// FailoverClients, without proxies) that fail over, and candidates can be
-// paused (SIGSTOP) and killed for real. Candidates report their terms on
+// FailoverClients, without proxies) that fail over, or one Redis Cluster
+// of 3 masters with a replica each (candidates run redlock.NewCluster, their
+// go-redis ClusterClients dialing every server through their own proxy for
+// it; see cluster_test.go) whose masters are killed and failed over, cut
+// off, or lose a majority (CLUSTERDOWN), and whose slots migrate, and
+// candidates can be paused (SIGSTOP) and killed for real. Candidates report their terms on
 // CLOCK_MONOTONIC, which every process of the host shares, and checkers
 // test the history:
 //
@@ -20,7 +24,9 @@
 //
 // Each checker has a negative control that must make it fail. See
 // faults_test.go for the scenarios. REDLEASE_FAULTS_SEED replays a run's
-// choices, REDLEASE_SOAK lengthens the soak (`make soak`), and
+// choices, REDLEASE_SOAK lengthens the soak (`make soak`),
+// REDLEASE_SOAK_CLUSTER=1 adds the soak on a Redis Cluster
+// (`make soak CLUSTER=1`), and
 // REDLEASE_FAULTS_REPORT=<file> writes the run's "faults survived" table
 // (markdown) there; the table is in the test log too. It has no API.
 package faults

@@ -3,6 +3,7 @@ package faults
 import (
 	"context"
 	"fmt"
+	"os"
 	"strconv"
 	"strings"
 	"testing"
@@ -30,10 +31,11 @@ func TestFaults(t *testing.T) {
 	bin := buildCandidate(t, t.TempDir())
 	var rows []row
 	began := time.Now()
-	for _, sc := range []struct {
+	type scenario struct {
 		name, fault, checks string
 		run                 func(*testing.T, string)
-	}{
+	}
+	scenarios := []scenario{
 		{"no_faults_8_contenders", "none; leaders resign after ~150ms", all, scNoFaults},
 		{"leader_links_time_out", "every link of the leader blackholed, twice", all, scLeaderLinksTimeOut},
 		{"node_links_flap", "one node's links down and up for 3s", all, scNodeFlap},
@@ -46,6 +48,10 @@ func TestFaults(t *testing.T) {
 		{"failover_to_lagging_replica", "kill -9 a master, promote its replica that lacks the lock key", all, scFailoverLaggingReplica},
 		{"failback_after_full_resync", "a master fails over to its lagging replica and back after a full resync from it, its process running", all, scFailback},
 		{"sentinel_failover_and_back", "3 Sentinel groups via FailoverClients; kill -9 a master, its replica promoted; the old master back as a replica; SENTINEL FAILOVER back to it", all, scSentinelFailover},
+		{"cluster_kill9_master_replica_promoted", "Redis Cluster (3 masters + replicas): kill -9 the master of a copy the leader holds on a bare majority, its lagging replica promoted (TAKEOVER)", all, scClusterFailover},
+		{"cluster_down_majority_of_masters", "Redis Cluster: kill -9 2 of 3 masters (CLUSTERDOWN), restart them", all + "; fails closed with CLUSTERDOWN, then a leader", scClusterDown},
+		{"cluster_slot_migration", "Redis Cluster: a copy's slot migrated to another master (ASK, then MOVED) while leaders extend, resign and campaign", all + "; ASK and MOVED met on acquire, extend, release", scClusterSlotMigration},
+		{"cluster_master_partitioned", "Redis Cluster: one master cut from every candidate (not from the cluster); the leader extends, then is cut off: elections without it; healed", all, scClusterMasterPartitioned},
 		{"clock_jump_pexpire_majority", "the leader's key expires early on a majority (Kleppmann)", "C2 C3 C4; C1 must see the overlap", scClockJump},
 		{"flushall", "FLUSHALL on one server", all, scFlushAll},
 		{"evicting_policy", "leader on a bare majority; one of its nodes switched to volatile-random, then under memory pressure", all + "; the node refused at run time and by New", scEvictingPolicy},
@@ -55,10 +61,16 @@ func TestFaults(t *testing.T) {
 		{"control/C2_fencing_disabled", "fencing off: every token 0", "C2 must fail", ctlNoFencing},
 		{"control/C3_unfenced_store", "the clock jump, with a store that checks no token", "C3 must fail", ctlUnfencedStore},
 		{"control/C1_failover_without_quarantine", "the lagging-replica failover, quarantine off", "C1 must fail", ctlFailoverNoQuarantine},
+		{"control/C1_cluster_failover_without_quarantine", "the cluster failover, quarantine off", "C1 must fail", ctlClusterFailoverNoQuarantine},
 		{"control/C1_failback_without_replication_id_check", "the failback, the quarantine comparing run_ids only", "C1 must fail", ctlFailbackNoReplicationIDCheck},
 		{"control/C1_evicting_with_AllowEviction", "the evicting node, candidates with AllowEviction: it evicts the leader's key", "C1 must fail", ctlEvictingAllowEviction},
 		{"soak", fmt.Sprintf("a random fault every 5s for %s", soakLength(t)), all + "; no stray keys", scSoak},
-	} {
+	}
+	if os.Getenv(envSoakCluster) != "" {
+		scenarios = append(scenarios, scenario{"soak_cluster",
+			fmt.Sprintf("Redis Cluster (3 masters + replicas): a random fault every 5s for %s", soakLength(t)), all + "; no stray keys", scSoakCluster})
+	}
+	for _, sc := range scenarios {
 		start := time.Now()
 		ok := t.Run(sc.name, func(t *testing.T) { sc.run(t, bin) })
 		if o, ran := outcomeOf(t.Name() + "/" + sc.name); ran {

@@ -60,7 +60,12 @@ type rigOptions struct {
 	// sentinel: every node is a Sentinel group (a master and one
 	// replica, watched by three sentinels), reached by the candidates
 	// through go-redis FailoverClients, without proxies (see sentinel_test.go).
-	sentinel     bool
+	sentinel bool
+	// cluster: the nodes are one Redis Cluster of 3 masters with a
+	// replica each, reached by the candidates through go-redis
+	// ClusterClients (redlock.NewCluster) whose dialer goes through one
+	// proxy per server (see cluster_test.go); node i is server i.
+	cluster      bool
 	compute, gap time.Duration
 }
 
@@ -77,7 +82,8 @@ type rig struct {
 	store *store
 	hist  *history
 	slots []*slot
-	sent  *sentinels // rigOptions.sentinel
+	sent  *sentinels         // rigOptions.sentinel
+	cl    *redistest.Cluster // rigOptions.cluster
 
 	mu           sync.Mutex
 	procs        []*proc
@@ -187,8 +193,16 @@ func newRig(t *testing.T, bin string, o rigOptions) *rig {
 func (r *rig) start() {
 	t := r.t
 	t.Helper()
-	r.g = redistest.Start(t, r.o.nodes, redistest.Options{Persistence: r.o.persistence})
-	for _, s := range r.g.Servers() {
+	if r.o.cluster {
+		r.startCluster()
+	} else {
+		r.g = redistest.Start(t, r.o.nodes, redistest.Options{Persistence: r.o.persistence})
+	}
+	for _, s := range r.servers() {
+		if r.cl != nil {
+			r.admin = append(r.admin, clusterAdminClient(t, s.Addr()))
+			continue
+		}
 		r.admin = append(r.admin, adminClient(t, s.Addr()))
 	}
 	if r.o.sentinel {
@@ -200,7 +214,7 @@ func (r *rig) start() {
 	r.store = newStore(t, !r.o.unfencedStore)
 	for i := range r.o.cands {
 		sl := &slot{i: i}
-		for _, s := range r.g.Servers() {
+		for _, s := range r.servers() {
 			if r.sent != nil {
 				break // FailoverClients dial what the sentinels name
 			}
@@ -237,6 +251,10 @@ func (r *rig) start() {
 // bootstrap declares the servers brand new (no lock can have existed), so
 // that they vote at once instead of after MaxTTL.
 func (r *rig) bootstrap() {
+	if r.cl != nil {
+		r.bootstrapCluster()
+		return
+	}
 	var nodes []redis.UniversalClient
 	for _, c := range r.admin {
 		nodes = append(nodes, c)
@@ -266,6 +284,9 @@ func (r *rig) spawn(sl *slot, extra ...string) *proc {
 		id = fmt.Sprintf("%s.%d", id, sl.gen)
 	}
 	nodes := []string{"-nodes", strings.Join(sl.addrs(), ",")}
+	if r.cl != nil {
+		nodes = r.clusterArgs(sl)
+	}
 	if r.sent != nil {
 		nodes = []string{"-sentinels", strings.Join(r.sent.ss.Addrs(), ","), "-masters", strings.Join(r.sent.ss.Groups(), ",")}
 	}
@@ -594,7 +615,7 @@ func (r *rig) allProxies() []*faultproxy.Proxy {
 
 func (r *rig) pauseServer(i int) int64 {
 	r.t.Helper()
-	if err := r.g.Server(i).Pause(); err != nil {
+	if err := r.server(i).Pause(); err != nil {
 		r.t.Fatal(err)
 	}
 	r.mu.Lock()
@@ -606,7 +627,7 @@ func (r *rig) pauseServer(i int) int64 {
 func (r *rig) resumeServer(i int) {
 	r.t.Helper()
 	r.mark("SIGCONT server %d", i)
-	if err := r.g.Server(i).Resume(); err != nil {
+	if err := r.server(i).Resume(); err != nil {
 		r.t.Error(err)
 	}
 	r.mu.Lock()

@@ -31,19 +31,36 @@ func soakLength(t *testing.T) time.Duration {
 // fault model redlock promises safety under. Killed candidates are
 // replaced by new processes. Two candidates use go-redis clients with
 // their default options, two with short timeouts and no retries.
-func scSoak(t *testing.T, bin string) {
+func scSoak(t *testing.T, bin string) { soak(t, bin, false) }
+
+// scSoakCluster: the soak on a Redis Cluster of 3 masters with a replica
+// each (REDLEASE_SOAK_CLUSTER=1, `make soak CLUSTER=1`): the same faults on
+// its six servers, where a master paused or killed for longer than the
+// cluster's node timeout is failed over to its replica, a server is
+// restarted with its cluster identity (empty: it rejoins, as a replica if
+// its slots moved), and FLUSHALL hits masters only.
+func scSoakCluster(t *testing.T, bin string) { soak(t, bin, true) }
+
+// envSoakCluster adds the cluster soak to TestFaults.
+const envSoakCluster = "REDLEASE_SOAK_CLUSTER"
+
+// soakFault is one fault of the soak; run returns false when it does not
+// apply now.
+type soakFault struct {
+	name string
+	run  func() bool
+}
+
+func soak(t *testing.T, bin string, cluster bool) {
 	length := soakLength(t)
-	r := newRig(t, bin, rigOptions{cands: 4, resignAfter: 2 * time.Second, redisDefaults: 2})
+	r := newRig(t, bin, rigOptions{cands: 4, resignAfter: 2 * time.Second, redisDefaults: 2, cluster: cluster})
 	r.start()
 	ctx := context.Background()
 	leaderOr := func() (*proc, bool) {
 		p, _, ok := r.tryLeader(2 * time.Second)
 		return p, ok
 	}
-	faults := []struct {
-		name string
-		run  func() bool // false: not applicable now
-	}{
+	faults := []soakFault{
 		{"partition-leader", func() bool {
 			l, ok := leaderOr()
 			if !ok {
@@ -88,10 +105,12 @@ func scSoak(t *testing.T, bin string) {
 		}},
 		{"kill9-server-restart-empty", func() bool {
 			v := r.rng.IntN(r.o.nodes)
-			if err := r.g.Server(v).Kill(); err != nil {
+			if err := r.server(v).Kill(); err != nil {
 				t.Error(err)
 			}
-			if err := r.g.Server(v).Restart(true); err != nil {
+			// A cluster node keeps its identity (nodes.conf): wiped, it
+			// would come back outside the cluster.
+			if err := r.server(v).Restart(!cluster); err != nil {
 				t.Error(err)
 			}
 			r.mark("soak: kill -9 server %d, restarted empty", v)
@@ -99,6 +118,9 @@ func scSoak(t *testing.T, bin string) {
 		}},
 		{"flushall", func() bool {
 			v := r.rng.IntN(r.o.nodes)
+			if cluster && infoField(t, r.admin[v], "replication", "role") != "master" {
+				return false // a replica refuses writes
+			}
 			if err := r.admin[v].FlushAll(ctx).Err(); err != nil {
 				t.Error(err)
 			}
@@ -143,6 +165,9 @@ func scSoak(t *testing.T, bin string) {
 			return true
 		}},
 	}
+	if cluster {
+		faults = append(faults, r.clusterSoakFaults()...)
+	}
 	start := time.Now()
 	var done []string
 	for time.Since(start) < length {
@@ -160,5 +185,9 @@ func scSoak(t *testing.T, bin string) {
 	r.leader() // somebody leads once the faults are over
 	rep := r.finish()
 	r.expect(rep)
+	if cluster {
+		r.noStrayClusterKeys(ttl + time.Second)
+		return
+	}
 	r.noStrayKeys(ttl + time.Second)
 }

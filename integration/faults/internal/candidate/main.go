@@ -17,6 +17,7 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"net"
 	"net/http"
 	"net/url"
 	"os"
@@ -40,6 +41,8 @@ import (
 type options struct {
 	id, nodes, key, store string
 	sentinels, masters    string
+	cluster, addrMap      string
+	copies, buckets       int
 	ttl, maxTTL           time.Duration
 	nodeTimeout           time.Duration
 	retryDelay            time.Duration
@@ -60,6 +63,12 @@ func main() {
 	flag.StringVar(&o.nodes, "nodes", "", "comma-separated node addresses")
 	flag.StringVar(&o.sentinels, "sentinels", "", "comma-separated Sentinel addresses (with -masters, instead of -nodes)")
 	flag.StringVar(&o.masters, "masters", "", "comma-separated Sentinel master names: one node per group, reached through a go-redis FailoverClient")
+	flag.StringVar(&o.cluster, "cluster", "",
+		"comma-separated seed addresses of one Redis Cluster (instead of -nodes): redlock.NewCluster with -copies and -buckets")
+	flag.StringVar(&o.addrMap, "addr-map", "",
+		"with -cluster: comma-separated from=to pairs; the cluster client dials to when the cluster names from (the test's fault proxies)")
+	flag.IntVar(&o.copies, "copies", 3, "with -cluster: copies of each lock (NewCluster's n)")
+	flag.IntVar(&o.buckets, "buckets", 0, "with -cluster: buckets (0: redlock.DefaultBuckets)")
 	flag.StringVar(&o.key, "key", "faults:election", "election name")
 	flag.StringVar(&o.store, "store", "", "base URL of the fenced store (empty: no work)")
 	flag.DurationVar(&o.ttl, "ttl", time.Second, "election TTL")
@@ -116,8 +125,14 @@ type candidate struct {
 }
 
 func run(o options) error {
-	if o.id == "" || (o.nodes == "") == (o.masters == "") {
-		return errors.New("-id and one of -nodes or -masters are required")
+	given := 0
+	for _, v := range []string{o.nodes, o.masters, o.cluster} {
+		if v != "" {
+			given++
+		}
+	}
+	if o.id == "" || given != 1 {
+		return errors.New("-id and one of -nodes, -masters or -cluster are required")
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
 	defer stop()
@@ -160,7 +175,22 @@ func run(o options) error {
 	if o.noReplIDCheck {
 		unsafeopt.Apply(&cfg, unsafeopt.Off{ReplicationIDCheck: true})
 	}
-	client, err := redlock.New(ctx, cfg, nodes...)
+	var client *redlock.Client
+	var err error
+	if o.cluster != "" {
+		var cc *redis.ClusterClient
+		if cc, err = clusterClient(o); err != nil {
+			return err
+		}
+		defer cc.Close()
+		var opts []redlock.ClusterOption
+		if o.buckets != 0 {
+			opts = append(opts, redlock.WithBuckets(o.buckets))
+		}
+		client, err = redlock.NewCluster(ctx, cfg, cc, o.copies, opts...)
+	} else {
+		client, err = redlock.New(ctx, cfg, nodes...)
+	}
 	if err != nil {
 		c.emit(wire.Event{Ev: wire.Refused, PID: os.Getpid(), Cause: err.Error(), OK: errors.Is(err, redlock.ErrInvalidConfig)})
 		return errRefused
@@ -189,6 +219,35 @@ func run(o options) error {
 		return nil
 	}
 	return err
+}
+
+// clusterClient is the go-redis cluster client of -cluster: short
+// timeouts, no retries of its own, and a dialer that reaches every server
+// the cluster names through the proxy -addr-map gives for it.
+func clusterClient(o options) (*redis.ClusterClient, error) {
+	via := map[string]string{}
+	for pair := range strings.SplitSeq(o.addrMap, ",") {
+		if pair == "" {
+			continue
+		}
+		from, to, ok := strings.Cut(pair, "=")
+		if !ok || from == "" || to == "" {
+			return nil, fmt.Errorf("-addr-map: %q is not from=to", pair)
+		}
+		via[from] = to
+	}
+	var d net.Dialer
+	return redis.NewClusterClient(&redis.ClusterOptions{
+		Addrs: strings.Split(o.cluster, ","), DialTimeout: 200 * time.Millisecond,
+		ReadTimeout: 300 * time.Millisecond, WriteTimeout: 300 * time.Millisecond,
+		PoolTimeout: 300 * time.Millisecond, MaxRetries: -1, DialerRetries: 1, PoolSize: 1000,
+		Dialer: func(ctx context.Context, network, addr string) (net.Conn, error) {
+			if to, ok := via[addr]; ok {
+				addr = to
+			}
+			return d.DialContext(ctx, network, addr)
+		},
+	}), nil
 }
 
 func (c *candidate) emit(ev wire.Event) {
