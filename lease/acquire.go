@@ -195,7 +195,8 @@ func jitter(d time.Duration) time.Duration {
 }
 
 // newLease starts the lease on a freshly acquired lock: its context, its
-// acquire notice and its refresh goroutine.
+// acquire notice, its deadline timer and its place in the client's
+// refresh scheduler.
 func newLease(ctx context.Context, a *acquirer, lock *redlock.Lock) *Lease {
 	lctx, cancel := context.WithCancelCause(ctx)
 	l := &Lease{
@@ -218,6 +219,10 @@ func newLease(ctx context.Context, a *acquirer, lock *redlock.Lock) *Lease {
 			l.log.Debug("acquire notice not sent", "key", l.key, "error", err)
 		}
 	})
-	go l.run()
+	l.mu.Lock()
+	l.timer = time.AfterFunc(time.Until(l.deadlineLocked()), l.expire)
+	l.mu.Unlock()
+	schedule(l, lock.AcquiredAt().Add(a.cfg.RenewInterval))
+	context.AfterFunc(lctx, l.ended)
 	return l
 }

@@ -41,8 +41,19 @@ type Lease struct {
 	validUntil time.Time // the lock's local deadline, after the last refresh
 	err        error     // why the lease ended; set once, then constant
 
-	exited      chan struct{}  // closed when the refresh goroutine has returned
-	wg          sync.WaitGroup // extends in flight and the acquire notice
+	timer    *time.Timer // the deadline timer (expire); Reset under mu
+	inflight bool        // a refresh is in flight
+	failures int         // failed refreshes in a row
+	lastErr  error       // of the last failed refresh, nil after a success
+
+	// Guarded by sched.mu (scheduler.go).
+	sched *scheduler
+	due   time.Time // when the next refresh is due
+	hidx  int       // index in the scheduler's heap, -1 when not in it
+	gone  bool      // ended: never scheduled again
+
+	exited      chan struct{}  // closed when ended has run
+	wg          sync.WaitGroup // the acquire notice
 	releaseOnce sync.Once      // deleting the keys happens once
 	releaseErr  error          // result of deleting the keys, set in releaseOnce
 }
@@ -124,7 +135,7 @@ func (l *Lease) Held() bool {
 }
 
 // Release ends the lease, if it has not ended yet, with ErrReleased: it
-// stops the refresh goroutine, then deletes the keys on every node that
+// stops its refreshes, then deletes the keys on every node that
 // still holds them (which also publishes the release notice that wakes
 // waiters). The deletion does not depend on ctx's cancellation (ctx only
 // carries values): redlock bounds each request by the client's NodeTimeout.
@@ -177,12 +188,4 @@ func (l *Lease) releaseKeys(ctx context.Context) {
 		}
 		l.releaseErr = err
 	})
-}
-
-// reportLost reports the loss of the lease to the client's Hooks
-// (redlock.EventLost).
-func (l *Lease) reportLost(err error) {
-	if h := l.client.Config().Hooks; h != nil {
-		h.Observe(redlock.Event{Kind: redlock.EventLost, Key: l.key, Token: l.Token(), Err: err})
-	}
 }
