@@ -209,7 +209,6 @@ func newLease(ctx context.Context, a *acquirer, lock *redlock.Lock) *Lease {
 		ctx:        lctx,
 		cancel:     cancel,
 		validUntil: lock.ValidUntil(),
-		exited:     make(chan struct{}),
 	}
 	l.log.Debug("lease acquired", "key", l.key, "token", lock.Token(), "holder", l.holder.ID,
 		"validity", time.Until(l.validUntil), "elapsed", time.Since(lock.AcquiredAt()))
@@ -222,7 +221,16 @@ func newLease(ctx context.Context, a *acquirer, lock *redlock.Lock) *Lease {
 	l.mu.Lock()
 	l.timer = time.AfterFunc(time.Until(l.deadlineLocked()), l.expire)
 	l.mu.Unlock()
+	l.exited.Add(1)
 	schedule(l, lock.AcquiredAt().Add(a.cfg.RenewInterval))
-	context.AfterFunc(lctx, l.ended)
+	if ctx.Done() != nil {
+		// The parent's cancellation ends the lease too. (On the parent, not
+		// on lctx: lctx then keeps no map of children, which would cost
+		// every lease a few hundred bytes.)
+		stop := context.AfterFunc(ctx, func() { l.end(context.Cause(ctx)) })
+		l.mu.Lock()
+		l.stopParent = stop
+		l.mu.Unlock()
+	}
 	return l
 }

@@ -52,7 +52,8 @@ type Lease struct {
 	hidx  int       // index in the scheduler's heap, -1 when not in it
 	gone  bool      // ended: never scheduled again
 
-	exited      chan struct{}  // closed when ended has run
+	stopParent  func() bool    // unregisters the parent-context callback (nil if none); under mu
+	exited      sync.WaitGroup // done when ended has run
 	wg          sync.WaitGroup // the acquire notice
 	releaseOnce sync.Once      // deleting the keys happens once
 	releaseErr  error          // result of deleting the keys, set in releaseOnce
@@ -151,7 +152,7 @@ func (l *Lease) Held() bool {
 // reached (their copies expire with the TTL). Either way the lease is over.
 func (l *Lease) Release(ctx context.Context) error {
 	l.end(ErrReleased)
-	<-l.exited
+	l.exited.Wait()
 	l.releaseKeys(ctx)
 	l.wg.Wait()
 	return l.releaseErr
@@ -160,13 +161,21 @@ func (l *Lease) Release(ctx context.Context) error {
 // end ends the lease with cause, unless it has ended already. The first
 // cancellation wins (ours or the parent context's), and Err records the
 // cause that won, so Err always equals context.Cause(l.ctx).
+//
+// The first end starts ended, in a goroutine of its own: whoever ends the
+// lease (a timer, the scheduler, Release) never waits for the keys'
+// deletion.
 func (l *Lease) end(cause error) {
 	l.cancel(cause)
 	l.mu.Lock()
-	if l.err == nil {
+	first := l.err == nil
+	if first {
 		l.err = context.Cause(l.ctx)
 	}
 	l.mu.Unlock()
+	if first {
+		go l.ended()
+	}
 }
 
 // releaseKeys deletes the lease's keys on every node, once; later calls

@@ -1,7 +1,6 @@
 package lease
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"time"
@@ -28,17 +27,11 @@ import (
 //   - a refresh that succeeds after the deadline does not bring the lease
 //     back (S4): the deadline is checked and moved under one lock, the lock
 //     Held reads it under;
-//   - when the lease's context ends, for whatever reason, ended runs (a
-//     context.AfterFunc): it takes the lease out of the scheduler, reports a
+//   - when the lease ends, for whatever reason (its own end, or the parent
+//     context's, through a context.AfterFunc on the parent), ended runs
+//     once, in a goroutine of its own: it takes the lease out of the scheduler, reports a
 //     loss (reportLost, the one place every loss passes), and deletes the
 //     keys on every node unless Release does that itself.
-
-// refreshWait is how long one refresh may wait for a majority: the longer
-// of RetryInterval and the client's NodeTimeout, and never past the lock's
-// validity (an Extend that ends after it fails anyway).
-func (l *Lease) refreshWait() time.Duration {
-	return min(max(l.cfg.RetryInterval, l.client.Config().NodeTimeout), time.Until(l.lock.ValidUntil()))
-}
 
 // setInflight records whether a refresh of the lease is in flight.
 func (l *Lease) setInflight(b bool) {
@@ -113,11 +106,14 @@ func (l *Lease) expire() {
 
 // ended runs once the lease's context has ended, for whatever reason.
 func (l *Lease) ended() {
-	defer close(l.exited)
-	l.end(context.Cause(l.ctx)) // the parent's cancellation, if it came first
+	defer l.exited.Done()
 	l.mu.Lock()
 	l.timer.Stop()
+	stop := l.stopParent
 	l.mu.Unlock()
+	if stop != nil {
+		stop()
+	}
 	l.sched.unschedule(l)
 	err := l.Err()
 	switch {

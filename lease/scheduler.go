@@ -201,7 +201,10 @@ func (s *scheduler) round(start time.Time, batch []*Lease) {
 	wait := time.Duration(1<<63 - 1)
 	for i, l := range batch {
 		locks[i] = l.lock
-		wait = min(wait, l.refreshWait())
+		// Not cut at the validity of the lease nearest its end: one lease
+		// about to end would fail the whole batch (each lease's own timer
+		// ends it on time, and a late yes does not revive it).
+		wait = min(wait, max(l.cfg.RetryInterval, l.client.Config().NodeTimeout))
 		l.setInflight(true)
 	}
 	errs := s.client.ExtendAll(context.Background(), locks, redlock.WithExtendTimeout(wait))
