@@ -25,7 +25,8 @@ const MaxExtendBatch = 256
 // never re-created). A lock of another client, or nil, gets an error
 // matching ErrInvalidArgument. Requests are bounded as in Extend
 // (NodeTimeout, or [WithExtendTimeout]); calls of one ExtendAll run
-// concurrently, and it returns when every lock has its result.
+// concurrently, and it returns when every lock has its result. Each lock
+// sent gets its EventExtend on the client's Hooks, as from Extend.
 func (c *Client) ExtendAll(ctx context.Context, locks []*Lock, opts ...ExtendOption) []error {
 	var o extendOptions
 	for _, opt := range opts {
@@ -34,7 +35,9 @@ func (c *Client) ExtendAll(ctx context.Context, locks []*Lock, opts ...ExtendOpt
 		}
 	}
 	errs := make([]error, len(locks))
-	batch := make([]extendItem, 0, min(len(locks), MaxExtendBatch))
+	// One batch holds locks of one set of voters (on a bucketed cluster,
+	// one bucket: its n copies, one slot each), at most MaxExtendBatch.
+	open := map[*node][]extendItem{}
 	var batches [][]extendItem
 	for i, l := range locks {
 		if l == nil || l.c != c {
@@ -46,14 +49,18 @@ func (c *Client) ExtendAll(ctx context.Context, locks []*Lock, opts ...ExtendOpt
 			errs[i] = err
 			continue
 		}
-		batch = append(batch, extendItem{i: i, l: l, ttl: ttl})
-		if len(batch) == MaxExtendBatch {
-			batches = append(batches, batch)
-			batch = make([]extendItem, 0, min(len(locks)-i-1, MaxExtendBatch))
+		set := l.nodes[0]
+		b := append(open[set], extendItem{i: i, l: l, ttl: ttl})
+		if len(b) == MaxExtendBatch {
+			batches = append(batches, b)
+			b = nil
 		}
+		open[set] = b
 	}
-	if len(batch) > 0 {
-		batches = append(batches, batch)
+	for _, b := range open {
+		if len(b) > 0 {
+			batches = append(batches, b)
+		}
 	}
 	if len(batches) == 0 {
 		return errs
@@ -91,12 +98,14 @@ type extendItem struct {
 // errs of its locks (each batch writes its own places only).
 func (c *Client) extendBatch(ctx context.Context, wait time.Duration, batch []extendItem, errs []error) {
 	t0 := time.Now()
-	plain := extendManyCall(c, nil, batch)
-	votes := make([][]int64, len(c.nodes)) // node -> lock -> 1 or 0, set before its answer is sent
-	answers := c.fanoutWithin(ctx, wait, c.nodes, func(ctx context.Context, n *node) answer {
+	fence := c.fenceDue(t0, batch)
+	nodes := batch[0].l.nodes
+	plain := extendManyCall(c, nil, batch, fence)
+	votes := make([][]int64, len(nodes)) // node -> lock -> 1 or 0, set before its answer is sent
+	answers := c.fanoutWithin(ctx, wait, nodes, func(ctx context.Context, n *node) answer {
 		sc := plain
 		if n.tag != "" {
-			sc = extendManyCall(c, n, batch)
+			sc = extendManyCall(c, n, batch, fence)
 		}
 		if err := c.admit(ctx, n); err != nil {
 			return answer{vote: VoteError, err: err}
@@ -122,7 +131,7 @@ func (c *Client) extendBatch(ctx context.Context, wait time.Duration, batch []ex
 		return answer{vote: VoteYes} // the script ran; votes[n.idx] has its answers
 	}, c.batchDone(votes, len(batch)), nil)
 
-	per := make([]answer, len(c.nodes))
+	per := make([]answer, len(nodes))
 	for j, it := range batch {
 		for i, a := range answers {
 			switch {
@@ -135,7 +144,39 @@ func (c *Client) extendBatch(ctx context.Context, wait time.Duration, batch []ex
 			}
 		}
 		errs[it.i] = it.l.extended(t0, it.ttl, per)
+		if c.cfg.Hooks != nil {
+			c.observe(Event{Kind: EventExtend, Key: it.l.key, Token: it.l.token, Duration: time.Since(t0), Err: errs[it.i]})
+		}
+		if fence && errs[it.i] == nil {
+			it.l.mu.Lock()
+			it.l.fencedAt = t0
+			it.l.mu.Unlock()
+		}
 	}
+}
+
+// fenceDue reports whether the batch's call must also set the TTL of the
+// locks' fencing counters: when one of them was last set more than a
+// quarter of the counter TTL ago. Setting it on every extend (as extend.lua
+// does) would cost a command per lock per refresh for a TTL of
+// CounterTTLFactor x MaxTTL; leases refreshed together stay in one batch,
+// so a batch sets them all once in a while. (A counter that expires anyway
+// is safe: the next grant starts from the node's high-water mark, 3.4.)
+func (c *Client) fenceDue(now time.Time, batch []extendItem) bool {
+	ms, _ := strconv.ParseInt(c.counterTTLString(), 10, 64)
+	if ms <= 0 {
+		return false
+	}
+	stale := now.Add(-time.Duration(ms) * time.Millisecond / 4)
+	for _, it := range batch {
+		it.l.mu.Lock()
+		old := it.l.fencedAt.Before(stale)
+		it.l.mu.Unlock()
+		if old {
+			return true
+		}
+	}
+	return false
 }
 
 // batchDone is a fanout done func for extendBatch: every lock of the batch
@@ -161,8 +202,9 @@ func (c *Client) batchDone(votes [][]int64, k int) func([]answer, []bool) bool {
 }
 
 // extendManyCall is the extend_many call of a batch, on node n's keys
-// (nil: the keys as named, for standalone nodes).
-func extendManyCall(c *Client, n *node, batch []extendItem) *scriptCall {
+// (nil: the keys as named, for standalone nodes); fence: set the fencing
+// counters' TTL too.
+func extendManyCall(c *Client, n *node, batch []extendItem, fence bool) *scriptCall {
 	keys := make([]string, 0, 1+2*len(batch))
 	args := make([]any, 0, 3+2*len(batch))
 	if n == nil {
@@ -170,7 +212,11 @@ func extendManyCall(c *Client, n *node, batch []extendItem) *scriptCall {
 	} else {
 		keys = append(keys, n.marker())
 	}
-	args = append(args, c.maxTTLArg(), c.quarantineMode(), c.counterTTL())
+	cttl := any("0")
+	if fence {
+		cttl = c.counterTTL()
+	}
+	args = append(args, c.maxTTLArg(), c.quarantineMode(), cttl)
 	for _, it := range batch {
 		if n == nil {
 			keys = append(keys, it.l.key, it.l.key+":fence")

@@ -29,6 +29,7 @@ type Lock struct {
 	mu         sync.Mutex
 	validUntil time.Time
 	released   bool
+	fencedAt   time.Time // the fencing counter's TTL was last set by a call that started then
 }
 
 // Key is the key the lock is held on.

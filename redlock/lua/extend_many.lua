@@ -5,7 +5,7 @@
 -- KEYS[1] quarantine marker, then per lock i: KEYS[2i] lock key,
 -- KEYS[2i+1] fencing counter
 -- ARGV[1] MaxTTL ms, ARGV[2] quarantine mode ('0' off), ARGV[3] counter TTL
--- ms ('0': fencing off), then per lock i: ARGV[2i+2] value, ARGV[2i+3] TTL ms
+-- ms ('0': leave the counters' TTL as it is: fencing off, or set recently), then per lock i: ARGV[2i+2] value, ARGV[2i+3] TTL ms
 -- Reply: one integer per lock, in order: 1 = extended, 0 = not ours.
 local n = (#KEYS - 1) / 2
 if ARGV[2] ~= '0' then
