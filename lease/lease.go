@@ -48,9 +48,10 @@ type Lease struct {
 
 	// Guarded by sched.mu (scheduler.go).
 	sched *scheduler
-	due   time.Time // when the next refresh is due
-	hidx  int       // index in the scheduler's heap, -1 when not in it
-	gone  bool      // ended: never scheduled again
+	due   time.Time   // when the next refresh is due
+	hidx  int         // index in the scheduler's heap, -1 when not in it
+	gone  bool        // ended: never scheduled again
+	round *roundState // the batch in flight that carries the lease, if any
 
 	stopParent  func() bool    // unregisters the parent-context callback (nil if none); under mu
 	exited      sync.WaitGroup // done when ended has run

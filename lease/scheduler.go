@@ -92,6 +92,14 @@ func (s *scheduler) unschedule(l *Lease) {
 		if l.hidx >= 0 {
 			heap.Remove(&s.due, l.hidx)
 		}
+		if rs := l.round; rs != nil {
+			// In flight: once every lease of the batch has ended, nobody
+			// waits for its answers.
+			l.round = nil
+			if rs.live--; rs.live == 0 {
+				rs.cancel()
+			}
+		}
 	}
 	s.mu.Unlock()
 	s.poke()
@@ -120,11 +128,16 @@ func (s *scheduler) run() {
 				batch := s.take(now)
 				if len(batch) > 0 {
 					s.rounds++
+					ctx, cancel := context.WithCancel(context.Background())
+					rs := &roundState{live: len(batch), cancel: cancel}
+					for _, l := range batch {
+						l.round = rs
+					}
 					s.mu.Unlock()
 					if roundHook != nil {
 						roundHook()
 					}
-					go s.round(now, batch)
+					go s.round(ctx, rs, now, batch)
 					continue
 				}
 				wait = s.due[0].due.Sub(now)
@@ -196,7 +209,8 @@ func (s *scheduler) take(now time.Time) []*Lease {
 }
 
 // round refreshes one batch and schedules the next refresh of each lease.
-func (s *scheduler) round(start time.Time, batch []*Lease) {
+func (s *scheduler) round(ctx context.Context, rs *roundState, start time.Time, batch []*Lease) {
+	defer rs.cancel()
 	locks := make([]*redlock.Lock, len(batch))
 	wait := time.Duration(1<<63 - 1)
 	for i, l := range batch {
@@ -207,13 +221,16 @@ func (s *scheduler) round(start time.Time, batch []*Lease) {
 		wait = min(wait, max(l.cfg.RetryInterval, l.client.Config().NodeTimeout))
 		l.setInflight(true)
 	}
-	errs := s.client.ExtendAll(context.Background(), locks, redlock.WithExtendTimeout(wait))
+	errs := s.client.ExtendAll(ctx, locks, redlock.WithExtendTimeout(wait))
 	next := make([]time.Time, len(batch))
 	for i, l := range batch {
 		next[i] = l.refreshed(start, errs[i])
 	}
 	s.mu.Lock()
 	for i, l := range batch {
+		if l.round == rs {
+			l.round = nil
+		}
 		if !l.gone && !next[i].IsZero() {
 			l.due = next[i]
 			heap.Push(&s.due, l)
@@ -222,6 +239,15 @@ func (s *scheduler) round(start time.Time, batch []*Lease) {
 	s.rounds--
 	s.mu.Unlock()
 	s.poke()
+}
+
+// roundState is one batch in flight: its context is cancelled when every
+// lease of the batch has ended meanwhile (Release, loss, the parent
+// context), so that an ended lease's refresh does not hold the client
+// (Close waits for calls in flight) for the batch's whole wait.
+type roundState struct {
+	live   int // leases of the batch not ended; under scheduler.mu
+	cancel context.CancelFunc
 }
 
 // leaseHeap orders leases by when their next refresh is due.
