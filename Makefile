@@ -127,5 +127,10 @@ redis-server: servers
 ## redis-servers; bench/ is its own Go module (`make test` never builds it). Writes
 ## docs/bench/results.md and docs/bench/chart.svg; ~6 minutes on 2 cores.
 ## BENCH_FLAGS passes options, e.g. BENCH_FLAGS='-rounds 3' or BENCH_FLAGS='-note "..."'.
+## Then the leases-at-scale cases (benchrun -scale; printed, ~15 minutes more): 10,000
+## leases for a minute, 20,000 leases with 2 busy goroutines for 60s five times, and
+## with BENCH_SCALE_LONG=1 100,000 leases for 5 minutes. BENCH_SCALE_FLAGS passes
+## options (-scale-window, -scale-runs).
 bench: servers
 	cd bench && go run ./cmd/benchrun -out ../docs/bench $(BENCH_FLAGS)
+	cd bench && go run ./cmd/benchrun -scale $(BENCH_SCALE_FLAGS)

@@ -191,7 +191,8 @@ func ctxErr(ctx context.Context) error {
 }
 
 // newLease starts the lease on a freshly acquired lock: its context, its
-// acquire notice and its refresh goroutine.
+// acquire notice, its deadline timer and its place in the client's
+// refresh scheduler.
 func newLease(ctx context.Context, a *acquirer, lock *redlock.Lock) *Lease {
 	lctx, cancel := context.WithCancelCause(ctx)
 	l := &Lease{
@@ -204,7 +205,6 @@ func newLease(ctx context.Context, a *acquirer, lock *redlock.Lock) *Lease {
 		ctx:        lctx,
 		cancel:     cancel,
 		validUntil: lock.ValidUntil(),
-		exited:     make(chan struct{}),
 	}
 	l.log.Debug("lease acquired", "key", l.key, "token", lock.Token(), "holder", l.holder.ID,
 		"validity", time.Until(l.validUntil), "elapsed", time.Since(lock.AcquiredAt()))
@@ -214,6 +214,19 @@ func newLease(ctx context.Context, a *acquirer, lock *redlock.Lock) *Lease {
 			l.log.Debug("acquire notice not sent", "key", l.key, "error", err)
 		}
 	})
-	go l.run()
+	l.mu.Lock()
+	l.timer = time.AfterFunc(time.Until(l.deadlineLocked()), l.expire)
+	l.mu.Unlock()
+	l.exited.Add(1)
+	schedule(l, lock.AcquiredAt().Add(a.cfg.RenewInterval))
+	if ctx.Done() != nil {
+		// The parent's cancellation ends the lease too. (On the parent, not
+		// on lctx: lctx then keeps no map of children, which would cost
+		// every lease a few hundred bytes.)
+		stop := context.AfterFunc(ctx, func() { l.end(context.Cause(ctx)) })
+		l.mu.Lock()
+		l.stopParent = stop
+		l.mu.Unlock()
+	}
 	return l
 }

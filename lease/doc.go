@@ -12,9 +12,14 @@
 // and observers can tell who holds it (see [DecodeValue] for the format).
 // An acquisition publishes a change notice on [NoticeChannel].
 //
-// Refresh. Each [Lease] owns one goroutine that extends the keys on the
-// nodes every RenewInterval, and after a failure every RetryInterval. A
-// refresh returns as soon as a majority agreed, and waits for late replies
+// Refresh. The leases of one redlock.Client share one scheduler (one
+// goroutine, from the Client's first lease to its last, not one per
+// lease) that extends the keys on the nodes every RenewInterval, and after
+// a failure every RetryInterval. Leases due together are extended together
+// (redlock.Client.ExtendAll: one script call per node per 256 leases; a
+// lease may be refreshed up to RenewInterval/10 early to join a batch).
+// Under overload it serves the nearest deadline first and keeps refreshes
+// within twice the steady rate. A refresh returns as soon as a majority agreed, and waits for late replies
 // up to RetryInterval (a busy process reads its replies late). Each
 // success moves [Lease.ValidUntil] forward: start of the refresh + TTL -
 // drift, on the local monotonic clock.
@@ -27,10 +32,11 @@
 // cancelled, [Lease.Err] and context.Cause(Context()) are an error
 // matching [ErrLeaseLost] that says why, and the keys are deleted in the
 // background. [Lease.Held] checks the deadline itself on every call, so it
-// turns false on time even if the refresh goroutine is late.
+// turns false on time even if the scheduler is late; the deadline timer is
+// the lease's own, so Done closes on time too.
 //
-// Release. [Lease.Release] ends the lease with [ErrReleased], stops the
-// refresh goroutine, then deletes the keys on every node (publishing a
+// Release. [Lease.Release] ends the lease with [ErrReleased], takes it out
+// of the scheduler, then deletes the keys on every node (publishing a
 // release notice that wakes waiters at once). It is idempotent and safe
 // from any goroutine. Cancelling the context given to Acquire does the same,
 // with the context's cause as the reason.
@@ -45,7 +51,10 @@
 // between a check of Held and the action) is stopped only by fencing: pass
 // [Lease.Token] to the protected resource and have it refuse lower tokens.
 //
-// All of a lease's goroutines have returned once Release returns; a lease
-// that was lost or whose context ended stops its goroutines by itself after
-// deleting its keys (bounded by the client's NodeTimeout).
+// All of a lease's goroutines have returned once Release returns (a
+// refresh of a batch in flight may finish later: it cannot revive the
+// lease, and the client's Close waits for it); a lease that was lost or
+// whose context ended stops by itself after deleting its keys (bounded by
+// the client's NodeTimeout). The scheduler's goroutine returns once its
+// client has no lease left.
 package lease

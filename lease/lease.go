@@ -41,8 +41,21 @@ type Lease struct {
 	validUntil time.Time // the lock's local deadline, after the last refresh
 	err        error     // why the lease ended; set once, then constant
 
-	exited      chan struct{}  // closed when the refresh goroutine has returned
-	wg          sync.WaitGroup // extends in flight and the acquire notice
+	timer    *time.Timer // the deadline timer (expire); Reset under mu
+	inflight bool        // a refresh is in flight
+	failures int         // failed refreshes in a row
+	lastErr  error       // of the last failed refresh, nil after a success
+
+	// Guarded by sched.mu (scheduler.go).
+	sched *scheduler
+	due   time.Time   // when the next refresh is due
+	hidx  int         // index in the scheduler's heap, -1 when not in it
+	gone  bool        // ended: never scheduled again
+	round *roundState // the batch in flight that carries the lease, if any
+
+	stopParent  func() bool    // unregisters the parent-context callback (nil if none); under mu
+	exited      sync.WaitGroup // done when ended has run
+	wg          sync.WaitGroup // the acquire notice
 	releaseOnce sync.Once      // deleting the keys happens once
 	releaseErr  error          // result of deleting the keys, set in releaseOnce
 }
@@ -124,7 +137,7 @@ func (l *Lease) Held() bool {
 }
 
 // Release ends the lease, if it has not ended yet, with ErrReleased: it
-// stops the refresh goroutine, then deletes the keys on every node that
+// stops its refreshes, then deletes the keys on every node that
 // still holds them (which also publishes the release notice that wakes
 // waiters). The deletion does not depend on ctx's cancellation (ctx only
 // carries values): redlock bounds each request by the client's NodeTimeout.
@@ -140,7 +153,7 @@ func (l *Lease) Held() bool {
 // reached (their copies expire with the TTL). Either way the lease is over.
 func (l *Lease) Release(ctx context.Context) error {
 	l.end(ErrReleased)
-	<-l.exited
+	l.exited.Wait()
 	l.releaseKeys(ctx)
 	l.wg.Wait()
 	return l.releaseErr
@@ -149,13 +162,21 @@ func (l *Lease) Release(ctx context.Context) error {
 // end ends the lease with cause, unless it has ended already. The first
 // cancellation wins (ours or the parent context's), and Err records the
 // cause that won, so Err always equals context.Cause(l.ctx).
+//
+// The first end starts ended, in a goroutine of its own: whoever ends the
+// lease (a timer, the scheduler, Release) never waits for the keys'
+// deletion.
 func (l *Lease) end(cause error) {
 	l.cancel(cause)
 	l.mu.Lock()
-	if l.err == nil {
+	first := l.err == nil
+	if first {
 		l.err = context.Cause(l.ctx)
 	}
 	l.mu.Unlock()
+	if first {
+		go l.ended()
+	}
 }
 
 // releaseKeys deletes the lease's keys on every node, once; later calls
@@ -177,12 +198,4 @@ func (l *Lease) releaseKeys(ctx context.Context) {
 		}
 		l.releaseErr = err
 	})
-}
-
-// reportLost reports the loss of the lease to the client's Hooks
-// (redlock.EventLost).
-func (l *Lease) reportLost(err error) {
-	if h := l.client.Config().Hooks; h != nil {
-		h.Observe(redlock.Event{Kind: redlock.EventLost, Key: l.key, Token: l.Token(), Err: err})
-	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"strconv"
 	"sync"
 	"testing"
 
@@ -31,6 +32,7 @@ type memNode struct {
 	mode    int           // modeOK, modeFail, modeHang
 	gate    chan struct{} // closed by heal, to let hung requests through
 	scripts int           // EVAL and EVALSHA received
+	extends int           // locks in the extend_many calls received
 }
 
 const (
@@ -75,12 +77,16 @@ func memNodes(t testing.TB, n int) ([]*memNode, []redis.UniversalClient) {
 // commands a script calls, which run under miniredis' lock: failing or
 // hanging acts on scripts only (every redlock request is one), never on
 // what runs inside one, and never on Pub/Sub or connection set-up.
-func (m *memNode) hook(p *server.Peer, cmd string, _ ...string) bool {
+func (m *memNode) hook(p *server.Peer, cmd string, args ...string) bool {
 	if cmd != "EVAL" && cmd != "EVALSHA" {
 		return false
 	}
 	m.mu.Lock()
 	m.scripts++
+	// extend_many: numkeys, the marker, then a lock key and a counter per lock.
+	if nk, err := strconv.Atoi(args[1]); err == nil && nk >= 3 && args[2] == "{redlease}:marker" {
+		m.extends += (nk - 1) / 2
+	}
 	mode, gate := m.mode, m.gate
 	m.mu.Unlock()
 	switch mode {
@@ -98,6 +104,14 @@ func (m *memNode) Scripts() int {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return m.scripts
+}
+
+// Extends returns how many lock keys the node was asked to extend by
+// extend_many calls.
+func (m *memNode) Extends() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.extends
 }
 
 // fail makes every script fail with a Redis error.

@@ -248,7 +248,7 @@ func (c *Client) attempt(ctx context.Context, key string, ttl time.Duration, o a
 		c.log.Trace("acquired", "key", key, "token", token, "validity", time.Until(validUntil), "elapsed", time.Since(t0))
 	}
 	return &Lock{c: c, nodes: nodes, key: key, value: value, token: token, ttl: ttl, strag: s,
-		notice: o.notice, msg: o.msg, acquiredAt: t0, validUntil: validUntil}, nil
+		notice: o.notice, msg: o.msg, acquiredAt: t0, validUntil: validUntil, fencedAt: t0}, nil
 }
 
 // parseAcquire reads acquire.lua's reply.

@@ -268,7 +268,7 @@ func (c *Client) probe(ctx context.Context, n *node, bootstrap bool) (probeInfo,
 	// the digest, and one odd node would change it for every client.)
 	// A cluster's copies share one cluster client, which loads on every
 	// master: the copies of one bucket do it.
-	for _, s := range []*redis.Script{scriptAcquire, scriptFence, scriptExtend, scriptRelease, scriptRaise, scriptInspect} {
+	for _, s := range []*redis.Script{scriptAcquire, scriptFence, scriptExtend, scriptMany, scriptRelease, scriptRaise, scriptInspect} {
 		if n.bucket > 0 {
 			break
 		}

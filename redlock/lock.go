@@ -31,6 +31,7 @@ type Lock struct {
 	mu         sync.Mutex
 	validUntil time.Time
 	released   bool
+	fencedAt   time.Time // the fencing counter's TTL was last set by a call that started then
 }
 
 // Key is the key the lock is held on.
@@ -134,17 +135,9 @@ func (l *Lock) extend(ctx context.Context, ttl time.Duration, opts []ExtendOptio
 		}
 	}
 	c := l.c
-	l.mu.Lock()
-	if ttl == 0 {
-		ttl = l.ttl
-	}
-	released, deadline := l.released, l.validUntil
-	l.mu.Unlock()
-	if err := c.cfg.checkTTL(ttl); err != nil {
+	ttl, err := l.extendable(ttl)
+	if err != nil {
 		return err
-	}
-	if released || !time.Now().Before(deadline) {
-		return fmt.Errorf("%w: %q: extend after the local deadline", ErrNotHeld, l.key)
 	}
 	if err := c.enter(); err != nil {
 		return err
@@ -181,6 +174,31 @@ func (l *Lock) extend(ctx context.Context, ttl time.Duration, opts []ExtendOptio
 		return answer{vote: v, ms: ns[1]}
 	}, quorumDone(c.quorum), nil)
 
+	return l.extended(t0, ttl, answers)
+}
+
+// extendable returns the TTL an extend of the lock with ttl uses (0: the
+// lock's own), or why the lock cannot be extended.
+func (l *Lock) extendable(ttl time.Duration) (time.Duration, error) {
+	l.mu.Lock()
+	if ttl == 0 {
+		ttl = l.ttl
+	}
+	released, deadline := l.released, l.validUntil
+	l.mu.Unlock()
+	if err := l.c.cfg.checkTTL(ttl); err != nil {
+		return 0, err
+	}
+	if released || !time.Now().Before(deadline) {
+		return 0, fmt.Errorf("%w: %q: extend after the local deadline", ErrNotHeld, l.key)
+	}
+	return ttl, nil
+}
+
+// extended counts the answers of an extend that started at t0 with ttl
+// (Extend's and ExtendAll's): the lock's new deadline, or why not.
+func (l *Lock) extended(t0 time.Time, ttl time.Duration, answers []answer) error {
+	c := l.c
 	yes := 0
 	for _, a := range answers {
 		if a.vote == VoteYes {

@@ -18,6 +18,8 @@ var (
 	luaFence string
 	//go:embed lua/extend.lua
 	luaExtend string
+	//go:embed lua/extend_many.lua
+	luaExtendMany string
 	//go:embed lua/release.lua
 	luaRelease string
 	//go:embed lua/probe.lua
@@ -31,6 +33,7 @@ var (
 	scriptFence   = redis.NewScript(luaFence)
 	scriptExtend  = redis.NewScript(luaExtend)
 	scriptRelease = redis.NewScript(luaRelease)
+	scriptMany    = redis.NewScript(luaExtendMany)
 	scriptProbe   = redis.NewScript(luaQuarantine + luaProbe)
 	scriptRaise   = redis.NewScript(luaRaise)
 	scriptInspect = redis.NewScript(luaQuarantine + luaInspect)
@@ -39,6 +42,7 @@ var (
 // scriptSource is each script's text, for SCRIPT LOAD.
 var scriptSource = map[*redis.Script]string{
 	scriptAcquire: luaQuarantine + luaAcquire, scriptFence: luaFence, scriptExtend: luaExtend,
+	scriptMany:    luaExtendMany,
 	scriptRelease: luaRelease, scriptProbe: luaQuarantine + luaProbe, scriptRaise: luaRaise,
 	scriptInspect: luaQuarantine + luaInspect,
 }
@@ -47,7 +51,7 @@ var scriptSource = map[*redis.Script]string{
 // by an ACL names what the user needs; see the README's Security section).
 var (
 	scriptNames = map[*redis.Script]string{
-		scriptAcquire: "acquire", scriptFence: "fence", scriptExtend: "extend", scriptRelease: "release",
+		scriptAcquire: "acquire", scriptFence: "fence", scriptExtend: "extend", scriptMany: "extend_many", scriptRelease: "release",
 		scriptProbe: "probe", scriptRaise: "raise", scriptInspect: "inspect",
 	}
 	quarantineCommands = "TIME, INFO, HMGET, HGET, HSET"
@@ -55,6 +59,7 @@ var (
 		scriptAcquire: "GET, SET, PEXPIRE, PTTL, " + quarantineCommands,
 		scriptFence:   "GET, SET, HGET, HSET",
 		scriptExtend:  "GET, PEXPIRE, HGET",
+		scriptMany:    "GET, PEXPIRE, HGET",
 		scriptRelease: "GET, DEL, PUBLISH or SPUBLISH",
 		scriptProbe:   "EXISTS, " + quarantineCommands,
 		scriptRaise:   "HMGET, HSET",

@@ -531,7 +531,7 @@ func (s *Server) set(args []string) any {
 	if (nx && old != nil) || (xx && old == nil) {
 		return nil
 	}
-	if old == nil && s.script != nil && s.script.name == "extend" {
+	if old == nil && s.script != nil && (s.script.name == "extend" || s.script.name == "extend_many") {
 		s.w.violation(fmt.Sprintf("S4: %s: an extend script re-created key %q (value %q)", s.name, args[1], args[2]))
 	}
 	e := &entry{str: args[2], exp: exp}

@@ -55,6 +55,9 @@ type options struct {
 	blockProfile                string
 	cmdstats                    bool
 	handovers, crashes          int
+	scale                       bool
+	scaleWindow                 time.Duration
+	scaleRuns                   int
 }
 
 func run() error {
@@ -74,7 +77,14 @@ func run() error {
 	flag.IntVar(&o.handovers, "handovers", 50, "graceful handovers measured per library in all (failover case), spread over the rounds")
 	flag.IntVar(&o.crashes, "crashes", 15, "crash takeovers measured per library in all (failover case), spread over the rounds")
 	flag.BoolVar(&o.cmdstats, "cmdstats", false, "print the servers' per-command stats per op of every measurement (diagnostics)")
+	flag.BoolVar(&o.scale, "scale", false, "run the leases-at-scale cases only (scale.go) and print their table")
+	flag.DurationVar(&o.scaleWindow, "scale-window", time.Minute, "measured window of the 10,000-lease scale case")
+	flag.IntVar(&o.scaleRuns, "scale-runs", 5, "runs of the 20,000-lease scale case with 2 busy goroutines")
 	flag.Parse()
+	if o.scale {
+		redis.SetLogger(quietLogger{})
+		return runScale(o)
+	}
 
 	only := func(string, string) bool { return true }
 	if o.only != "" {

@@ -139,9 +139,16 @@ func execute(s *schedule) result {
 }
 
 // recreateOnExtend is the control that lets extend re-create a missing
-// key (S4): the compare of extend.lua also accepts a missing key, which it
+// key (S4): the compare of extend.lua (and extend_many.lua) also accepts a missing key, which it
 // then sets.
 func recreateOnExtend(script, src string) string {
+	if script == "extend_many" { // the leases' batched refresh
+		const cmp = "if redis.call('GET', KEYS[2 * i]) == ARGV[2 * i + 2] then"
+		if !strings.Contains(src, cmp) {
+			panic("control extend-recreates: extend_many.lua no longer has its compare; update the mutation")
+		}
+		return strings.Replace(src, cmp, "if not redis.call('GET', KEYS[2 * i]) then redis.call('SET', KEYS[2 * i], ARGV[2 * i + 2], 'PX', ARGV[2 * i + 3]) end\n  "+cmp, 1)
+	}
 	if script != "extend" {
 		return src
 	}

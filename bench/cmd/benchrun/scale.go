@@ -1,0 +1,269 @@
+package main
+
+// The scale cases (-scale): one process holds many leases on 5 local
+// redis-servers and keeps them for a window (DESIGN 3.7.1, issue "Leases at
+// scale"). For each case it reports the time to acquire the leases (64
+// workers), this process's CPU (getrusage) and the 5 servers' CPU (INFO
+// cpu, summed) over the window in % of one core, the servers' script calls
+// and their time per call (INFO commandstats: evalsha + eval), the heap per
+// lease (runtime.MemStats HeapAlloc after a GC, less the same before the
+// leases), and the leases lost (Done closed) during the window.
+//
+//	cases: 10,000 leases (TTL 10s) for -scale-window (default 60s);
+//	       20,000 leases with 2 busy goroutines for 60s, -scale-runs times (default 5);
+//	       100,000 leases for 5 minutes, with BENCH_SCALE_LONG=1 only.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/redlease/redlease/lease"
+	"github.com/redlease/redlease/redlock"
+)
+
+type scaleCase struct {
+	name   string
+	leases int
+	window time.Duration
+	busy   int // busy-looping goroutines during the window
+	runs   int
+}
+
+type scaleResult struct {
+	acquire              time.Duration
+	clientPct, serverPct float64
+	calls                int64   // script calls, all servers, during the window
+	usPerCall            float64 // server time per script call
+	extends              int64   // lease refreshes seen during the window
+	heapPerLease         float64 // bytes
+	lost                 int
+	retries              int64 // acquisitions that failed and were tried again
+	load                 string
+}
+
+func runScale(o options) error {
+	window := o.scaleWindow
+	cases := []scaleCase{
+		{name: "10,000 leases, TTL 10s", leases: 10000, window: window, runs: 1},
+		{name: "20,000 leases, 2 busy goroutines", leases: 20000, window: 60 * time.Second, busy: 2, runs: o.scaleRuns},
+	}
+	if os.Getenv("BENCH_SCALE_LONG") == "1" {
+		cases = append(cases, scaleCase{name: "100,000 leases, 5 minutes", leases: 100000, window: 5 * time.Minute, runs: 1})
+	}
+	tmp, err := os.MkdirTemp("", "redlease-scale-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+	fmt.Printf("## Leases at scale (5 redis-servers %s, GOMAXPROCS %d, %d CPUs, load at start %s)\n\n",
+		redisVersion(), runtime.GOMAXPROCS(0), nproc(), loadavg())
+	fmt.Println("| case | run | acquire | client CPU | 5 servers CPU | script calls/s | server us/call | refreshes/s | heap/lease | lost | acquire retries | load 1/5/15 |")
+	fmt.Println("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+	for _, c := range cases {
+		for run := 1; run <= c.runs; run++ {
+			r, err := scaleRun(tmp, c)
+			if err != nil {
+				return fmt.Errorf("%s, run %d: %w", c.name, run, err)
+			}
+			fmt.Printf("| %s | %d/%d | %.2fs | %.1f%% | %.1f%% | %.0f | %.1f | %.0f | %.0f B | %d | %d | %s |\n",
+				c.name, run, c.runs, r.acquire.Seconds(), r.clientPct, r.serverPct,
+				float64(r.calls)/c.window.Seconds(), r.usPerCall, float64(r.extends)/c.window.Seconds(),
+				r.heapPerLease, r.lost, r.retries, r.load)
+		}
+	}
+	fmt.Println("\nCPU in % of one core over the window; the machine is shared, so compare figures of one run, and read the load column.")
+	return nil
+}
+
+// scaleRun is one run of a case, on fresh servers.
+func scaleRun(tmp string, c scaleCase) (scaleResult, error) {
+	var r scaleResult
+	dir, err := os.MkdirTemp(tmp, "run-")
+	if err != nil {
+		return r, err
+	}
+	servers, err := startServers(numNodes, dir)
+	if err != nil {
+		return r, err
+	}
+	defer stopServers(servers)
+	var nodes []redis.UniversalClient
+	var admin []*redis.Client
+	for _, s := range servers {
+		nc := redis.NewClient(&redis.Options{Addr: s.addr, PoolSize: 16})
+		defer nc.Close()
+		ac := redis.NewClient(&redis.Options{Addr: s.addr})
+		defer ac.Close()
+		nodes, admin = append(nodes, nc), append(admin, ac)
+	}
+	ctx := context.Background()
+	client, err := redlock.New(ctx, redlock.Config{}, nodes...)
+	if err != nil {
+		return r, err
+	}
+	defer client.Close()
+	if err := client.Bootstrap(ctx); err != nil {
+		return r, err
+	}
+	cfg := lease.Config{TTL: 10 * time.Second, ID: "scale-bench"}
+	heap0 := heapAlloc()
+
+	leases := make([]*lease.Lease, c.leases)
+	defer func() {
+		var wg sync.WaitGroup
+		next := atomic.Int64{}
+		for range 64 {
+			wg.Go(func() {
+				for i := next.Add(1) - 1; i < int64(len(leases)); i = next.Add(1) - 1 {
+					if leases[i] != nil {
+						_ = leases[i].Release(ctx)
+					}
+				}
+			})
+		}
+		wg.Wait()
+	}()
+	t0 := time.Now()
+	var (
+		wg      sync.WaitGroup
+		next    atomic.Int64
+		errOnce sync.Once
+		acqErr  error
+		retries atomic.Int64
+	)
+	for range 64 {
+		wg.Go(func() {
+			for i := next.Add(1) - 1; i < int64(c.leases); i = next.Add(1) - 1 {
+				var l *lease.Lease
+				var err error
+				for try := 0; l == nil && try < 5; try++ {
+					if try > 0 {
+						retries.Add(1) // e.g. a node missed NodeTimeout on a loaded host
+					}
+					// Acquire makes one attempt per RetryDelay while the
+					// key is busy (it is not here): no deadline needed, and
+					// a deadline would end the lease with it.
+					l, err = lease.Acquire(ctx, client, "scale:"+strconv.FormatInt(i, 10), cfg)
+				}
+				if err != nil {
+					errOnce.Do(func() { acqErr = err })
+					return
+				}
+				leases[i] = l
+			}
+		})
+	}
+	wg.Wait()
+	r.acquire = time.Since(t0)
+	r.retries = retries.Load()
+	if acqErr != nil {
+		return r, acqErr
+	}
+	time.Sleep(2 * time.Second) // the acquisition's stragglers and notices settle
+
+	var stop atomic.Bool
+	for range c.busy {
+		go func() {
+			for !stop.Load() {
+			}
+		}()
+	}
+	vu := make([]time.Time, len(leases))
+	for i, l := range leases {
+		vu[i] = l.ValidUntil()
+	}
+	cpu0, srv0 := processCPU(), serverCPU(admin)
+	calls0, us0 := scriptStats(admin)
+	w0 := time.Now()
+	// Sample the refreshes every second (ValidUntil moves at each).
+	for time.Since(w0) < c.window {
+		time.Sleep(time.Second)
+		for i, l := range leases {
+			if v := l.ValidUntil(); v.After(vu[i]) {
+				r.extends++
+				vu[i] = v
+			}
+		}
+	}
+	wall := time.Since(w0)
+	cpu1, srv1 := processCPU(), serverCPU(admin)
+	calls1, us1 := scriptStats(admin)
+	stop.Store(true)
+	r.clientPct = 100 * (cpu1 - cpu0).Seconds() / wall.Seconds()
+	r.serverPct = 100 * (srv1 - srv0).Seconds() / wall.Seconds()
+	r.calls = int64(calls1 - calls0)
+	if r.calls > 0 {
+		r.usPerCall = (us1 - us0) / (calls1 - calls0)
+	}
+	for _, l := range leases {
+		if errors.Is(l.Err(), lease.ErrLeaseLost) {
+			r.lost++
+		}
+	}
+	r.heapPerLease = float64(heapAlloc()-heap0) / float64(c.leases)
+	r.load = loadavg()
+	return r, nil
+}
+
+func heapAlloc() int64 {
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	return int64(ms.HeapAlloc)
+}
+
+// serverCPU sums used_cpu_sys + used_cpu_user over the servers.
+func serverCPU(admin []*redis.Client) time.Duration {
+	var total float64
+	for _, c := range admin {
+		info, err := c.Info(context.Background(), "cpu").Result()
+		if err != nil {
+			continue
+		}
+		for line := range strings.SplitSeq(info, "\n") {
+			k, v, ok := strings.Cut(strings.TrimSpace(line), ":")
+			if ok && (k == "used_cpu_sys" || k == "used_cpu_user") {
+				f, _ := strconv.ParseFloat(v, 64)
+				total += f
+			}
+		}
+	}
+	return time.Duration(total * float64(time.Second))
+}
+
+// scriptStats sums the calls and usec of evalsha and eval over the servers.
+func scriptStats(admin []*redis.Client) (calls, usec float64) {
+	for _, c := range admin {
+		info, err := c.Info(context.Background(), "commandstats").Result()
+		if err != nil {
+			continue
+		}
+		for line := range strings.SplitSeq(info, "\n") {
+			k, v, ok := strings.Cut(strings.TrimSpace(line), ":")
+			if !ok || (k != "cmdstat_evalsha" && k != "cmdstat_eval") {
+				continue
+			}
+			for f := range strings.SplitSeq(v, ",") {
+				fk, fv, _ := strings.Cut(f, "=")
+				x, _ := strconv.ParseFloat(fv, 64)
+				switch fk {
+				case "calls":
+					calls += x
+				case "usec":
+					usec += x
+				}
+			}
+		}
+	}
+	return calls, usec
+}

@@ -1,0 +1,200 @@
+package lease
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/redlease/redlease/internal/faultproxy"
+	"github.com/redlease/redlease/internal/redistest"
+	"github.com/redlease/redlease/redlock"
+)
+
+// TestIntegrationLeasesUnderOverload: 500 leases on 5 real servers (node 1
+// behind a fault proxy) through three faults in a row, each for 2 TTL: a
+// paused server (SIGSTOP), a server whose replies are delayed by 200ms,
+// and a starved process (busy goroutines, one per core). Throughout, a
+// checker reads the servers: every lease that says it is held
+// (Held, sampled before the read) is held with its value on a majority of
+// servers until at least its Deadline (S1/S2: no lease believed held past
+// what the servers grant). No lease is lost (one bad server of five, or a
+// slow process, must not cost a lease), the refresh attempts per second
+// stay within twice the steady rate, and once the faults are gone the
+// traffic is back to steady within 2 TTL.
+func TestIntegrationLeasesUnderOverload(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts real redis-server processes")
+	}
+	ctx := context.Background()
+	g := redistest.Start(t, 5)
+	proxy, err := faultproxy.New(g.Server(1).Addr())
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = proxy.Close() })
+	var nodes []redis.UniversalClient
+	var admin []*redis.Client
+	for i, s := range g.Servers() {
+		addr := s.Addr()
+		if i == 1 {
+			addr = proxy.Addr()
+		}
+		c := redis.NewClient(&redis.Options{Addr: addr, DialTimeout: 250 * time.Millisecond,
+			ReadTimeout: time.Second, WriteTimeout: time.Second, MaxRetries: -1, DialerRetries: 1})
+		t.Cleanup(func() { _ = c.Close() })
+		nodes = append(nodes, c)
+		admin = append(admin, s.Client(t))
+	}
+	c := newClient(t, redlock.Config{NodeTimeout: 100 * time.Millisecond, Logger: hclog.NewNullLogger()}, nodes)
+	t.Cleanup(func() {
+		if !g.Server(0).Running() {
+			_ = g.Server(0).Resume()
+		}
+	})
+
+	const n = 500
+	cfg := Config{TTL: 2 * time.Second, ID: "overload", Logger: hclog.NewNullLogger()}
+	full := cfg.WithDefaults()
+	steady := float64(n) / full.RenewInterval.Seconds() // refresh attempts per second
+	leases := make([]*Lease, n)
+	for i := range leases {
+		leases[i] = mustAcquire(t, ctx, c, "ol:"+strconv.Itoa(i), cfg)
+	}
+
+	// The checker: one lease per 10ms, round robin.
+	stop := make(chan struct{})
+	var (
+		checked   atomic.Int64
+		violation atomic.Pointer[string]
+		wg        sync.WaitGroup
+	)
+	wg.Go(func() {
+		tick := time.NewTicker(10 * time.Millisecond)
+		defer tick.Stop()
+		for i := 0; ; i = (i + 1) % n {
+			select {
+			case <-stop:
+				return
+			case <-tick.C:
+			}
+			if msg := checkHeld(ctx, admin, leases[i]); msg != "" {
+				violation.CompareAndSwap(nil, &msg)
+			}
+			checked.Add(1)
+		}
+	})
+
+	// The attempts: extend_many runs one GET per lease on every server;
+	// node 4 is never faulty. The checker's GETs are counted out.
+	attempts := func() float64 {
+		return float64(cmdCalls(t, admin[4], "get") - checked.Load())
+	}
+	phase := func(name string, fault, heal func()) {
+		fault()
+		a0, t0 := attempts(), time.Now()
+		time.Sleep(2 * cfg.TTL)
+		rate := (attempts() - a0) / time.Since(t0).Seconds()
+		heal()
+		t.Logf("%s: %.0f refresh attempts/s (steady %.0f/s)", name, rate, steady)
+		assert.LessOrEqual(t, rate, 2*steady*1.1, "%s: refreshes above twice the steady rate", name)
+	}
+	phase("paused server", func() { require.NoError(t, g.Server(0).Pause()) }, func() { require.NoError(t, g.Server(0).Resume()) })
+	phase("200ms replies", func() { proxy.SetLatency(200 * time.Millisecond) }, func() { proxy.SetLatency(0) })
+	var busy atomic.Bool
+	phase("starved process", func() {
+		busy.Store(true)
+		for range 2 {
+			go func() {
+				for busy.Load() {
+				}
+			}()
+		}
+	}, func() { busy.Store(false) })
+
+	// Recovery: within 2 TTL, the steady rate again.
+	time.Sleep(2 * cfg.TTL)
+	a0, t0 := attempts(), time.Now()
+	time.Sleep(cfg.TTL)
+	rate := (attempts() - a0) / time.Since(t0).Seconds()
+	t.Logf("recovered: %.0f refresh attempts/s (steady %.0f/s)", rate, steady)
+	assert.InDelta(t, steady, rate, steady*0.25, "not back to steady within 2 TTL")
+
+	close(stop)
+	wg.Wait()
+	if v := violation.Load(); v != nil {
+		t.Errorf("S1/S2: %s", *v)
+	}
+	t.Logf("checker: %d reads", checked.Load())
+	require.Greater(t, checked.Load(), int64(100))
+	for i, l := range leases {
+		require.NoError(t, l.Err(), "lease %d lost", i)
+	}
+
+	// Negative control: a lease that believes itself held a TTL longer than
+	// the servers grant is caught.
+	l := leases[0]
+	l.mu.Lock()
+	l.validUntil = l.validUntil.Add(cfg.TTL)
+	l.mu.Unlock()
+	assert.NotEmpty(t, checkHeld(ctx, admin, l), "the checker misses a deadline past the servers' expiry")
+}
+
+// checkHeld returns why l breaks S1/S2, or "": if l says it is held before
+// the servers are read, a majority must hold its value until at least its
+// deadline as l saw it then. Servers that do not answer count
+// as not holding it.
+func checkHeld(ctx context.Context, admin []*redis.Client, l *Lease) string {
+	t1 := time.Now()
+	held, deadline := l.Held(), l.Deadline()
+	if !held {
+		return ""
+	}
+	ok := 0
+	for _, a := range admin {
+		rctx, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
+		v, err := a.Get(rctx, l.Key()).Result()
+		ttl, err2 := a.PTTL(rctx, l.Key()).Result()
+		cancel()
+		// After the read: the server's expiry is at most t2 + PTTL + 1ms
+		// (PTTL is truncated to the millisecond), so a server whose
+		// expiry falls before the deadline even by that bound surely lets
+		// the key go while the lease believes itself held. (A bound from
+		// the time before the read would flag a slow read.)
+		t2 := time.Now()
+		if err == nil && err2 == nil && v == l.Holder().Raw && !t2.Add(ttl+time.Millisecond).Before(deadline) {
+			ok++
+		}
+	}
+	if ok < len(admin)/2+1 {
+		return fmt.Sprintf("lease %q held (deadline in %s) while only %d servers hold it that long", l.Key(), deadline.Sub(t1), ok)
+	}
+	return ""
+}
+
+// cmdCalls is INFO commandstats calls of cmd on one server.
+func cmdCalls(t *testing.T, c *redis.Client, cmd string) int64 {
+	info, err := c.Info(context.Background(), "commandstats").Result()
+	require.NoError(t, err)
+	for line := range strings.SplitSeq(info, "\n") {
+		k, v, ok := strings.Cut(strings.TrimSpace(line), ":")
+		if !ok || k != "cmdstat_"+cmd {
+			continue
+		}
+		for f := range strings.SplitSeq(v, ",") {
+			if x, ok := strings.CutPrefix(f, "calls="); ok {
+				calls, err := strconv.ParseInt(x, 10, 64)
+				require.NoError(t, err)
+				return calls
+			}
+		}
+	}
+	return 0
+}

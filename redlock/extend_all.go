@@ -1,0 +1,238 @@
+package redlock
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"sync"
+	"time"
+)
+
+// MaxExtendBatch is how many locks one extend_many script call carries
+// at most: [Client.ExtendAll] splits larger sets into calls of this size,
+// so that no single call holds a server for long.
+const MaxExtendBatch = 256
+
+// ExtendAll extends many locks of this client at once, each to its own TTL
+// (the one it was acquired or last extended with): one multi-key
+// compare-and-PEXPIRE script call per node for every MaxExtendBatch locks,
+// instead of one call per lock per node. Each lock's result has the meaning
+// of [Lock.Extend] for that lock alone: errs[i] is nil when locks[i] now
+// has a new deadline (from the start of its batch, counted like Extend: a
+// majority within validity), an error matching ErrNotExtended when it keeps
+// its old one, or ErrNotHeld when it is lost (a late yes never revives a
+// lock whose deadline passed, and a key that no longer holds our value is
+// never re-created). A lock of another client, or nil, gets an error
+// matching ErrInvalidArgument. Requests are bounded as in Extend
+// (NodeTimeout, or [WithExtendTimeout]); calls of one ExtendAll run
+// concurrently, and it returns when every lock has its result. Each lock
+// sent gets its EventExtend on the client's Hooks, as from Extend.
+func (c *Client) ExtendAll(ctx context.Context, locks []*Lock, opts ...ExtendOption) []error {
+	var o extendOptions
+	for _, opt := range opts {
+		if opt != nil {
+			opt(&o)
+		}
+	}
+	errs := make([]error, len(locks))
+	// One batch holds locks of one set of voters (on a bucketed cluster,
+	// one bucket: its n copies, one slot each), at most MaxExtendBatch.
+	open := map[*node][]extendItem{}
+	var batches [][]extendItem
+	for i, l := range locks {
+		if l == nil || l.c != c {
+			errs[i] = fmt.Errorf("%w: lock %d is nil or of another client", ErrInvalidArgument, i)
+			continue
+		}
+		ttl, err := l.extendable(0)
+		if err != nil {
+			errs[i] = err
+			continue
+		}
+		set := l.nodes[0]
+		b := append(open[set], extendItem{i: i, l: l, ttl: ttl})
+		if len(b) == MaxExtendBatch {
+			batches = append(batches, b)
+			b = nil
+		}
+		open[set] = b
+	}
+	for _, b := range open {
+		if len(b) > 0 {
+			batches = append(batches, b)
+		}
+	}
+	if len(batches) == 0 {
+		return errs
+	}
+	if err := c.enter(); err != nil {
+		for _, b := range batches {
+			for _, it := range b {
+				errs[it.i] = err
+			}
+		}
+		return errs
+	}
+	defer c.mu.RUnlock()
+	if len(batches) == 1 {
+		c.extendBatch(ctx, o.wait, batches[0], errs)
+		return errs
+	}
+	var wg sync.WaitGroup
+	for _, b := range batches {
+		wg.Go(func() { c.extendBatch(ctx, o.wait, b, errs) })
+	}
+	wg.Wait()
+	return errs
+}
+
+// extendItem is one lock of an ExtendAll: its place in the caller's slice,
+// and the TTL it is extended with.
+type extendItem struct {
+	i   int
+	l   *Lock
+	ttl time.Duration
+}
+
+// extendBatch runs one extend_many call per node for the batch and sets
+// errs of its locks (each batch writes its own places only).
+func (c *Client) extendBatch(ctx context.Context, wait time.Duration, batch []extendItem, errs []error) {
+	t0 := time.Now()
+	fence := c.fenceDue(t0, batch)
+	nodes := batch[0].l.nodes
+	plain := extendManyCall(c, nil, batch, fence)
+	votes := make([][]int64, len(nodes)) // node -> lock -> 1 or 0, set before its answer is sent
+	answers := c.fanoutWithin(ctx, wait, nodes, func(ctx context.Context, n *node) answer {
+		sc := plain
+		if n.tag != "" {
+			sc = extendManyCall(c, n, batch, fence)
+		}
+		if err := c.admit(ctx, n); err != nil {
+			return answer{vote: VoteError, err: err}
+		}
+		res, err := n.run(ctx, sc)
+		if err != nil {
+			return answer{vote: VoteError, err: err}
+		}
+		a, ok := res.([]any)
+		if !ok || len(a) != len(batch) {
+			return answer{vote: VoteError, err: badReply(res)}
+		}
+		vs := make([]int64, len(a))
+		if err := intsOf(a, vs, seq(len(a))...); err != nil {
+			return answer{vote: VoteError, err: err}
+		}
+		for _, v := range vs {
+			if v != 0 && v != 1 {
+				return answer{vote: VoteError, err: badReply(res)}
+			}
+		}
+		votes[n.idx] = vs
+		return answer{vote: VoteYes} // the script ran; votes[n.idx] has its answers
+	}, c.batchDone(votes, len(batch)), nil)
+
+	per := make([]answer, len(nodes))
+	for j, it := range batch {
+		for i, a := range answers {
+			switch {
+			case a.vote != VoteYes:
+				per[i] = a
+			case votes[i][j] == 1:
+				per[i] = answer{vote: VoteYes}
+			default:
+				per[i] = answer{vote: VoteNo}
+			}
+		}
+		errs[it.i] = it.l.extended(t0, it.ttl, per)
+		if c.cfg.Hooks != nil {
+			c.observe(Event{Kind: EventExtend, Key: it.l.key, Token: it.l.token, Duration: time.Since(t0), Err: errs[it.i]})
+		}
+		if fence && errs[it.i] == nil {
+			it.l.mu.Lock()
+			it.l.fencedAt = t0
+			it.l.mu.Unlock()
+		}
+	}
+}
+
+// fenceDue reports whether the batch's call must also set the TTL of the
+// locks' fencing counters: when one of them was last set more than a
+// quarter of the counter TTL ago. Setting it on every extend (as extend.lua
+// does) would cost a command per lock per refresh for a TTL of
+// CounterTTLFactor x MaxTTL; leases refreshed together stay in one batch,
+// so a batch sets them all once in a while. (A counter that expires anyway
+// is safe: the next grant starts from the node's high-water mark, 3.4.)
+func (c *Client) fenceDue(now time.Time, batch []extendItem) bool {
+	ms, _ := strconv.ParseInt(c.counterTTLString(), 10, 64)
+	if ms <= 0 {
+		return false
+	}
+	stale := now.Add(-time.Duration(ms) * time.Millisecond / 4)
+	for _, it := range batch {
+		it.l.mu.Lock()
+		old := it.l.fencedAt.Before(stale)
+		it.l.mu.Unlock()
+		if old {
+			return true
+		}
+	}
+	return false
+}
+
+// batchDone is a fanout done func for extendBatch: every lock of the batch
+// has a majority of yes, or can no longer get one.
+func (c *Client) batchDone(votes [][]int64, k int) func([]answer, []bool) bool {
+	return func(as []answer, got []bool) bool {
+		for j := range k {
+			yes, open := 0, 0
+			for i, a := range as {
+				switch {
+				case !got[i]:
+					open++
+				case a.vote == VoteYes && votes[i][j] == 1:
+					yes++
+				}
+			}
+			if yes < c.quorum && yes+open >= c.quorum {
+				return false
+			}
+		}
+		return true
+	}
+}
+
+// extendManyCall is the extend_many call of a batch, on node n's keys
+// (nil: the keys as named, for standalone nodes); fence: set the fencing
+// counters' TTL too.
+func extendManyCall(c *Client, n *node, batch []extendItem, fence bool) *scriptCall {
+	keys := make([]string, 0, 1+2*len(batch))
+	args := make([]any, 0, 3+2*len(batch))
+	if n == nil {
+		keys = append(keys, markerKey)
+	} else {
+		keys = append(keys, n.marker())
+	}
+	cttl := any("0")
+	if fence {
+		cttl = c.counterTTL()
+	}
+	args = append(args, c.maxTTLArg(), c.quarantineMode(), cttl)
+	for _, it := range batch {
+		if n == nil {
+			keys = append(keys, it.l.key, it.l.key+":fence")
+		} else {
+			keys = append(keys, n.lockKey(it.l.key), n.fenceKey(it.l.key))
+		}
+		args = append(args, it.l.value, strconv.FormatInt(it.ttl.Milliseconds(), 10))
+	}
+	return newCall(scriptMany, keys, args...)
+}
+
+// seq returns 0, 1, ..., n-1.
+func seq(n int) []int {
+	out := make([]int, n)
+	for i := range out {
+		out[i] = i
+	}
+	return out
+}

@@ -1,0 +1,71 @@
+package redlock
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/redlease/redlease/internal/testnodes"
+)
+
+// ExtendAll gives each lock the result Extend would: extended, not
+// extended (a majority no longer holds it: never re-created), not held
+// (released), and a bad argument for a lock of another client; batches
+// beyond MaxExtendBatch are split.
+func TestExtendAll(t *testing.T) {
+	ctx := context.Background()
+	ms, nodes := testnodes.Minis(t, 5)
+	c := newClient(t, unitCfg, nodes)
+	const n = MaxExtendBatch + 10
+	locks := make([]*Lock, n)
+	for i := range locks {
+		l, err := c.TryAcquire(ctx, fmt.Sprint("ea-", i), 10*time.Second)
+		require.NoError(t, err)
+		testnodes.WaitValue(t, ms, l.Key(), l.Value())
+		locks[i] = l
+	}
+	for _, m := range ms[:3] {
+		m.Del("ea-1") // gone on a majority
+	}
+	_, err := locks[2].Release(ctx)
+	require.NoError(t, err)
+	_, others := testnodes.Minis(t, 3)
+	other := newClient(t, unitCfg, others)
+	foreign, err := other.TryAcquire(ctx, "foreign", 10*time.Second)
+	require.NoError(t, err)
+
+	before := make([]time.Time, n)
+	for i, l := range locks {
+		before[i] = l.ValidUntil()
+	}
+	errs := c.ExtendAll(ctx, append(locks, foreign, nil))
+	require.Len(t, errs, n+2)
+	require.NoError(t, errs[0])
+	assert.True(t, locks[0].ValidUntil().After(before[0]))
+	require.ErrorIs(t, errs[1], ErrNotExtended)
+	var qe *QuorumError
+	require.True(t, errors.As(errs[1], &qe))
+	no := 0
+	for _, r := range qe.Nodes {
+		if r.Vote == VoteNo {
+			no++
+		}
+	}
+	assert.Equal(t, 3, no, "three nodes said the key is no longer ours")
+	for _, m := range ms[:3] {
+		assert.False(t, m.Exists("ea-1"), "ExtendAll re-created a key")
+	}
+	assert.Equal(t, before[1], locks[1].ValidUntil(), "a failed extend keeps the old deadline")
+	require.ErrorIs(t, errs[2], ErrNotHeld)
+	for i := 3; i < n; i++ {
+		require.NoError(t, errs[i], "lock %d", i)
+		require.True(t, locks[i].ValidUntil().After(before[i]))
+	}
+	require.ErrorIs(t, errs[n], ErrInvalidArgument)
+	require.ErrorIs(t, errs[n+1], ErrInvalidArgument)
+}
