@@ -130,7 +130,9 @@ redis-server: servers
 ## Then the leases-at-scale cases (benchrun -scale; printed, ~15 minutes more): 10,000
 ## leases for a minute, 20,000 leases with 2 busy goroutines for 60s five times, and
 ## with BENCH_SCALE_LONG=1 100,000 leases for 5 minutes. BENCH_SCALE_FLAGS passes
-## options (-scale-window, -scale-runs).
+## options (-scale-window, -scale-runs). Last, the spread of cluster lock traffic
+## over 6 masters (BenchmarkClusterSpread: buckets B=1 against B=16).
 bench: servers
 	cd bench && go run ./cmd/benchrun -out ../docs/bench $(BENCH_FLAGS)
 	cd bench && go run ./cmd/benchrun -scale $(BENCH_SCALE_FLAGS)
+	go test -run '^$$' -bench '^BenchmarkClusterSpread$$' -benchtime 4x ./redlock/
