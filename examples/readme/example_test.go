@@ -1,17 +1,23 @@
 package readme_test
 
 // The README's snippets, as Example functions run on real redis-servers:
-// serve, watchLeader, leaseJob and nightlyReports are quoted there as they
-// are here (readme_test.go checks it). Each Example makes its client from the test servers'
+// serve, watchLeader, leaseJob, nightlyReports, slogClient and
+// Example_health are quoted there as they are here (readme_test.go checks
+// it). Each Example makes its client from the test servers'
 // addresses; the helpers below the snippets stand for the user's code.
 
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"net/http"
+	"net/http/httptest"
+	"os"
+	"strings"
 	"time"
 
 	"github.com/redlease/redlease/election"
+	"github.com/redlease/redlease/internal/redistest"
 	"github.com/redlease/redlease/lease"
 	"github.com/redlease/redlease/observer"
 	"github.com/redlease/redlease/redlock"
@@ -154,6 +160,76 @@ func Example_lock() {
 	written = 0
 	fmt.Println("reports:", nightlyReports(context.Background(), client), written)
 	// Output: reports: <nil> 2
+}
+
+// slogClient connects with a *slog.Logger as the client's logger (the
+// Configs of lease, election and observer take it the same way).
+func slogClient(ctx context.Context, addrs []string) (*redlock.Client, error) {
+	logger := slog.New(slog.NewTextHandler(os.Stdout, &slog.HandlerOptions{
+		Level: slog.LevelWarn,
+		// Level and message only, for a stable Output: yours keeps the rest.
+		ReplaceAttr: func(_ []string, a slog.Attr) slog.Attr {
+			if a.Key != slog.LevelKey && a.Key != slog.MessageKey {
+				return slog.Attr{}
+			}
+			return a
+		},
+	}))
+	return redlock.Dial(ctx, redlock.Config{Logger: redlock.SlogLogger(logger)}, addrs, redlock.DialOptions{})
+}
+
+// Fresh servers, never bootstrapped, are quarantined: the client says so in
+// one record that names them all.
+func Example_slog() {
+	g, stop, err := redistest.StartMain(3)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer stop()
+	client, err := slogClient(context.Background(), g.Addrs())
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer client.Close()
+	// Output:
+	// level=WARN msg="nodes are quarantined: they have no marker, or restarted, and may have forgotten locks; they vote after the quarantine"
+}
+
+func Example_health() {
+	client := dial()
+	defer client.Close()
+	e, _ := election.New(client, "reports/leader", election.Config{ID: "worker-1"})
+
+	mux := http.NewServeMux()
+	mux.Handle("/readyz", election.HealthCheck(e, time.Second))  // Redis down, key unusable, Run over
+	mux.Handle("/livez", election.LivenessCheck(e, time.Second)) // stalled leader, Run over
+	probe := func(path string) {
+		w := httptest.NewRecorder()
+		mux.ServeHTTP(w, httptest.NewRequest(http.MethodGet, path, nil))
+		fmt.Println(path, w.Code, strings.TrimSpace(w.Body.String()))
+	}
+
+	ctx, stop := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- e.Run(ctx) }()
+	for ev := range e.Events() {
+		if ev.Kind == redlock.EventElected {
+			break
+		}
+	}
+	probe("/readyz")
+	probe("/livez")
+	stop()
+	<-done
+	probe("/readyz")
+	probe("/livez")
+	// Output:
+	// /readyz 200 ok
+	// /livez 200 ok
+	// /readyz 503 election: unhealthy: "reports/leader": Run returned: election: stopped: context canceled
+	// /livez 503 election: unhealthy: "reports/leader": Run returned: election: stopped: context canceled
 }
 
 // written counts writeReport's calls.

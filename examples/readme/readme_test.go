@@ -10,7 +10,7 @@ import (
 )
 
 // quoted are the functions of example_test.go that the README quotes.
-var quoted = []string{"serve", "watchLeader", "leaseJob", "nightlyReports"}
+var quoted = []string{"serve", "watchLeader", "leaseJob", "nightlyReports", "slogClient", "Example_health"}
 
 // The README quotes each snippet exactly as it is here, where it runs.
 func TestREADMEQuotesExamples(t *testing.T) {
