@@ -149,7 +149,7 @@ func differential(t *testing.T, bin string, mutate func(script, src string) stri
 	})
 	checkInfo(ctx, t, sides)
 
-	const cases = 1000
+	const cases = 1500
 	calls := 0
 	var diffs []string
 	for seed := range uint64(cases) {
@@ -207,6 +207,8 @@ type state struct {
 	ok      string
 	b, h    int64
 	mx      int64
+	layout  string // the marker's cluster layout ('l'), "" for none
+	lock2   string // a second lock key (extend_many): "", "ours", "theirs"
 }
 
 func (st state) String() string {
@@ -218,6 +220,8 @@ const (
 	kLock   = "lk"
 	kFence  = "lk:fence"
 	kMarker = "{redlease}:marker"
+	kLock2  = "lk2"
+	kFence2 = "lk2:fence"
 	vOurs   = "v-ours"
 	vTheirs = "v-theirs"
 )
@@ -226,7 +230,8 @@ func genState(r *rand.Rand) state {
 	pick := func(xs ...string) string { return xs[r.IntN(len(xs))] }
 	st := state{lock: pick("", "ours", "theirs", "hash"), fence: pick("", "0", "3", "17", "junk", "hash"),
 		marker:  pick("", "good", "good", "good", "otherrun", "otherrepl", "partial", "string"),
-		created: r.Int64N(70000), ok: pick("0", "1", "1"), b: r.Int64N(20), h: r.Int64N(25), mx: []int64{30000, 10000}[r.IntN(2)]}
+		created: r.Int64N(70000), ok: pick("0", "1", "1"), b: r.Int64N(20), h: r.Int64N(25), mx: []int64{30000, 10000}[r.IntN(2)],
+		layout: pick("", "", "", "n=3 B=16", "n=3 B=1"), lock2: pick("", "ours", "theirs")}
 	if r.IntN(2) == 0 {
 		st.lockPX = 1000 + r.Int64N(20000)
 	}
@@ -270,6 +275,15 @@ func (st state) apply(ctx context.Context, t *testing.T, sd *side) {
 		}
 		require.NoError(t, c.HSet(ctx, kMarker, "r", rid, "p", rep, "c", created, "ok", st.ok,
 			"b", st.b, "h", st.h, "mx", st.mx).Err())
+		if st.layout != "" {
+			require.NoError(t, c.HSet(ctx, kMarker, "l", st.layout).Err())
+		}
+	}
+	switch st.lock2 {
+	case "ours":
+		require.NoError(t, c.Set(ctx, kLock2, vOurs, 5*time.Second).Err())
+	case "theirs":
+		require.NoError(t, c.Set(ctx, kLock2, vTheirs, 5*time.Second).Err())
 	}
 }
 
@@ -282,9 +296,17 @@ func genCall(r *rand.Rand, name string) ([]string, []any) {
 	ttl := pick("1000", "5000", "40000")
 	mode := pick("1", "1", "0", "2")
 	ctr := pick("300000", "300000", "0")
+	layout := pick("", "", "", "", "", "n=3 B=16", "n=3 B=1")
 	switch name {
 	case "acquire":
-		return []string{kLock, kFence, kMarker}, []any{val, ttl, "30000", mode, ctr, pick("0", "0", "1")}
+		return []string{kLock, kFence, kMarker}, []any{val, ttl, "30000", mode, ctr, pick("0", "0", "1"), layout}
+	case "extend_many":
+		keys, args := []string{kMarker}, []any{"30000", mode, ctr}
+		for _, k := range [][2]string{{kLock, kFence}, {kLock2, kFence2}}[:1+r.IntN(2)] {
+			keys = append(keys, k[0], k[1])
+			args = append(args, pick(vOurs, vOurs, vTheirs), pick("1000", "5000", "5000", "40000"))
+		}
+		return keys, args
 	case "extend":
 		return []string{kLock, kMarker, kFence}, []any{val, ttl, "30000", mode, ctr}
 	case "fence":
@@ -292,11 +314,11 @@ func genCall(r *rand.Rand, name string) ([]string, []any) {
 	case "release":
 		return []string{kLock}, []any{val, pick("", "lk:notice"), "gone", pick("0", "1")}
 	case "probe":
-		return []string{kMarker}, []any{"30000", mode, pick("0", "0", "1")}
+		return []string{kMarker}, []any{"30000", mode, pick("0", "0", "1"), layout}
 	case "raise":
 		return []string{kMarker}, []any{pick("0", "created"), fmt.Sprint(r.IntN(30))}
 	case "inspect":
-		return []string{kLock, kFence, kMarker}, []any{"30000", mode}
+		return []string{kLock, kFence, kMarker}, []any{"30000", mode, layout}
 	}
 	// A script this test does not know yet: call it with the lock's keys.
 	return []string{kLock, kFence, kMarker}, []any{val, ttl, "30000", mode}
@@ -330,7 +352,7 @@ func (sd *side) normalize(res any, err error) string {
 // dump renders the keys a case may have left.
 func (sd *side) dump(ctx context.Context, t *testing.T) string {
 	var b strings.Builder
-	for _, k := range []string{kLock, kFence, kMarker} {
+	for _, k := range []string{kLock, kFence, kMarker, kLock2, kFence2} {
 		typ, err := sd.c.Type(ctx, k).Result()
 		require.NoError(t, err)
 		switch typ {
