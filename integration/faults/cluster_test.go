@@ -525,40 +525,6 @@ func scClusterMasterPartitioned(t *testing.T, bin string) {
 	r.expect(rep)
 }
 
-// noStrayClusterKeys waits until the cluster's servers hold no key but
-// quarantine markers, fencing counters and the layout record (every lock
-// is released, or has expired), and fails the test if they still do
-// after timeout.
-func (r *rig) noStrayClusterKeys(timeout time.Duration) {
-	r.t.Helper()
-	ctx := context.Background()
-	deadline := time.Now().Add(timeout)
-	for {
-		var stray []string
-		for i, c := range r.admin {
-			keys, err := c.Keys(ctx, "*").Result()
-			if err != nil {
-				stray = append(stray, fmt.Sprintf("server %d: %v", i, err))
-				continue
-			}
-			for _, k := range keys {
-				if !strings.HasSuffix(k, "}:marker") && !strings.HasSuffix(k, ":fence") {
-					pttl, _ := c.PTTL(ctx, k).Result()
-					stray = append(stray, fmt.Sprintf("server %d: %q (pttl %s)", i, k, pttl))
-				}
-			}
-		}
-		if len(stray) == 0 {
-			return
-		}
-		if time.Now().After(deadline) {
-			r.t.Errorf("stray keys %s after the end: %s", timeout, strings.Join(stray, "; "))
-			return
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
 // clusterSoakFaults are the soak's faults of a cluster only: a copy's
 // master killed -9, its replica promoted by the cluster (automatic
 // failover), and the old master restarted (empty; it rejoins as a

@@ -796,7 +796,8 @@ func (r *rig) expect(rep *report, skip ...string) {
 
 // noStrayKeys waits until the servers hold no key but the quarantine
 // marker and the fencing counter (the election's key is released, or has
-// expired), and fails the test if they still do after timeout.
+// expired; on a cluster: any copy's or bucket's markers and counters, and
+// the layout record), and fails the test if they still do after timeout.
 func (r *rig) noStrayKeys(timeout time.Duration) {
 	r.t.Helper()
 	ctx := context.Background()
@@ -810,7 +811,7 @@ func (r *rig) noStrayKeys(timeout time.Duration) {
 				continue
 			}
 			for _, k := range keys {
-				if k != markerKey && k != fenceKey {
+				if !r.kept(k) {
 					pttl, _ := c.PTTL(ctx, k).Result()
 					stray = append(stray, fmt.Sprintf("server %d: %q (pttl %s)", i, k, pttl))
 				}
@@ -825,6 +826,14 @@ func (r *rig) noStrayKeys(timeout time.Duration) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+// kept reports whether k is a key that outlives the locks on purpose.
+func (r *rig) kept(k string) bool {
+	if r.o.cluster {
+		return strings.HasSuffix(k, "}:marker") || strings.HasSuffix(k, ":fence")
+	}
+	return k == markerKey || k == fenceKey
 }
 
 func tail(b []byte, n int) string {

@@ -185,9 +185,5 @@ func soak(t *testing.T, bin string, cluster bool) {
 	r.leader() // somebody leads once the faults are over
 	rep := r.finish()
 	r.expect(rep)
-	if cluster {
-		r.noStrayClusterKeys(ttl + time.Second)
-		return
-	}
 	r.noStrayKeys(ttl + time.Second)
 }
