@@ -129,7 +129,15 @@ collect:
 // the deadline, so it has no late answer.
 func (c *Client) direct(ctx, nctx context.Context, cancel context.CancelFunc, n *node, do call, timedOut errNodeTimeout) answer {
 	defer cancel()
-	a := do(nctx, n)
+	return c.settle(ctx, n, do(nctx, n), timedOut)
+}
+
+// settle records node n's answer a to a request of a call whose caller's
+// context is ctx: an error cut by the fan-out's own deadline (wherever the
+// request was stuck: queued, on the wire, in a configuration check) is
+// said one way, timedOut; an answer marks the node as answering, an error
+// as failed, reported to Hooks unless the caller stopped waiting.
+func (c *Client) settle(ctx context.Context, n *node, a answer, timedOut errNodeTimeout) answer {
 	if a.vote == VoteError && errors.Is(a.err, context.DeadlineExceeded) && ctx.Err() == nil {
 		a.err = timedOut
 	}
@@ -186,21 +194,7 @@ func (f *flight) run(i int) {
 
 // request runs node i's request.
 func (f *flight) request(i int, n *node) {
-	a := f.do(f.nctx, n)
-	if a.vote == VoteError && errors.Is(a.err, context.DeadlineExceeded) && f.ctx.Err() == nil {
-		// Cut by the fan-out's own deadline, wherever it was stuck
-		// (queued, on the wire, in a configuration check): say so
-		// in one way.
-		a.err = f.timedOut
-	}
-	if a.vote != VoteError {
-		n.answered()
-	} else {
-		f.c.nodeFailed(n, a.err)
-		if f.ctx.Err() == nil {
-			f.c.observe(Event{Kind: EventNodeError, Node: n.addr, Err: a.err})
-		}
-	}
+	a := f.c.settle(f.ctx, n, f.do(f.nctx, n), f.timedOut)
 	f.mu.Lock()
 	sent := !f.closed
 	if sent {
