@@ -92,7 +92,7 @@ func (h *history) next(t testing.TB, timeout time.Duration) tenure {
 }
 
 // checkTenures checks a finished history: no two terms' contexts alive at
-// once, no term's work running into another term (S1, safe handover),
+// once, no term's work running into another term (docs/design.md S1, safe handover),
 // tokens strictly increasing in the order the terms began (S5), and every
 // term demoted exactly once, after its OnElected returned.
 func checkTenures(ts []tenure) error {

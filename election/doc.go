@@ -1,6 +1,12 @@
 // Package election elects one leader among candidates on Redis, on top of
 // a lease (package lease) held on a majority of a redlock.Client's nodes.
 //
+// It is the top layer of redlease (redlock, lease, observer, election).
+// docs/design.md §6.1 explains terms and the handover, §2 the invariants
+// (S1: one leader at a time; S5: terms' tokens increase) and §3 the
+// assumptions they hold under:
+// https://github.com/redlease/redlease/blob/main/docs/design.md
+//
 // Each candidate makes an [Elector] with [New] and calls [Elector.Run],
 // which campaigns until its context ends. The candidate that acquires the
 // election's lease begins a term: Callbacks.OnElected runs, in its own

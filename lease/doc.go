@@ -2,6 +2,11 @@
 // wants it, refreshing it in the background, and tells the holder before the
 // lock's validity ends when it could not keep it.
 //
+// It is the layer between redlock (the algorithm, below) and observer and
+// election (above). docs/design.md §5 explains the refresh scheduler, the
+// batched refresh and the local hard deadline (invariant S2):
+// https://github.com/redlease/redlease/blob/main/docs/design.md
+//
 // # Lifecycle
 //
 // Acquire. [Acquire] waits until it holds the key on a majority of the

@@ -26,7 +26,7 @@ import (
 // and a starved process (busy goroutines, one per core). Throughout, a
 // checker reads the servers: every lease that says it is held
 // (Held, sampled before the read) is held with its value on a majority of
-// servers until at least its Deadline (S1/S2: no lease believed held past
+// servers until at least its Deadline (docs/design.md S1/S2: no lease believed held past
 // what the servers grant). No lease is lost (one bad server of five, or a
 // slow process, must not cost a lease), the refresh attempts per second
 // stay within twice the steady rate, and once the faults are gone the
@@ -147,7 +147,7 @@ func TestIntegrationLeasesUnderOverload(t *testing.T) {
 	assert.NotEmpty(t, checkHeld(ctx, admin, l), "the checker misses a deadline past the servers' expiry")
 }
 
-// checkHeld returns why l breaks S1/S2, or "": if l says it is held before
+// checkHeld returns why l breaks S1/S2 (docs/design.md §2), or "": if l says it is held before
 // the servers are read, a majority must hold its value until at least its
 // deadline as l saw it then. Servers that do not answer count
 // as not holding it.

@@ -23,7 +23,7 @@ import (
 //   - its deadline timer (expire, a time.AfterFunc) ends it at
 //     ValidUntil - SafetyMargin, however late the scheduler or a refresh
 //     in flight is: the end of a lease never waits for a reply or for the
-//     scheduler (DESIGN S2);
+//     scheduler (docs/design.md S2);
 //   - a refresh that succeeds after the deadline does not bring the lease
 //     back (S4): the deadline is checked and moved under one lock, the lock
 //     Held reads it under;

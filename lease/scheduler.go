@@ -10,7 +10,7 @@ import (
 	"github.com/redlease/redlease/redlock"
 )
 
-// The scheduler refreshes every lease of one redlock.Client (DESIGN 3.7.1):
+// The scheduler refreshes every lease of one redlock.Client (docs/design.md §5.2):
 // one goroutine per Client, not one per lease, with a heap of the leases
 // by when their next refresh is due. When the first lease falls due, every
 // lease due within its batch window (RenewInterval/10: refreshes come at

@@ -53,7 +53,7 @@ func TestBatchedRefresh(t *testing.T) {
 // The deadline of each lease is its own timer: with the scheduler stalled
 // (a starved process), Done closes at ValidUntil - SafetyMargin, not a
 // moment later, and a refresh that runs once the scheduler wakes up does
-// not revive the lease (S2, S4).
+// not revive the lease (docs/design.md S2, S4).
 func TestStalledSchedulerDoesNotDelayLoss(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		stall := make(chan struct{}) // of the bubble: a goroutine blocked on it is durably blocked

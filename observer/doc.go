@@ -2,6 +2,12 @@
 // without ever campaigning: for standby replicas that forward requests to
 // the leader, dashboards, and the CLI.
 //
+// It reads what package lease writes, through redlock's majority reads,
+// and sits below package election, which shares its Event and Leader
+// types. docs/design.md §6.2 explains it, §4.4 the majority read, §4.12
+// the change notices:
+// https://github.com/redlease/redlease/blob/main/docs/design.md
+//
 // The election's state lives in one lease key (the election's name; see
 // package lease): [Observer.Leader] is a majority read of that key, giving
 // the leader's ID, metadata, fencing token and remaining validity.

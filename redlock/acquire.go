@@ -48,7 +48,7 @@ func WithReleaseNotice(channel, message string) AcquireOption {
 	return func(o *acquireOptions) { o.notice, o.msg = channel, message }
 }
 
-// nonceBytes is the randomness of one attempt's value (S8).
+// nonceBytes is the randomness of one attempt's value (docs/design.md S8).
 const nonceBytes = 16
 
 func newNonce() string {
@@ -157,7 +157,7 @@ func (c *Client) observedAttempt(ctx context.Context, key string, ttl time.Durat
 	return l, err
 }
 
-// attempt is one run of the Redlock algorithm (DESIGN 3.1, 3.4).
+// attempt is one run of the Redlock algorithm (docs/design.md §4.2, §4.5).
 func (c *Client) attempt(ctx context.Context, key string, ttl time.Duration, o acquireOptions) (*Lock, error) {
 	if err := checkKey(key); err != nil {
 		return nil, err
@@ -271,7 +271,7 @@ func parseAcquire(res any, err error) answer {
 	return answer{vote: v, counter: ns[1], ms: ns[2], created: ns[3], high: ns[4], server: ns[5]}
 }
 
-// distinctQuorumDone is quorumDone counting one yes per server (S7): two
+// distinctQuorumDone is quorumDone counting one yes per server (docs/design.md S7): two
 // nodes that answer with the same run_id are one vote.
 func (c *Client) distinctQuorumDone(as []answer, got []bool) bool {
 	yes, open := 0, 0
@@ -313,9 +313,8 @@ func (c *Client) dedupe(nodes []*node, as []answer) int {
 // containsServer reports whether ids holds id.
 func containsServer(ids []int64, id int64) bool { return slices.Contains(ids, id) }
 
-// token decides the acquisition's fencing token (docs/design.md, "Fencing
-// in one round trip"): t is the highest counter the yes-nodes replied (each
-// set it by its grant). When a majority of them replied t, a majority holds
+// token decides the acquisition's fencing token (docs/design.md §4.5): t
+// is the highest counter the yes-nodes replied (each set it by its grant). When a majority of them replied t, a majority holds
 // t: it is handed out at once. Otherwise t is written back on the yes-nodes
 // below it where our value still holds, and handed out once a majority holds
 // it; a counter found above t fails the acquisition (never hand it out).
@@ -385,7 +384,7 @@ func (c *Client) token(ctx context.Context, nodes []*node, key, value string, an
 	return uint64(t), nil
 }
 
-// raiseForgetful lifts the fencing floor of quarantined nodes (DESIGN 3.4,
+// raiseForgetful lifts the fencing floor of quarantined nodes (docs/design.md §4.9,
 // S6) to the highest token seen on a majority of healthy nodes, so that once
 // they vote again no token can go back. It runs in the background; the nodes
 // vote no until it has landed. Without a healthy majority among the answers

@@ -19,7 +19,7 @@ import (
 const DefaultReplicas = 3
 
 // DefaultBuckets is the number of buckets [NewCluster] spreads keys over
-// when [WithBuckets] is not given (DESIGN 3.6.1).
+// when [WithBuckets] is not given (docs/design.md §4.11).
 const DefaultBuckets = 16
 
 // MaxBuckets is the largest number of buckets [WithBuckets] accepts.
@@ -186,8 +186,8 @@ func Layout(n, buckets int) string {
 // slot ranges.
 func ClusterTag(i, n int) string { return BucketTag(i, 0, n, 1) }
 
-// BucketTag is the hash tag of copy i of n in bucket b of B (DESIGN
-// 3.6.1): the first name "rl<i>-<j>" (B = 1) or "rl<i>b<b>-<j>" (B > 1),
+// BucketTag is the hash tag of copy i of n in bucket b of B (docs/design.md
+// §4.11): the first name "rl<i>-<j>" (B = 1) or "rl<i>b<b>-<j>" (B > 1),
 // j = 0, 1, ..., whose slot is the middle of the (i*B + b)-th of n*B equal
 // slot ranges. So the n*B slots are spread evenly, the n copies of one
 // bucket are 16384/n slots apart, and the buckets of copy i fill the i-th
@@ -212,7 +212,7 @@ func BucketTag(i, b, n, buckets int) string {
 	}
 }
 
-// Bucket is the bucket of key among B (DESIGN 3.6.1): the 32-bit FNV-1a
+// Bucket is the bucket of key among B (docs/design.md §4.11): the 32-bit FNV-1a
 // hash of the whole key, modulo B. It is 0 when B <= 1.
 func Bucket(key string, buckets int) int {
 	if buckets <= 1 {

@@ -14,7 +14,7 @@ import (
 	"github.com/redlease/redlease/redlock"
 )
 
-// Bucketed tags (DESIGN 3.6.1) on a 6-master cluster with n=3 copies:
+// Bucketed tags (docs/design.md §4.11) on a 6-master cluster with n=3 copies:
 // lock traffic reaches every master, not only the 3 that the copies' fixed
 // tags of one bucket would use.
 

@@ -52,7 +52,7 @@ func TestNewClusterEvenReplicas(t *testing.T) {
 	}
 }
 
-// The n*B tags of a bucketed layout (DESIGN 3.6.1): a pure function of
+// The n*B tags of a bucketed layout (docs/design.md §4.11): a pure function of
 // (i, b, n, B), spread evenly over the slots, the n copies of a bucket
 // 16384/n slots apart (on n different masters under the standard
 // contiguous layout), and with one bucket the tags of ClusterTag.

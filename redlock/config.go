@@ -18,7 +18,7 @@ const (
 	DefaultRetryDelay  = 100 * time.Millisecond
 	DefaultMaxTTL      = 30 * time.Second
 
-	// MinDrift is added to every drift allowance (DESIGN S3): the clock
+	// MinDrift is added to every drift allowance (docs/design.md S3): the clock
 	// resolution and scheduling slack that a drift factor alone would miss
 	// on short TTLs.
 	MinDrift = 2 * time.Millisecond
@@ -26,7 +26,7 @@ const (
 	// CounterTTLFactor times MaxTTL is the TTL of a fencing counter: a key
 	// locked again within it continues its own counter; after it, the
 	// counter starts again above the node's highest token, so tokens
-	// still increase (docs/design.md, "Nothing left behind").
+	// still increase (docs/design.md §4.6).
 	CounterTTLFactor = 10
 )
 
@@ -86,8 +86,7 @@ type Config struct {
 	// lock key, and [Lock.Token] is 0. Default: false (fencing on). With
 	// fencing on, each lock key has a counter beside it ("<key>:fence")
 	// whose TTL is CounterTTLFactor x MaxTTL, refreshed by every
-	// acquisition and extension of the key (docs/design.md, "Nothing left
-	// behind").
+	// acquisition and extension of the key (docs/design.md §4.6).
 	DisableFencing bool
 
 	// AllowEviction lets [New] accept nodes whose maxmemory-policy may evict
@@ -212,7 +211,7 @@ func (c Config) Validate() error {
 	return nil
 }
 
-// drift is the clock-drift allowance for a TTL (DESIGN S3).
+// drift is the clock-drift allowance for a TTL (docs/design.md S3).
 func (c *Config) drift(ttl time.Duration) time.Duration {
 	return time.Duration(float64(ttl)*c.DriftFactor) + MinDrift
 }

@@ -1,6 +1,6 @@
 package redlock_test
 
-// Nothing left behind (docs/design.md): fencing counters expire, a missing
+// Nothing left behind (docs/design.md §4.6): fencing counters expire, a missing
 // counter starts again from the node's high-water mark, and server memory
 // returns to where it was once the counters' TTL has passed. On real
 // servers, with a short counter TTL where a test must see counters expire.

@@ -3,10 +3,17 @@
 // time the acquisition took, plus an allowance for clock drift, leaves
 // validity on the TTL.
 //
+// It is the bottom layer of redlease: package lease keeps a [Lock] alive,
+// and packages observer and election build on lease. docs/design.md
+// explains the mechanisms (§4: fan-out, fencing, quarantine, Redis
+// Cluster), the safety invariants S1-S8 cited below (§2), and the model
+// they hold under (§3):
+// https://github.com/redlease/redlease/blob/main/docs/design.md
+//
 // # Guarantees
 //
 // While [Lock.Held] is true, no other client of these nodes holds the same
-// key (S1), provided that:
+// key (docs/design.md S1), provided that:
 //   - the servers' and this process's clocks advance at nearly the same
 //     rate (the drift allowance is TTL*DriftFactor + 2ms), and no process
 //     pauses longer than that allowance without checking Held again;
@@ -60,7 +67,7 @@
 // longer than NodeTimeout for any node, whatever the go-redis client's own
 // timeouts. An acquisition, fencing token included, costs one round trip to
 // the fastest majority while the nodes' counters agree (one more when they
-// disagree, after failed attempts or a restart: docs/design.md).
+// disagree, after failed attempts or a restart: docs/design.md §4.5).
 //
 // Two go-redis options change the cost of a call, and the library works
 // with any setting of both:

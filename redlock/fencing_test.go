@@ -1,7 +1,7 @@
 package redlock_test
 
-// Fencing in one round trip (docs/design.md, "Fencing in one round trip")
-// and counters that expire ("Nothing left behind"), on real servers: the
+// Fencing in one round trip (docs/design.md §4.5) and counters that
+// expire (§4.6), on real servers: the
 // fast path, the slow path with disagreeing counters, a re-sent script,
 // counters that expire, and the negative controls of both guards.
 
@@ -212,7 +212,7 @@ func sfWaitReleased(t *testing.T, rig *sfRig, key string) {
 
 // TestFencingMajorityRule: B's majority (nodes 1 and 2) never saw node 0's
 // grant of 11 directly, but A's token reached a majority before it was
-// handed out, so B's token is above it (S5).
+// handed out, so B's token is above it (docs/design.md S5).
 func TestFencingMajorityRule(t *testing.T) {
 	a, b := fenceHoleSetup(t, fenceCfg)
 	assert.Greater(t, b.Token(), a.Token(), "fencing token went backwards")

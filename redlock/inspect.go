@@ -21,8 +21,7 @@ type Inspection struct {
 	// Token is the holder's fencing token once its acquisition completed:
 	// the highest counter that a majority of the nodes holding its value
 	// have reached (a node that granted after the acquisition had returned
-	// may hold a higher counter of its own; see docs/design.md, "Fencing in
-	// one round trip").
+	// may hold a higher counter of its own; see docs/design.md §4.5).
 	Token uint64
 	// Nodes has every node's view, in the order given to New.
 	Nodes []NodeState
@@ -51,7 +50,7 @@ type NodeState struct {
 	// it, in the background, from its quarantine onwards, or, when no
 	// healthy majority could give a floor then, within one call of its
 	// quarantine's end; a Client in use checks every 10s in any case
-	// (docs/design.md, "Readiness").
+	// (docs/design.md §4.9).
 	Ready bool
 	Err   error
 }

@@ -32,7 +32,7 @@ func itNewErr(t *testing.T, cfg redlock.Config, nodes ...redis.UniversalClient) 
 }
 
 // TestIntegrationNewRefuses: New refuses node lists and servers that would
-// break "one server, one vote" (S7) or could evict a lock key.
+// break "one server, one vote" (docs/design.md S7) or could evict a lock key.
 func TestIntegrationNewRefuses(t *testing.T) {
 	ctx := context.Background()
 	cl := itStart(t, itConfig{n: 3})

@@ -1,7 +1,7 @@
 package redlock_test
 
 // Integration tests of the safety invariants that need real servers:
-// no resurrection (S4), undo of failed attempts (S8) and forgetful nodes
+// no resurrection (docs/design.md S4), undo of failed attempts (S8) and forgetful nodes
 // (S5, S6).
 
 import (
@@ -18,7 +18,7 @@ import (
 )
 
 // TestIntegrationNoResurrection: Extend never re-creates a key that expired
-// or was deleted (S4).
+// or was deleted (docs/design.md S4).
 func TestIntegrationNoResurrection(t *testing.T) {
 	ctx := context.Background()
 	cl := itStart(t, itConfig{n: 5})
@@ -73,7 +73,7 @@ func TestIntegrationNoResurrection(t *testing.T) {
 }
 
 // TestIntegrationFailedAttemptUndone: an attempt that got yes from a
-// minority releases it there (S8).
+// minority releases it there (docs/design.md S8).
 func TestIntegrationFailedAttemptUndone(t *testing.T) {
 	ctx := context.Background()
 	cl := itStart(t, itConfig{n: 5})
@@ -97,7 +97,7 @@ func TestIntegrationFailedAttemptUndone(t *testing.T) {
 // TestIntegrationCancelledAttemptUndone: the caller cancels its context
 // while a majority's replies are held. The attempt fails with the context's
 // error, and once the held replies arrive, the late yes votes are undone
-// with redlock's own context, not the caller's cancelled one (S8).
+// with redlock's own context, not the caller's cancelled one (docs/design.md S8).
 //
 // Nodes 0-2 sit behind held proxies and have one connection each (PoolSize
 // 1), busy with the held acquire: the background release of the failed
@@ -218,7 +218,7 @@ func itNewForgetful(t *testing.T, disableQuarantine bool) *itForgetful {
 }
 
 // TestIntegrationForgetfulNodeQuarantined: a node that restarted empty
-// does not vote for MaxTTL (S6), so B cannot take the lock A holds; once the
+// does not vote for MaxTTL (docs/design.md S6), so B cannot take the lock A holds; once the
 // quarantine is over, tokens continue above A's (S5).
 func TestIntegrationForgetfulNodeQuarantined(t *testing.T) {
 	ctx := context.Background()
@@ -273,8 +273,8 @@ func TestIntegrationForgetfulNodeWithoutQuarantine(t *testing.T) {
 // TestIntegrationForgetfulNodeFloorNeedsHealthyMajority: node 0 forgot A's
 // token and node 1, the only other node that knows it, does not answer.
 // When node 0's quarantine ends it must not vote with a fencing floor read
-// from node 2 alone (DESIGN 3.4: "raise its counter to the max read from a
-// healthy majority before it votes again"), or the next token repeats A's.
+// from node 2 alone (docs/design.md §4.9: its floor comes from a healthy
+// majority before it votes again), or the next token repeats A's.
 func TestIntegrationForgetfulNodeFloorNeedsHealthyMajority(t *testing.T) {
 	ctx := context.Background()
 	cl := itStart(t, itConfig{n: 3})

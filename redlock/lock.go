@@ -215,7 +215,7 @@ func (l *Lock) extended(t0 time.Time, ttl time.Duration, answers []answer) error
 		return fmt.Errorf("%w: %q: released during extend", ErrNotHeld, l.key)
 	case !now.Before(l.validUntil):
 		// The old deadline passed while we waited: the lock was lost, and
-		// a late yes must not bring it back (S4).
+		// a late yes must not bring it back (docs/design.md S4).
 		l.released = true
 		l.strag.gone.Store(true)
 		c.wg.Go(func() { c.releaseAll(l.nodes, l.key, l.value, l.notice, l.msg) }) // wakes waiters
@@ -266,7 +266,7 @@ func (l *Lock) release(ctx context.Context) (int, error) {
 	}
 	defer c.mu.RUnlock()
 	// The caller's ctx may already be cancelled: cleaning up must not
-	// depend on it (S8). NodeTimeout bounds every request.
+	// depend on it (docs/design.md S8). NodeTimeout bounds every request.
 	answers := c.release(context.WithoutCancel(ctx), l.nodes, l.key, l.value, l.notice, l.msg, c.deletedOnMajority, l.strag.acquiring)
 	deleted, errs := 0, 0
 	for _, a := range answers {
@@ -356,7 +356,7 @@ func releaseReply(res any, err error) answer {
 }
 
 // releaseAll undoes a failed or lost acquisition on every node, with its
-// own bounded context (S8); used in the background.
+// own bounded context (docs/design.md S8); used in the background.
 func (c *Client) releaseAll(nodes []*node, key, value, notice, msg string) {
 	c.release(context.Background(), nodes, key, value, notice, msg, nil, nil)
 }

@@ -27,7 +27,7 @@ type node struct {
 	nm     nodeName // its name for errors and logs where the server names it (see identity.go)
 	ident  identity // what its answers said about its server
 	idx    int      // position in its set (Client.sets): the copy of a cluster lock
-	bucket int      // its set: the bucket of a cluster Client's keys (DESIGN 3.6.1)
+	bucket int      // its set: the bucket of a cluster Client's keys (docs/design.md §4.11)
 	// ownDeadline: the go-redis client cuts its own requests at the
 	// context's deadline (a *redis.Client with ContextTimeoutEnabled), so
 	// a request to it may run in the caller's goroutine (see fanoutWithin).

@@ -5,7 +5,7 @@ import (
 	"time"
 )
 
-// Readiness (DESIGN 3.5.1): a node that may have forgotten its locks votes
+// Readiness (docs/design.md §4.9): a node that may have forgotten its locks votes
 // again once its quarantine is over and its fencing floor was raised. The
 // floor is raised by the next contact of any kind, never only by lock
 // traffic: an acquisition raises it from its own answers (raiseForgetful),

@@ -17,7 +17,7 @@ import (
 	"github.com/redlease/redlease/internal/testnodes"
 )
 
-// Readiness (DESIGN 3.5.1, docs/design.md "Readiness"), on the fake clock
+// Readiness (docs/design.md §4.9), on the fake clock
 // of testing/synctest with in-memory miniredis nodes: a node that lost its
 // state is Ready again at the end of its quarantine whatever the traffic,
 // while a key stays held elsewhere throughout. miniredis has no run_id, so

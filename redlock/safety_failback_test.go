@@ -127,7 +127,7 @@ func sfFailbackSetup(t *testing.T, noReplIDCheck bool) *sfFailback {
 // TestSafetyFailbackAfterFullResync: a master that failed over and failed
 // back with its process running has its run_id and its own old marker, but a
 // dataset that lost client 1's lock. Its replication ID changed, so it is
-// quarantined (S6): client 2 cannot win the lock client 1 holds, A votes no
+// quarantined (docs/design.md S6): client 2 cannot win the lock client 1 holds, A votes no
 // for MaxTTL from the first contact after the failback, and tokens continue
 // above client 1's (S5).
 func TestSafetyFailbackAfterFullResync(t *testing.T) {

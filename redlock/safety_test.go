@@ -1,6 +1,6 @@
 package redlock_test
 
-// Safety tests on real redis-server processes: forgetful nodes (S5, S6)
+// Safety tests on real redis-server processes: forgetful nodes (docs/design.md S5, S6)
 // seen through the ways a server really forgets (a restart from an older RDB
 // snapshot, FLUSHALL, kill -9 and an empty restart, the promotion of a
 // lagging replica), one server configured twice (S7), evicting memory
@@ -41,7 +41,7 @@ import (
 )
 
 const (
-	// sfMarker is the quarantine marker of a standalone node (DESIGN 3.5).
+	// sfMarker is the quarantine marker of a standalone node (docs/design.md §4.7).
 	sfMarker = "{redlease}:marker"
 	// sfForeign is the value of a lock held by a client outside the test.
 	sfForeign = "foreign-holder"
@@ -313,7 +313,7 @@ func sfForgetfulNode0(t *testing.T, rig *sfRig, c *redlock.Client, key string, l
 
 // TestSafetyRestartFromOlderRDBSnapshot: a node that restarts from an RDB
 // snapshot older than its last writes (kill -9 after SAVE and more writes)
-// has a new run_id and the snapshot's marker: it is quarantined (S6) and
+// has a new run_id and the snapshot's marker: it is quarantined (docs/design.md S6) and
 // tokens do not go back to the snapshot's counter (S5).
 func TestSafetyRestartFromOlderRDBSnapshot(t *testing.T) {
 	ctx := context.Background()
@@ -374,7 +374,7 @@ func TestSafetyFlushAllQuarantines(t *testing.T) {
 
 // TestSafetyNewRefusesSameServerTwice: the same server under two addresses
 // (direct and through a TCP proxy) is found by run_id; under one address,
-// by address (S7). The error names both.
+// by address (docs/design.md S7). The error names both.
 func TestSafetyNewRefusesSameServerTwice(t *testing.T) {
 	rig := sfStart(t, 2, redistest.Options{})
 	p, err := faultproxy.New(rig.addr(0))
@@ -462,7 +462,7 @@ func sfKilledSetup(t *testing.T, disableQuarantine bool) *sfKilled {
 }
 
 // TestSafetyKilledNodeRestartedEmpty: B cannot win the lock A holds while
-// node 0, which forgot A's copy, is quarantined (S1, S6); B wins once A's
+// node 0, which forgot A's copy, is quarantined (docs/design.md S1, S6); B wins once A's
 // lock is over (its TTL is MaxTTL), with a higher token (S5).
 func TestSafetyKilledNodeRestartedEmpty(t *testing.T) {
 	k := sfKilledSetup(t, false)
@@ -642,7 +642,7 @@ func sfFailoverSetupCfg(t *testing.T, cfg redlock.Config) *sfFailover {
 
 // TestSafetyLaggingReplicaPromoted: a replica promoted without the newest
 // lock key carries its master's marker but has another run_id, so it is
-// quarantined (S6): while client 1 holds the lock, client 2 cannot win it
+// quarantined (docs/design.md S6): while client 1 holds the lock, client 2 cannot win it
 // with B's vote, and B votes no for MaxTTL; then tokens continue above
 // client 1's (S5).
 func TestSafetyLaggingReplicaPromoted(t *testing.T) {
@@ -731,9 +731,9 @@ func TestSafetyLaggingReplicaPromotedWithoutQuarantine(t *testing.T) {
 
 // TestSafetyFloorNeedsHealthyMajority: of five nodes only node 0 loses its
 // state (kill -9, empty restart): a minority, so tokens must stay strictly
-// increasing (S5, Lock.Token's doc). Nodes 1 and 2, which know the highest
+// increasing (docs/design.md S5, Lock.Token's doc). Nodes 1 and 2, which know the highest
 // token, are paused, not forgetful. When node 0's quarantine ends, its floor
-// must come from a healthy majority (DESIGN 3.4), so the right outcomes are
+// must come from a healthy majority (docs/design.md §4.9), so the right outcomes are
 // "no lock until nodes 1 and 2 answer" or "a token above the highest".
 func TestSafetyFloorNeedsHealthyMajority(t *testing.T) {
 	ctx := context.Background()
@@ -838,13 +838,13 @@ func (s *sfStore) write(token uint64, holder string, v int, held func() bool) {
 	}
 }
 
-// sfCheck returns every violation of the history: S5 (an acquisition that
+// sfCheck returns every violation of the history (docs/design.md §2): S5 (an acquisition that
 // started after another completed has a higher token), S1 (tenures
 // [done, end] never overlap), the store's refusals of legitimate holders,
 // and lost updates (the counter equals the number of accepted writes).
 func sfCheck(recs []sfRecord, st *sfStore) []string {
 	var out []string
-	// S5: sort by completion; prefix maxima; for each record the maximum
+	// S5 (docs/design.md §2): sort by completion; prefix maxima; for each record the maximum
 	// token of those that completed before it started.
 	byDone := slices.Clone(recs)
 	slices.SortFunc(byDone, func(a, b sfRecord) int { return a.done.Compare(b.done) })
@@ -870,7 +870,7 @@ func sfCheck(recs []sfRecord, st *sfStore) []string {
 				b.client, b.token, a.client, a.token, b.start.Sub(a.done)))
 		}
 	}
-	// S1: in order of tenure start (done), each must begin after every
+	// S1 (docs/design.md §2): in order of tenure start (done), each must begin after every
 	// earlier one ended.
 	var last *sfRecord
 	for i := range byDone {
@@ -1162,7 +1162,7 @@ func sfMinTime(a, b time.Time) time.Time {
 }
 
 // TestSafetyNemesis: 8 contending clients, one key, five servers killed,
-// restarted empty and paused at random: tenures never overlap (S1), tokens
+// restarted empty and paused at random: tenures never overlap (docs/design.md S1), tokens
 // increase (S5), the fenced store never refuses a holder that still held,
 // and no update is lost.
 func TestSafetyNemesis(t *testing.T) {

@@ -252,7 +252,7 @@ func TestExtendAfterDeadline(t *testing.T) {
 	require.Eventually(t, func() bool { return !l.Held() }, 5*time.Second, time.Millisecond)
 	assert.Equal(t, time.Duration(0), l.Remaining())
 	// The keys are still on the servers (miniredis does not expire them
-	// by itself), yet the holder's deadline is final (S2, S4).
+	// by itself), yet the holder's deadline is final (docs/design.md S2, S4).
 	for _, m := range ms {
 		assert.True(t, m.Exists("short"))
 	}

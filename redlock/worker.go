@@ -6,8 +6,7 @@ import "time"
 // request: a worker that finished waits a while for the node's next request
 // instead of exiting. A fresh goroutine per request would start on a small
 // stack and grow it (copying it) on its way down go-redis' call path, every
-// time; a worker's stack has already grown (docs/design.md, "The client's
-// hot path").
+// time; a worker's stack has already grown (docs/design.md §4.13).
 
 // workerIdle is how long a worker waits for its node's next request before
 // it exits. A process that calls less often than that starts a goroutine

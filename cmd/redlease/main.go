@@ -1,20 +1,3 @@
-// Command redlease runs a command under leader election on Redis, and shows
-// and follows an election.
-//
-//	go install github.com/redlease/redlease/cmd/redlease@latest
-//
-//	export REDLEASE_NODES=redis-a:6379,redis-b:6379,redis-c:6379
-//	redlease run --name reports -- ./generate-reports --token-from-env
-//	redlease status --name reports
-//	redlease watch --name reports
-//
-// `redlease run` campaigns for the election; while it leads it runs the
-// command with the term's fencing token in REDLEASE_TOKEN, and stops it
-// (SIGTERM, then SIGKILL after --grace) before the term's validity ends
-// when leadership is lost. `redlease status` prints every node's view and
-// the majority's verdict; `redlease watch` prints every change of leader.
-// See README.md beside this file, or `redlease --help`, for every flag and
-// the exit codes.
 package main
 
 import (

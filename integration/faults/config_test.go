@@ -331,7 +331,7 @@ func ctlEvictingAllowEviction(t *testing.T, bin string) {
 }
 
 // scDuplicateServer: a candidate whose nodes reach one server twice is
-// refused by redlock.New (S7, one server, one vote), whether the two
+// refused by redlock.New (docs/design.md S7, one server, one vote), whether the two
 // addresses differ (two proxies to one server: the same run_id) or not;
 // the error names both nodes. The other candidates go on electing.
 func scDuplicateServer(t *testing.T, bin string) {

@@ -29,4 +29,7 @@
 // (`make soak CLUSTER=1`), and
 // REDLEASE_FAULTS_REPORT=<file> writes the run's "faults survived" table
 // (markdown) there; the table is in the test log too. It has no API.
+//
+// docs/design.md §7 describes the suites and how C1-C4 check the
+// invariants of §2 (C1: S1 and S2; C2: S5; C4: S2).
 package faults

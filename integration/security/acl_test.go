@@ -300,7 +300,7 @@ func TestACLMissingPermission(t *testing.T) {
 	})
 
 	// Without INFO inside scripts, run_id is unknown: one server behind
-	// two addresses counts twice (S7), and a replaced server is only
+	// two addresses counts twice (docs/design.md S7), and a replaced server is only
 	// detected when it lost the marker.
 	t.Run("no info", func(t *testing.T) {
 		nodes := setUser(t, g, "noinfo", without("+info|server"))

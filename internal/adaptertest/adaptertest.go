@@ -1,6 +1,8 @@
 // Package adaptertest is the scenario that the tests of the metrics
 // adapters (contrib/prometheus, contrib/otel) share: the same operations
 // on a real client, and a check after each step.
+//
+// See docs/design.md §1.2 for the internal packages.
 package adaptertest
 
 import (

@@ -1,6 +1,9 @@
 // Package backoff is the one place where redlease draws random delays: the
 // jitter that desynchronises contenders, and the exponential backoff of
 // retries after failures. Every package's retry loop uses it.
+//
+// Its delays are those of docs/design.md §4.2 (Acquire) and §6.1
+// (standbys).
 package backoff
 
 import (

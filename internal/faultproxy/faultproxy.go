@@ -12,6 +12,8 @@
 // when either side ends, the whole proxied connection is closed (replies that
 // were already read from the server are still delivered first, unless a fault
 // intervenes).
+//
+// docs/design.md §7.1 describes the fault suite that uses it.
 package faultproxy
 
 import (

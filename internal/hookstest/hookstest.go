@@ -1,5 +1,7 @@
 // Package hookstest holds a redlock.Hooks that records every event, for the
 // tests of the packages that report events and of the adapters.
+//
+// See docs/design.md §1.2 for the internal packages.
 package hookstest
 
 import (

@@ -1,6 +1,8 @@
 // Package keycheck holds the one rule on the keys (and election names) that
 // redlease's packages accept: not empty, and at most MaxSize bytes. Errors
 // quote a key truncated to a readable length, never a whole huge key.
+//
+// See docs/design.md §1.2 for the internal packages.
 package keycheck
 
 import (

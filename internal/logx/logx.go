@@ -7,6 +7,8 @@
 // a key ("error", "cause", ...) as an attribute, never in the message; an
 // error made by errors.Join, whose text has one line per error, is written
 // on one line with its parts separated by "; ".
+//
+// See docs/design.md §1.2 for the internal packages.
 package logx
 
 import (

@@ -2,6 +2,8 @@
 // when a majority of its nodes last answered (with a vote of any kind:
 // yes, no, or quarantined), without an exported method: the health checks
 // of package election read it.
+//
+// See docs/design.md §6.1 (health) and §1.2 (internal packages).
 package reach
 
 import "time"

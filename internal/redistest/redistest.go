@@ -11,6 +11,8 @@
 // t.Fatalf on failure. The fault methods of Server (Stop, Kill, Pause,
 // Resume, Restart) return an error instead, so they may be called from any
 // goroutine; tests check them with require.NoError.
+//
+// docs/design.md §7.1 describes the suites that use it.
 package redistest
 
 import (

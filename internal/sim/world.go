@@ -54,8 +54,8 @@ type Stats struct {
 	Scripts  map[string]int64
 	Faults   map[string]int64
 	Unknown  []string
-	// Violations are what the servers saw that must never happen (S4: an
-	// extend that re-created a key).
+	// Violations are what the servers saw that must never happen (S4 of
+	// docs/design.md: an extend that re-created a key).
 	Violations []string
 }
 

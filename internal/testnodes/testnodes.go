@@ -2,6 +2,8 @@
 // share: embedded miniredis nodes, a logger writing to t.Log, and the goleak
 // option for go-redis's own redial goroutine. It does not import redlock,
 // so that redlock's in-package tests can use it too.
+//
+// docs/design.md §7.1 describes the suites that use it.
 package testnodes
 
 import (

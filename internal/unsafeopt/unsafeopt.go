@@ -3,6 +3,8 @@
 // checker catches the violation its guard prevents. Nothing outside this
 // module can import it, and no exported name of the public packages
 // carries these switches.
+//
+// docs/design.md §7.3 lists the controls and the invariant each one breaks.
 package unsafeopt
 
 import "time"

@@ -1,5 +1,5 @@
 -- acquire: SET NX PX, idempotent for our own value, with the quarantine
--- check and the fencing grant (docs/design.md, "Fencing in one round trip").
+-- check and the fencing grant (docs/design.md §4.5, §4.7).
 -- KEYS[1] lock key, KEYS[2] fencing counter, KEYS[3] quarantine marker
 -- ARGV[1] value, ARGV[2] TTL ms, ARGV[3] MaxTTL ms, ARGV[4] quarantine mode
 -- ('0' off, '1' on; see quarantine.lua), ARGV[5] counter TTL ms ('0':

@@ -1,7 +1,7 @@
 -- extend: compare-and-PEXPIRE; never re-creates an expired key. No
 -- quarantine check: a node that still holds our fresh per-attempt value
--- remembered our grant, so its yes lets no one else in (docs/design.md,
--- "Where the quarantine check is needed"); TTLs above the node's MaxTTL are
+-- remembered our grant, so its yes lets no one else in (docs/design.md
+-- §4.8); TTLs above the node's MaxTTL are
 -- still refused. The fencing counter's TTL is refreshed with the lock's.
 -- KEYS[1] lock key, KEYS[2] quarantine marker, KEYS[3] fencing counter
 -- ARGV[1] value, ARGV[2] TTL ms, ARGV[3] MaxTTL ms, ARGV[4] quarantine mode

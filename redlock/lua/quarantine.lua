@@ -1,5 +1,5 @@
 -- Shared prelude of acquire.lua, extend.lua, probe.lua and inspect.lua: the
--- forgetful-node check (DESIGN 3.5). Not a script of its own.
+-- forgetful-node check (docs/design.md §4.7). Not a script of its own.
 --
 -- The marker is a hash per node: r = run_id, p = replication ID
 -- (master_replid), c = created (server ms), ok = 1 once the node's fencing
@@ -32,7 +32,7 @@ end
 -- run_id and replication ID of this server, or '' where INFO is not
 -- available (miniredis). The run_id changes when the process restarts; the
 -- replication ID changes at every promotion and full resync, and stays put
--- while a master serves (docs/design.md, "What the marker catches").
+-- while a master serves (docs/design.md §4.7.2).
 local function redlease_ids()
   local info = redis.pcall('INFO', 'server', 'replication')
   if type(info) ~= 'string' then

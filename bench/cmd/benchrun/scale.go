@@ -1,7 +1,7 @@
 package main
 
 // The scale cases (-scale): one process holds many leases on 5 local
-// redis-servers and keeps them for a window (DESIGN 3.7.1, issue "Leases at
+// redis-servers and keeps them for a window (docs/design.md §5.2, issue "Leases at
 // scale"). For each case it reports the time to acquire the leases (64
 // workers), this process's CPU (getrusage) and the 5 servers' CPU (INFO
 // cpu, summed) over the window in % of one core, the servers' script calls

@@ -1,4 +1,4 @@
-// Package sim is the deterministic-simulation explorer of DESIGN 5.1: the
+// Package sim is the deterministic-simulation explorer of docs/design.md §7.2: the
 // real redlock, lease and election code against simulated servers
 // (internal/sim) in virtual time (testing/synctest), under seeded random
 // schedules of clients and faults, checked by the fault suite's checkers

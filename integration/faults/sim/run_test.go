@@ -139,7 +139,7 @@ func execute(s *schedule) result {
 }
 
 // recreateOnExtend is the control that lets extend re-create a missing
-// key (S4): the compare of extend.lua (and extend_many.lua) also accepts a missing key, which it
+// key (docs/design.md S4): the compare of extend.lua (and extend_many.lua) also accepts a missing key, which it
 // then sets.
 func recreateOnExtend(script, src string) string {
 	if script == "extend_many" { // the leases' batched refresh

@@ -7,6 +7,8 @@
 // go build and runs it as a child process, so that it can be paused
 // (SIGSTOP) and killed (SIGKILL) for real. SIGTERM stops it gracefully:
 // the elector hands its term over and the process exits.
+//
+// See docs/design.md §7.1 for the fault suite.
 package main
 
 import (

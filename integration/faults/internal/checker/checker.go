@@ -2,6 +2,9 @@
 // C4) over a history of wire events, so that the fault suite (real
 // processes, CLOCK_MONOTONIC) and the simulator's explorer (virtual time)
 // judge their histories with the same code.
+//
+// docs/design.md §7.1 maps the checkers to the invariants (C1: S1, S2; C2:
+// S5; C4: S2).
 package checker
 
 import (

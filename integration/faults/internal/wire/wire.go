@@ -3,6 +3,8 @@
 // JSON object per line, and CLOCK_MONOTONIC readings, which all processes
 // of one host share, so that the test can compare times taken in different
 // processes.
+//
+// See docs/design.md §7.1 for the fault suite.
 package wire
 
 import (
