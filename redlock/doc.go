@@ -19,7 +19,8 @@
 //     pauses longer than that allowance without checking Held again;
 //   - a node that loses its data does not vote again before every lock it
 //     may have granted has expired: redlock enforces this with a quarantine
-//     of MaxTTL per node (marker keyed by run_id), unless turned off;
+//     of MaxTTL per node (a marker that records the server's run_id and
+//     replication ID; docs/design.md §4.7), unless turned off;
 //   - keys are never evicted: New refuses nodes with an evicting
 //     maxmemory-policy, and a node that turns evicting later (CONFIG SET,
 //     a restart with another configuration, a node that was down at
