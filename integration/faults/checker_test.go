@@ -3,8 +3,8 @@ package faults
 import (
 	"time"
 
-	"github.com/redlease/redlease/integration/faults/internal/checker"
-	"github.com/redlease/redlease/integration/faults/internal/wire"
+	"github.com/redlease/redlease/internal/checker"
+	"github.com/redlease/redlease/internal/checker/wire"
 )
 
 // The checkers live in internal/checker, shared with the simulator's

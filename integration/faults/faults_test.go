@@ -13,7 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/redlease/redlease/integration/faults/internal/wire"
+	"github.com/redlease/redlease/internal/checker/wire"
 	"github.com/redlease/redlease/internal/redistest"
 )
 

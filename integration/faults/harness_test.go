@@ -21,7 +21,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/redlease/redlease/integration/faults/internal/wire"
+	"github.com/redlease/redlease/internal/checker/wire"
 	"github.com/redlease/redlease/internal/faultproxy"
 	"github.com/redlease/redlease/internal/redistest"
 	"github.com/redlease/redlease/redlock"

@@ -8,7 +8,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/redlease/redlease/integration/faults/internal/wire"
+	"github.com/redlease/redlease/internal/checker/wire"
 )
 
 // store is the resource the leaders write (C3): one counter that leaders

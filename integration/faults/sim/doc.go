@@ -2,7 +2,7 @@
 // real redlock, lease and election code against simulated servers
 // (internal/sim) in virtual time (testing/synctest), under seeded random
 // schedules of clients and faults, checked by the fault suite's checkers
-// (integration/faults/internal/checker) and a no-resurrection monitor on the
+// (internal/checker) and a no-resurrection monitor on the
 // servers. Its tests are the explorer over a fixed seed range, the
 // negative controls it must find, and the replay of one seed:
 //

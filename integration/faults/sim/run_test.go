@@ -14,8 +14,8 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/redis/go-redis/v9/maintnotifications"
 
-	"github.com/redlease/redlease/integration/faults/internal/checker"
-	"github.com/redlease/redlease/integration/faults/internal/wire"
+	"github.com/redlease/redlease/internal/checker"
+	"github.com/redlease/redlease/internal/checker/wire"
 	"github.com/redlease/redlease/internal/sim"
 	"github.com/redlease/redlease/internal/unsafeopt"
 	"github.com/redlease/redlease/redlock"

@@ -14,7 +14,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/redlease/redlease/integration/faults/internal/wire"
+	"github.com/redlease/redlease/internal/checker/wire"
 )
 
 // Test-side events of the history (besides the candidates' own, see wire).
