@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redlease/redlease/internal/checker"
 	"github.com/redlease/redlease/internal/testnodes"
 
 	"github.com/stretchr/testify/assert"
@@ -99,7 +100,7 @@ func checkTenures(ts []tenure) error {
 	ts = slices.Clone(ts)
 	slices.SortFunc(ts, func(a, b tenure) int { return a.start.Compare(b.start) })
 	var errs []error
-	var lastCtx, lastRet tenure
+	contexts, works := make([]checker.Tenure, len(ts)), make([]checker.Tenure, len(ts))
 	for i, tn := range ts {
 		switch {
 		case tn.ctxEnd.IsZero() || tn.retEnd.IsZero():
@@ -109,27 +110,22 @@ func checkTenures(ts []tenure) error {
 		case tn.demoted[0].Before(tn.retEnd):
 			errs = append(errs, fmt.Errorf("term %d (%s) demoted %s before OnElected returned", tn.token, tn.id, tn.retEnd.Sub(tn.demoted[0])))
 		}
-		if i == 0 {
-			lastCtx, lastRet = tn, tn
-			continue
-		}
-		if tn.start.Before(lastCtx.ctxEnd) {
-			errs = append(errs, fmt.Errorf("term %d (%s) began %s before the context of term %d (%s) was cancelled",
-				tn.token, tn.id, lastCtx.ctxEnd.Sub(tn.start), lastCtx.token, lastCtx.id))
-		}
-		if tn.start.Before(lastRet.retEnd) {
-			errs = append(errs, fmt.Errorf("term %d (%s) began %s before the work of term %d (%s) was over",
-				tn.token, tn.id, lastRet.retEnd.Sub(tn.start), lastRet.token, lastRet.id))
-		}
-		if prev := ts[i-1]; tn.token <= prev.token {
-			errs = append(errs, fmt.Errorf("token %d (%s) does not increase on %d (%s)", tn.token, tn.id, prev.token, prev.id))
-		}
-		if tn.ctxEnd.After(lastCtx.ctxEnd) {
-			lastCtx = tn
-		}
-		if tn.retEnd.After(lastRet.retEnd) {
-			lastRet = tn
-		}
+		contexts[i] = checker.Tenure{Start: tn.start, End: tn.ctxEnd, Token: tn.token}
+		works[i] = checker.Tenure{Start: tn.start, End: tn.retEnd, Token: tn.token}
+	}
+	for _, o := range checker.Overlaps(contexts) {
+		a, b := ts[o.Earlier], ts[o.Later]
+		errs = append(errs, fmt.Errorf("term %d (%s) began %s before the context of term %d (%s) was cancelled",
+			b.token, b.id, a.ctxEnd.Sub(b.start), a.token, a.id))
+	}
+	for _, o := range checker.Overlaps(works) {
+		a, b := ts[o.Earlier], ts[o.Later]
+		errs = append(errs, fmt.Errorf("term %d (%s) began %s before the work of term %d (%s) was over",
+			b.token, b.id, a.retEnd.Sub(b.start), a.token, a.id))
+	}
+	for _, i := range checker.NotIncreasing(contexts) {
+		prev, tn := ts[i-1], ts[i]
+		errs = append(errs, fmt.Errorf("token %d (%s) does not increase on %d (%s)", tn.token, tn.id, prev.token, prev.id))
 	}
 	return errors.Join(errs...)
 }

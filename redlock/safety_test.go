@@ -35,6 +35,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/redlease/redlease/internal/checker"
 	"github.com/redlease/redlease/internal/faultproxy"
 	"github.com/redlease/redlease/internal/redistest"
 	"github.com/redlease/redlease/redlock"
@@ -796,9 +797,8 @@ type sfRecord struct {
 // holder with the same token is a repeated token, refused and reported.
 type sfStore struct {
 	mu       sync.Mutex
-	highest  uint64
-	holder   string // the value of the lock that wrote with highest
-	value    int    // the counter: each accepted write is read + 1
+	fence    checker.Fence // holders are the locks' values
+	value    int           // the counter: each accepted write is read + 1
 	accepted int
 	fenced   int // refused writes of holders whose lock had already ended
 	bad      []string
@@ -815,23 +815,23 @@ func (s *sfStore) read() int {
 // refused writer that still holds was a legitimate holder fenced off).
 func (s *sfStore) write(token uint64, holder string, v int, held func() bool) {
 	s.mu.Lock()
-	var why string
-	switch {
-	case token < s.highest:
-		why = fmt.Sprintf("stale token %d < highest %d", token, s.highest)
-	case token == s.highest && holder != s.holder:
-		why = fmt.Sprintf("token %d repeated by another holder", token)
-	default:
-		s.highest, s.holder, s.value = token, holder, v
+	highest := s.fence.Highest
+	verdict := s.fence.Admit(token, holder)
+	if verdict == checker.Admitted {
+		s.value = v
 		s.accepted++
 		s.mu.Unlock()
 		return
 	}
 	s.mu.Unlock()
+	why := fmt.Sprintf("stale token %d < highest %d", token, highest)
+	if verdict == checker.Repeated {
+		why = fmt.Sprintf("token %d repeated by another holder", token)
+	}
 	stillHeld := held()
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if stillHeld || strings.Contains(why, "repeated") {
+	if stillHeld || verdict == checker.Repeated {
 		s.bad = append(s.bad, "store: refused a write from a holder that still held the lock: "+why)
 	} else {
 		s.fenced++
@@ -872,16 +872,14 @@ func sfCheck(recs []sfRecord, st *sfStore) []string {
 	}
 	// S1 (docs/design.md §2): in order of tenure start (done), each must begin after every
 	// earlier one ended.
-	var last *sfRecord
-	for i := range byDone {
-		r := &byDone[i]
-		if last != nil && r.done.Before(last.end) {
-			out = append(out, fmt.Sprintf("S1: client %d (token %d) held from %s before client %d's tenure (token %d) ended",
-				r.client, r.token, r.done.Format(time.StampMicro), last.client, last.token))
-		}
-		if last == nil || r.end.After(last.end) {
-			last = r
-		}
+	tenures := make([]checker.Tenure, len(byDone))
+	for i, r := range byDone {
+		tenures[i] = checker.Tenure{Start: r.done, End: r.end, Token: r.token}
+	}
+	for _, o := range checker.Overlaps(tenures) {
+		last, r := byDone[o.Earlier], byDone[o.Later]
+		out = append(out, fmt.Sprintf("S1: client %d (token %d) held from %s before client %d's tenure (token %d) ended",
+			r.client, r.token, r.done.Format(time.StampMicro), last.client, last.token))
 	}
 	st.mu.Lock()
 	defer st.mu.Unlock()

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/redlease/redlease/internal/checker"
 	"github.com/redlease/redlease/internal/checker/wire"
 )
 
@@ -26,8 +27,7 @@ type store struct {
 	srv    *httptest.Server
 
 	mu       sync.Mutex
-	highest  uint64
-	holder   string // the term (id/ts) that used highest
+	fence    checker.Fence // holders are terms: id/ts
 	value    int64
 	accepted int
 	refused  int
@@ -71,16 +71,17 @@ func (s *store) handle(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.fenced {
-		switch {
-		case token < s.highest:
+		highest, prev := s.fence.Highest, s.fence.Holder
+		switch s.fence.Admit(token, holder) {
+		case checker.Stale:
 			s.refused++
 			s.log = append(s.log, wire.Event{Ev: "store", T: now, ID: id, TS: ts, Token: token, Status: http.StatusConflict,
-				What: fmt.Sprintf("%s refused: token %d < highest %d", r.URL.Path, token, s.highest)})
+				What: fmt.Sprintf("%s refused: token %d < highest %d", r.URL.Path, token, highest)})
 			http.Error(w, "stale token", http.StatusConflict)
 			return
-		case token == s.highest && s.holder != "" && holder != s.holder:
+		case checker.Repeated:
 			s.refused++
-			v := fmt.Sprintf("C3: token %d used by two terms: %s and %s", token, s.holder, holder)
+			v := fmt.Sprintf("C3: token %d used by two terms: %s and %s", token, prev, holder)
 			if len(s.repeated) < 100 {
 				s.repeated = append(s.repeated, v)
 			}
@@ -88,7 +89,6 @@ func (s *store) handle(w http.ResponseWriter, r *http.Request) {
 			http.Error(w, "repeated token", http.StatusConflict)
 			return
 		}
-		s.highest, s.holder = token, holder
 	}
 	if !write {
 		fmt.Fprintln(w, s.value)

@@ -1,7 +1,10 @@
-// Package checker holds the safety checkers of the fault suite (C1, C2,
-// C4) over a history of wire events, so that the fault suite (real
-// processes, CLOCK_MONOTONIC) and the simulator's explorer (virtual time)
-// judge their histories with the same code.
+// Package checker holds the safety checkers that package tests and the
+// fault suite share: tenures never overlap (S1, [Overlaps]), tokens
+// increase (S5, [NotIncreasing]), a fenced resource refuses stale and
+// repeated tokens ([Fence]); and, over a history of wire events, the fault
+// suite's C1, C2 and C4, so that the fault suite (real processes,
+// CLOCK_MONOTONIC) and the simulator's explorer (virtual time) judge their
+// histories with the same code.
 //
 // docs/design.md §7.1 maps the checkers to the invariants (C1: S1, S2; C2:
 // S5; C4: S2).
@@ -147,19 +150,28 @@ func ms(ns int64) string { return fmt.Sprintf("%.3fms", float64(ns)/1e6) }
 // IsLeader is never true outside its own tenure.
 func C1(ts []*Term, orphans []string) []string {
 	out := slices.Clone(orphans)
-	var prev *Term // the earlier term that believed latest
-	for _, tm := range ts {
+	overlaps := Overlaps(tenures(ts))
+	for i, tm := range ts {
 		// (A belief instant is a reading taken before the look: a lower
 		// bound, so it is not compared with the term's start.)
 		if tm.Beliefs+tm.Writes > 0 && tm.Last > tm.VU {
 			out = append(out, fmt.Sprintf("C1: %s believed it led %s after its validity ended", tm, ms(tm.Last-tm.VU)))
 		}
-		if prev != nil && prev.Last >= tm.TS {
+		for len(overlaps) > 0 && overlaps[0].Later == i {
+			prev := ts[overlaps[0].Earlier] // the earlier term that believed latest
 			out = append(out, fmt.Sprintf("C1: tenures overlap: %s believed it led %s after %s began", prev, ms(prev.Last-tm.TS), tm))
+			overlaps = overlaps[1:]
 		}
-		if prev == nil || tm.Last > prev.Last {
-			prev = tm
-		}
+	}
+	return out
+}
+
+// tenures are the terms as Overlaps and NotIncreasing see them: from the
+// term's start to its last belief instant (included, hence +1ns).
+func tenures(ts []*Term) []Tenure {
+	out := make([]Tenure, len(ts))
+	for i, tm := range ts {
+		out[i] = Tenure{Start: time.Unix(0, tm.TS), End: time.Unix(0, tm.Last+1), Token: tm.Token}
 	}
 	return out
 }
@@ -167,10 +179,9 @@ func C1(ts []*Term, orphans []string) []string {
 // C2: tokens strictly increase from tenure to tenure.
 func C2(ts []*Term) []string {
 	var out []string
-	for i := 1; i < len(ts); i++ {
-		if a, b := ts[i-1], ts[i]; b.Token <= a.Token {
-			out = append(out, fmt.Sprintf("C2: %s began %s after %s with a token that is not greater", b, ms(b.TS-a.TS), a))
-		}
+	for _, i := range NotIncreasing(tenures(ts)) {
+		a, b := ts[i-1], ts[i]
+		out = append(out, fmt.Sprintf("C2: %s began %s after %s with a token that is not greater", b, ms(b.TS-a.TS), a))
 	}
 	return out
 }
