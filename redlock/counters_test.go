@@ -78,10 +78,10 @@ func cycleKeys(t testing.TB, c *redlock.Client, prefix string, n int) {
 func TestCountersExpire(t *testing.T) {
 	t.Parallel()
 	rig := sfStart(t, 3, redistest.Options{})
-	c := sfNew(t, cyclesCfg, rig.nodes(t), true)
+	c := itLocker(t, cyclesCfg, rig.NewNodes(t), true)
 	cycleKeys(t, c, "left-behind:", 10_000)
 	ctx := context.Background()
-	for i, d := range rig.direct {
+	for i, d := range rig.Direct {
 		var cursor uint64
 		keys := 0
 		for {
@@ -105,10 +105,10 @@ func TestCountersExpire(t *testing.T) {
 }
 
 // expireCounters waits until no server holds key's counter any more.
-func expireCounters(t *testing.T, rig *sfRig, key string) {
+func expireCounters(t *testing.T, rig *servers, key string) {
 	t.Helper()
 	require.Eventually(t, func() bool {
-		for _, d := range rig.direct {
+		for _, d := range rig.Direct {
 			if d.Exists(context.Background(), key+":fence").Val() != 0 {
 				return false
 			}
@@ -126,7 +126,7 @@ func TestTokensIncreaseAcrossCounterExpiry(t *testing.T) {
 	t.Parallel()
 	rig := sfStart(t, 3, redistest.Options{})
 	cfg := counterCfg(300*time.Millisecond, unsafeopt.Off{})
-	c := sfNew(t, cfg, rig.nodes(t), true)
+	c := itLocker(t, cfg, rig.NewNodes(t), true)
 	key := sfKey(t)
 	last := sfIssue(t, c, key, fenceTTL, 3, 0)
 	for round := range 3 {
@@ -134,7 +134,7 @@ func TestTokensIncreaseAcrossCounterExpiry(t *testing.T) {
 		expireCounters(t, rig, key)
 		last = sfIssue(t, c, key, fenceTTL, 2, last)
 	}
-	s := rig.g.Server(0)
+	s := rig.Server(0)
 	require.NoError(t, s.Kill())
 	require.NoError(t, s.Restart(true))
 	expireCounters(t, rig, key)
@@ -159,7 +159,7 @@ func TestTokensRepeatWithCounterFromZero(t *testing.T) {
 	t.Parallel()
 	rig := sfStart(t, 3, redistest.Options{})
 	cfg := counterCfg(300*time.Millisecond, unsafeopt.Off{CounterFromZero: true})
-	c := sfNew(t, cfg, rig.nodes(t), true)
+	c := itLocker(t, cfg, rig.NewNodes(t), true)
 	key := sfKey(t)
 	last := sfIssue(t, c, key, fenceTTL, 3, 0)
 	expireCounters(t, rig, key)
@@ -181,22 +181,22 @@ func TestServerMemoryReturns(t *testing.T) {
 		require.NoError(t, err, "REDLEASE_MEMORY_CYCLES")
 	}
 	rig := sfStart(t, 3, redistest.Options{})
-	c := sfNew(t, counterCfg(time.Second, unsafeopt.Off{}), rig.nodes(t), true)
+	c := itLocker(t, counterCfg(time.Second, unsafeopt.Off{}), rig.NewNodes(t), true)
 	ctx := context.Background()
 	cycleKeys(t, c, "warm-up:", 100) // connections, scripts, the marker
 	used := func(i int) int64 {
-		info, err := rig.direct[i].Info(ctx, "memory").Result()
+		info, err := rig.Direct[i].Info(ctx, "memory").Result()
 		require.NoError(t, err)
 		return statField(t, info, "used_memory")
 	}
 	var before []int64
-	for i := range rig.direct {
-		require.Eventually(t, func() bool { return rig.direct[i].DBSize(ctx).Val() == 1 }, 10*time.Second, sfTick)
+	for i := range rig.Direct {
+		require.Eventually(t, func() bool { return rig.Direct[i].DBSize(ctx).Val() == 1 }, 10*time.Second, sfTick)
 		before = append(before, used(i))
 	}
 	cycleKeys(t, c, "memory:", cycles)
 	peak := used(0)
-	for i, d := range rig.direct {
+	for i, d := range rig.Direct {
 		require.Eventually(t, func() bool { return d.DBSize(ctx).Val() == 1 }, 30*time.Second, sfTick,
 			"node %d: the counters never expired", i)
 		after := used(i)
@@ -250,7 +250,7 @@ func TestTokensIncreaseAcrossFailoverAndCounterExpiry(t *testing.T) {
 	for range 2 {
 		for _, i := range []int{1, 3} { // B and D: the key's counters
 			require.Eventually(t, func() bool {
-				return f.rig.direct[i].Exists(ctx, f.key+":fence").Val() == 0
+				return f.rig.Direct[i].Exists(ctx, f.key+":fence").Val() == 0
 			}, 10*time.Second, sfTick, "server %d's counter never expired", i)
 		}
 		last = sfIssue(t, f.c2, f.key, time.Second, 2, last)

@@ -26,16 +26,16 @@ const fenceTTL = time.Second
 
 // setCounter sets server i's fencing counter of key, as an earlier history
 // would have left it.
-func (r *sfRig) setCounter(t testing.TB, key string, i int, v uint64) {
+func (r *servers) setCounter(t testing.TB, key string, i int, v uint64) {
 	t.Helper()
-	require.NoError(t, r.direct[i].Set(context.Background(), key+":fence", v, 0).Err())
+	require.NoError(t, r.Direct[i].Set(context.Background(), key+":fence", v, 0).Err())
 }
 
 // counters returns every server's fencing counter of key.
-func (r *sfRig) counters(t testing.TB, key string) []uint64 {
+func (r *servers) counters(t testing.TB, key string) []uint64 {
 	t.Helper()
 	var out []uint64
-	for i := range r.direct {
+	for i := range r.Direct {
 		out = append(out, sfAtoi(t, r.counter(t, key, i)))
 	}
 	return out
@@ -69,8 +69,8 @@ func (w *writeBacks) count(cmd redis.Cmder) {
 }
 
 // countedNodes are the rig's nodes with w counting their write-backs.
-func (r *sfRig) countedNodes(t testing.TB, w *writeBacks) []redis.UniversalClient {
-	nodes := r.nodes(t)
+func (r *servers) countedNodes(t testing.TB, w *writeBacks) []redis.UniversalClient {
+	nodes := r.NewNodes(t)
 	for _, n := range nodes {
 		n.AddHook(w)
 	}
@@ -89,7 +89,7 @@ func TestFencingFastPath(t *testing.T) {
 	cfg := fenceCfg
 	cfg.NodeTimeout = 2 * time.Second
 	cfg.MaxTTL = 10 * time.Second
-	c := sfNew(t, cfg, rig.countedNodes(t, &w), true)
+	c := itLocker(t, cfg, rig.countedNodes(t, &w), true)
 	key := sfKey(t)
 	last := uint64(0)
 	for i := range 5 {
@@ -115,7 +115,7 @@ func TestFencingFastPath(t *testing.T) {
 func TestFencingSlowPath(t *testing.T) {
 	rig := sfStart(t, 3, redistest.Options{})
 	var w writeBacks
-	c := sfNew(t, fenceCfg, rig.countedNodes(t, &w), true)
+	c := itLocker(t, fenceCfg, rig.countedNodes(t, &w), true)
 	key := sfKey(t)
 	rig.setCounter(t, key, 0, 5)
 	rig.setCounter(t, key, 1, 7)
@@ -148,11 +148,11 @@ func TestFencingResentScriptDoesNotIncrement(t *testing.T) {
 	ctx := context.Background()
 	key := sfKey(t)
 	run := func() []any {
-		res, err := redlock.RunAcquireScript(ctx, rig.direct[0], key, "attempt-1", fenceTTL, fenceCfg.MaxTTL)
+		res, err := redlock.RunAcquireScript(ctx, rig.Direct[0], key, "attempt-1", fenceTTL, fenceCfg.MaxTTL)
 		require.NoError(t, err)
 		return res
 	}
-	sfNew(t, fenceCfg, rig.nodes(t), true) // a marker that votes
+	itLocker(t, fenceCfg, rig.NewNodes(t), true) // a marker that votes
 	first, second := run(), run()
 	assert.EqualValues(t, 1, first[0], "granted: %v", first)
 	assert.EqualValues(t, 1, second[0], "ours again: %v", second)
@@ -170,7 +170,7 @@ func fenceHoleSetup(t *testing.T, cfg redlock.Config) (a, b *redlock.Lock) {
 	rig.setCounter(t, key, 0, 10)
 	rig.setCounter(t, key, 1, 1)
 	rig.setCounter(t, key, 2, 1)
-	c := sfNew(t, cfg, rig.nodes(t), true)
+	c := itLocker(t, cfg, rig.NewNodes(t), true)
 	ctx := context.Background()
 	// Wait for every node's grant: with node 0 among the first majority
 	// the token is 11 whatever the path.
@@ -198,10 +198,10 @@ func fenceHoleSetup(t *testing.T, cfg redlock.Config) (a, b *redlock.Lock) {
 }
 
 // sfWaitReleased waits until no server holds key.
-func sfWaitReleased(t *testing.T, rig *sfRig, key string) {
+func sfWaitReleased(t *testing.T, rig *servers, key string) {
 	t.Helper()
 	require.Eventually(t, func() bool {
-		for _, d := range rig.direct {
+		for _, d := range rig.Direct {
 			if d.Exists(context.Background(), key).Val() != 0 {
 				return false
 			}

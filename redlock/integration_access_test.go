@@ -157,7 +157,7 @@ func TestAcquireBacksOff(t *testing.T) {
 	defer holder.Release(ctx)
 
 	calls := func(opts ...redlock.AcquireOption) int64 {
-		srv := it.direct[0]
+		srv := it.Direct[0]
 		require.NoError(t, srv.ConfigResetStat(ctx).Err())
 		actx, cancel := context.WithTimeout(ctx, time.Second)
 		defer cancel()

@@ -41,11 +41,11 @@ func TestIntegrationEvictingAtRuntime(t *testing.T) {
 	require.NoError(t, err)
 
 	switched := time.Now()
-	for _, s := range cl.direct[:2] {
+	for _, s := range cl.Direct[:2] {
 		require.NoError(t, s.ConfigSet(ctx, "maxmemory-policy", "allkeys-lru").Err())
 	}
 	t.Cleanup(func() {
-		for _, s := range cl.direct[:2] {
+		for _, s := range cl.Direct[:2] {
 			_ = s.ConfigSet(context.Background(), "maxmemory-policy", "noeviction").Err()
 		}
 	})
@@ -71,13 +71,13 @@ func TestIntegrationEvictingAtRuntime(t *testing.T) {
 	require.Eventually(t, refused, itCheckBound, 10*time.Millisecond, "the evicting nodes still count: %v", last)
 	t.Logf("refused %s after the switch: %v", time.Since(switched).Round(time.Millisecond), last)
 	assert.ErrorContains(t, nodeErr(t, last, 0), "maxmemory-policy allkeys-lru")
-	assert.ErrorContains(t, nodeErr(t, last, 0), cl.g.Server(0).Addr())
+	assert.ErrorContains(t, nodeErr(t, last, 0), cl.Server(0).Addr())
 
 	// From now on no acquire reaches them, and extends do not count them.
 	key := itKey(t) + ":after"
 	_, err = c.TryAcquire(ctx, key, time.Second)
 	require.ErrorIs(t, err, redlock.ErrNotAcquired)
-	assert.Equal(t, []string{"", ""}, cl.values(key, 0, 1), "an acquire script reached a refused node")
+	assert.Equal(t, []string{"", ""}, cl.Values(key, 0, 1), "an acquire script reached a refused node")
 	err = held.Extend(ctx, 0)
 	require.ErrorIs(t, err, redlock.ErrNotExtended)
 	assert.ErrorContains(t, err, "maxmemory-policy allkeys-lru")
@@ -86,7 +86,7 @@ func TestIntegrationEvictingAtRuntime(t *testing.T) {
 	require.NotNil(t, in)
 
 	// Switched back: they count again within the bound.
-	for _, s := range cl.direct[:2] {
+	for _, s := range cl.Direct[:2] {
 		require.NoError(t, s.ConfigSet(ctx, "maxmemory-policy", "noeviction").Err())
 	}
 	require.Eventually(t, func() bool {
@@ -105,21 +105,21 @@ func TestIntegrationEvictingAtRuntime(t *testing.T) {
 func TestIntegrationEvictingNodeBackFromDown(t *testing.T) {
 	ctx := context.Background()
 	cl := itStart(t, itConfig{n: 3})
-	down := cl.g.Server(2)
+	down := cl.Server(2)
 	require.NoError(t, down.Kill())
 	// Quarantine off: the restarted node votes at once unless refused.
-	c := itLocker(t, redlock.Config{NodeTimeout: itNodeTimeout, DisableQuarantine: true}, cl.nodes, false)
-	t.Cleanup(cl.heal)
+	c := itLocker(t, redlock.Config{NodeTimeout: itNodeTimeout, DisableQuarantine: true}, cl.Nodes, false)
+	t.Cleanup(cl.Heal)
 
 	require.NoError(t, down.Restart(true))
-	require.NoError(t, cl.direct[2].ConfigSet(ctx, "maxmemory-policy", "volatile-lru").Err())
+	require.NoError(t, cl.Direct[2].ConfigSet(ctx, "maxmemory-policy", "volatile-lru").Err())
 	// Server 0 holds another value: node 2's yes would decide.
-	require.NoError(t, cl.direct[0].Set(ctx, itKey(t), "someone else", time.Minute).Err())
+	require.NoError(t, cl.Direct[0].Set(ctx, itKey(t), "someone else", time.Minute).Err())
 
 	_, err := c.TryAcquire(ctx, itKey(t), time.Second)
 	require.ErrorIs(t, err, redlock.ErrNotAcquired)
 	e := nodeErr(t, err, 2)
 	require.ErrorIs(t, e, redlock.ErrInvalidConfig, "node 2 counted before its configuration was checked")
 	assert.ErrorContains(t, e, "maxmemory-policy volatile-lru")
-	assert.Equal(t, []string{""}, cl.values(itKey(t), 2), "the acquire script reached the refused node")
+	assert.Equal(t, []string{""}, cl.Values(itKey(t), 2), "the acquire script reached the refused node")
 }

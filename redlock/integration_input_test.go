@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/redlease/redlease/internal/faultproxy"
+	"github.com/redlease/redlease/internal/redistest"
 	"github.com/redlease/redlease/redlock"
 )
 
@@ -37,7 +38,7 @@ func TestIntegrationNewRefuses(t *testing.T) {
 	ctx := context.Background()
 	cl := itStart(t, itConfig{n: 3})
 	cfg := redlock.Config{NodeTimeout: itNodeTimeout, Logger: itLogger(t)}
-	addr := cl.g.Server(1).Addr()
+	addr := cl.Server(1).Addr()
 
 	t.Run("no nodes", func(t *testing.T) {
 		err := itNewErr(t, cfg)
@@ -45,24 +46,24 @@ func TestIntegrationNewRefuses(t *testing.T) {
 		assert.Contains(t, err.Error(), "no nodes")
 	})
 	t.Run("nil node", func(t *testing.T) {
-		err := itNewErr(t, cfg, cl.nodes[0], nil, cl.nodes[2])
+		err := itNewErr(t, cfg, cl.Nodes[0], nil, cl.Nodes[2])
 		require.ErrorIs(t, err, redlock.ErrInvalidConfig)
 		assert.Contains(t, err.Error(), "node 1 is nil")
 	})
 	t.Run("typed nil node", func(t *testing.T) {
 		var nc *redis.Client // a nil *redis.Client is a non-nil UniversalClient
-		err := itNewErr(t, cfg, cl.nodes[0], nc, cl.nodes[2])
+		err := itNewErr(t, cfg, cl.Nodes[0], nc, cl.Nodes[2])
 		require.ErrorIs(t, err, redlock.ErrInvalidConfig)
 		assert.Contains(t, err.Error(), "node 1")
 	})
 	t.Run("invalid config", func(t *testing.T) {
-		err := itNewErr(t, redlock.Config{NodeTimeout: time.Second, MaxTTL: 2 * time.Second}, cl.nodes...)
+		err := itNewErr(t, redlock.Config{NodeTimeout: time.Second, MaxTTL: 2 * time.Second}, cl.Nodes...)
 		require.ErrorIs(t, err, redlock.ErrInvalidConfig)
 		assert.Contains(t, err.Error(), "MaxTTL (2s)")
 	})
 	t.Run("same address twice", func(t *testing.T) {
-		twin := itRedis(t, itFastOptions(1, addr))
-		err := itNewErr(t, cfg, cl.nodes[0], cl.nodes[1], twin)
+		twin := redistest.NewClient(t, itFastOptions(1, addr))
+		err := itNewErr(t, cfg, cl.Nodes[0], cl.Nodes[1], twin)
 		require.ErrorIs(t, err, redlock.ErrInvalidConfig)
 		assert.Contains(t, err.Error(), addr)
 		assert.Contains(t, err.Error(), "one vote")
@@ -71,29 +72,29 @@ func TestIntegrationNewRefuses(t *testing.T) {
 		p, err := faultproxy.New(addr)
 		require.NoError(t, err)
 		t.Cleanup(func() { _ = p.Close() })
-		twin := itRedis(t, itFastOptions(1, p.Addr()))
-		err = itNewErr(t, cfg, cl.nodes[0], cl.nodes[1], twin)
+		twin := redistest.NewClient(t, itFastOptions(1, p.Addr()))
+		err = itNewErr(t, cfg, cl.Nodes[0], cl.Nodes[1], twin)
 		require.ErrorIs(t, err, redlock.ErrInvalidConfig)
 		assert.Contains(t, err.Error(), addr)
 		assert.Contains(t, err.Error(), p.Addr())
 		assert.Contains(t, err.Error(), "run_id")
 	})
 	t.Run("evicting maxmemory-policy", func(t *testing.T) {
-		s := cl.direct[1]
+		s := cl.Direct[1]
 		require.NoError(t, s.ConfigSet(ctx, "maxmemory-policy", "allkeys-lru").Err())
 		t.Cleanup(func() { _ = s.ConfigSet(ctx, "maxmemory-policy", "noeviction").Err() })
-		err := itNewErr(t, cfg, cl.nodes...)
+		err := itNewErr(t, cfg, cl.Nodes...)
 		require.ErrorIs(t, err, redlock.ErrInvalidConfig)
 		assert.Contains(t, err.Error(), addr)
 		assert.Contains(t, err.Error(), "allkeys-lru")
 
 		allow := cfg
 		allow.AllowEviction = true
-		require.NoError(t, itNewErr(t, allow, cl.nodes...), "AllowEviction accepts it")
+		require.NoError(t, itNewErr(t, allow, cl.Nodes...), "AllowEviction accepts it")
 	})
 	t.Run("evicting and out of memory", func(t *testing.T) {
 		// The probe script fails with OOM: the policy must still be read.
-		s := cl.direct[1]
+		s := cl.Direct[1]
 		require.NoError(t, s.ConfigSet(ctx, "maxmemory-policy", "volatile-ttl").Err())
 		require.NoError(t, s.ConfigSet(ctx, "maxmemory", "1").Err())
 		t.Cleanup(func() {
@@ -101,7 +102,7 @@ func TestIntegrationNewRefuses(t *testing.T) {
 			_ = s.ConfigSet(ctx, "maxmemory-policy", "noeviction").Err()
 		})
 		require.ErrorContains(t, s.Set(ctx, "oom", "x", 0).Err(), "OOM", "the server must be out of memory")
-		err := itNewErr(t, cfg, cl.nodes...)
+		err := itNewErr(t, cfg, cl.Nodes...)
 		require.ErrorIs(t, err, redlock.ErrInvalidConfig)
 		assert.Contains(t, err.Error(), addr)
 		assert.Contains(t, err.Error(), "volatile-ttl")
@@ -174,7 +175,7 @@ func TestIntegrationWrongType(t *testing.T) {
 	cl := itStart(t, itConfig{n: 5})
 	c := cl.locker(t, redlock.Config{NodeTimeout: itNodeTimeout})
 	key := itKey(t)
-	for _, d := range cl.direct {
+	for _, d := range cl.Direct {
 		require.NoError(t, d.RPush(ctx, key, "item").Err())
 	}
 
@@ -189,7 +190,7 @@ func TestIntegrationWrongType(t *testing.T) {
 	for i, nr := range itQuorumError(t, err).Nodes {
 		assert.Equal(t, redlock.VoteError, nr.Vote, "node %d", i)
 	}
-	for i, d := range cl.direct {
+	for i, d := range cl.Direct {
 		n, err := d.LLen(ctx, key).Result()
 		require.NoError(t, err)
 		assert.Equal(t, int64(1), n, "node %d: the list was touched", i)
@@ -205,8 +206,8 @@ func TestIntegrationReadOnlyNode(t *testing.T) {
 	c := cl.locker(t, redlock.Config{NodeTimeout: itNodeTimeout})
 	key := itKey(t)
 
-	master := itStart(t, itConfig{n: 1}).g.Server(0)
-	replica := cl.direct[4]
+	master := itStart(t, itConfig{n: 1}).Server(0)
+	replica := cl.Direct[4]
 	host, port, _ := strings.Cut(master.Addr(), ":")
 	require.NoError(t, replica.ReplicaOf(ctx, host, port).Err())
 	require.Eventually(t, func() bool {
@@ -216,7 +217,7 @@ func TestIntegrationReadOnlyNode(t *testing.T) {
 
 	l, err := c.TryAcquire(ctx, key, 2*time.Second)
 	require.NoError(t, err, "four writable nodes of five are a majority")
-	assert.Equal(t, []string{l.Value(), l.Value(), l.Value(), l.Value(), ""}, cl.values(key))
+	assert.Equal(t, []string{l.Value(), l.Value(), l.Value(), l.Value(), ""}, cl.Values(key))
 	n, err := l.Release(ctx)
 	require.NoError(t, err, "the read-only node never held it: nothing to release there")
 	assert.GreaterOrEqual(t, n, 3)
@@ -249,7 +250,7 @@ func TestIntegrationNoScript(t *testing.T) {
 	c := cl.locker(t, redlock.Config{NodeTimeout: itNodeTimeout})
 	key := itKey(t)
 	flush := func() {
-		for _, d := range cl.direct {
+		for _, d := range cl.Direct {
 			require.NoError(t, d.ScriptFlush(ctx).Err())
 		}
 	}
@@ -305,7 +306,7 @@ func TestIntegrationInspect(t *testing.T) {
 	require.Len(t, in.Nodes, 5)
 	fenced := 0 // the token is written back on the yes-majority, not on every node
 	for i, st := range in.Nodes {
-		assert.Equal(t, cl.g.Server(i).Addr(), st.Node)
+		assert.Equal(t, cl.Server(i).Addr(), st.Node)
 		assert.Equal(t, l.Value(), st.Value, "node %d", i)
 		assert.Greater(t, st.TTL, time.Duration(0), "node %d", i)
 		assert.LessOrEqual(t, st.Counter, l.Token(), "node %d", i)
@@ -320,7 +321,7 @@ func TestIntegrationInspect(t *testing.T) {
 
 	// The holder's key on only 2 of 5 nodes: no holder.
 	for i := range 3 {
-		require.NoError(t, cl.direct[i].Del(ctx, key).Err())
+		require.NoError(t, cl.Direct[i].Del(ctx, key).Err())
 	}
 	in, err = c.Inspect(ctx, key)
 	require.ErrorIs(t, err, redlock.ErrNoHolder)

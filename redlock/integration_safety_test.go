@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/redlease/redlease/internal/redistest"
 	"github.com/redlease/redlease/redlock"
 )
 
@@ -33,8 +34,8 @@ func TestIntegrationNoResurrection(t *testing.T) {
 
 		err = l.Extend(ctx, 0)
 		require.ErrorIs(t, err, redlock.ErrNotHeld)
-		assert.Equal(t, []string{"", "", "", "", ""}, cl.values(key), "Extend re-created a key")
-		n, err := cl.direct[0].Exists(ctx, key).Result()
+		assert.Equal(t, []string{"", "", "", "", ""}, cl.Values(key), "Extend re-created a key")
+		n, err := cl.Direct[0].Exists(ctx, key).Result()
 		require.NoError(t, err)
 		assert.Zero(t, n)
 	})
@@ -48,7 +49,7 @@ func TestIntegrationNoResurrection(t *testing.T) {
 		// after the deletes below and make the majority whole again.
 		cl.waitHeld(t, key, l.Value())
 		for i := range 3 {
-			require.NoError(t, cl.direct[i].Del(ctx, key).Err())
+			require.NoError(t, cl.Direct[i].Del(ctx, key).Err())
 		}
 
 		err = l.Extend(ctx, 0)
@@ -58,17 +59,17 @@ func TestIntegrationNoResurrection(t *testing.T) {
 		for i := range 3 {
 			assert.Equal(t, redlock.VoteNo, qe.Nodes[i].Vote, "node %d", i)
 		}
-		assert.Equal(t, []string{"", "", "", l.Value(), l.Value()}, cl.values(key),
+		assert.Equal(t, []string{"", "", "", l.Value(), l.Value()}, cl.Values(key),
 			"Extend re-created a deleted key")
 		assert.True(t, l.Held(), "a failed extend keeps the previous deadline")
 		assert.Equal(t, until, l.ValidUntil())
 
 		// Deleted everywhere: still nothing is re-created.
 		for i := 3; i < 5; i++ {
-			require.NoError(t, cl.direct[i].Del(ctx, key).Err())
+			require.NoError(t, cl.Direct[i].Del(ctx, key).Err())
 		}
 		require.ErrorIs(t, l.Extend(ctx, 0), redlock.ErrNotExtended)
-		assert.Equal(t, []string{"", "", "", "", ""}, cl.values(key))
+		assert.Equal(t, []string{"", "", "", "", ""}, cl.Values(key))
 	})
 }
 
@@ -90,7 +91,7 @@ func TestIntegrationFailedAttemptUndone(t *testing.T) {
 	}
 	cl.waitGone(t, key, cp.last(t))
 	cl.waitAbsent(t, key, 3, 4)
-	assert.Equal(t, []string{"foreign-holder", "foreign-holder", "foreign-holder"}, cl.values(key, 0, 1, 2),
+	assert.Equal(t, []string{"foreign-holder", "foreign-holder", "foreign-holder"}, cl.Values(key, 0, 1, 2),
 		"the undo only deletes our own value")
 }
 
@@ -114,7 +115,7 @@ func TestIntegrationCancelledAttemptUndone(t *testing.T) {
 	const timeout = time.Second // long, so that the cancel comes first
 	c := cl.locker(t, redlock.Config{NodeTimeout: timeout})
 	key, cp := itKey(t), itNewCapture()
-	held := cl.proxies[:3]
+	held := cl.Proxies[:3]
 	for _, p := range held {
 		p.Hold()
 	}
@@ -136,7 +137,7 @@ func TestIntegrationCancelledAttemptUndone(t *testing.T) {
 		require.NoError(t, p.WaitHeld(wctx))
 	}
 	value := cp.last(t)
-	assert.Equal(t, []string{value, value, value}, cl.values(key, 0, 1, 2), "the held nodes granted")
+	assert.Equal(t, []string{value, value, value}, cl.Values(key, 0, 1, 2), "the held nodes granted")
 	cancelled := time.Now()
 	cancel()
 
@@ -161,7 +162,7 @@ func TestIntegrationCancelledAttemptUndone(t *testing.T) {
 	cl.waitGone(t, key, value, 3, 4)
 	gaveUp := time.NewTimer(time.Until(r.at.Add(timeout + 200*time.Millisecond)))
 	<-gaveUp.C
-	assert.Equal(t, []string{value, value, value}, cl.values(key, 0, 1, 2), "still held: only the late replies can undo it")
+	assert.Equal(t, []string{value, value, value}, cl.Values(key, 0, 1, 2), "still held: only the late replies can undo it")
 
 	for _, p := range held {
 		p.Release()
@@ -176,7 +177,7 @@ func TestIntegrationCancelledAttemptUndone(t *testing.T) {
 // Bootstrap (that would be an operator's mistake after a crash); it starts
 // node 1's quarantine.
 type itForgetful struct {
-	cl  *itCluster
+	cl  *servers
 	cfg redlock.Config
 	a   *redlock.Lock
 	b   *redlock.Client
@@ -200,17 +201,17 @@ func itNewForgetful(t *testing.T, disableQuarantine bool) *itForgetful {
 	var err error
 	f.a, err = a.TryAcquire(ctx, f.key, itForgetTTL)
 	require.NoError(t, err)
-	require.Equal(t, []string{f.a.Value(), f.a.Value(), "foreign-holder"}, cl.values(f.key))
-	require.NoError(t, cl.direct[2].Del(ctx, f.key).Err())
+	require.Equal(t, []string{f.a.Value(), f.a.Value(), "foreign-holder"}, cl.Values(f.key))
+	require.NoError(t, cl.Direct[2].Del(ctx, f.key).Err())
 
-	s := cl.g.Server(1)
+	s := cl.Server(1)
 	require.NoError(t, s.Kill())
 	require.NoError(t, s.Restart(true))
-	require.Equal(t, []string{f.a.Value(), "", ""}, cl.values(f.key), "node 1 forgot")
+	require.Equal(t, []string{f.a.Value(), "", ""}, cl.Values(f.key), "node 1 forgot")
 
 	var nodes []redis.UniversalClient
-	for i, s := range cl.g.Servers() {
-		nodes = append(nodes, itRedis(t, itFastOptions(i, s.Addr())))
+	for i, s := range cl.Servers() {
+		nodes = append(nodes, redistest.NewClient(t, itFastOptions(i, s.Addr())))
 	}
 	f.b = itLocker(t, cfg, nodes, false)
 	require.True(t, f.a.Held(), "the set-up took longer than A's validity")
@@ -223,7 +224,7 @@ func itNewForgetful(t *testing.T, disableQuarantine bool) *itForgetful {
 func TestIntegrationForgetfulNodeQuarantined(t *testing.T) {
 	ctx := context.Background()
 	f := itNewForgetful(t, false)
-	restarted := f.cl.g.Server(1).Addr()
+	restarted := f.cl.Server(1).Addr()
 
 	_, err := f.b.TryAcquire(ctx, f.key, itForgetTTL)
 	aHeld := f.a.Held()
@@ -252,8 +253,8 @@ func TestIntegrationForgetfulNodeQuarantined(t *testing.T) {
 	l, err := f.b.Acquire(actx, f.key, itForgetTTL)
 	require.NoError(t, err)
 	assert.Greater(t, l.Token(), f.a.Token(), "fencing token went backwards after a forgetful node")
-	assert.Equal(t, []string{"foreign-holder", l.Value(), l.Value()}, f.cl.values(f.key))
-	counter, err := f.cl.direct[1].Get(ctx, f.key+":fence").Result()
+	assert.Equal(t, []string{"foreign-holder", l.Value(), l.Value()}, f.cl.Values(f.key))
+	counter, err := f.cl.Direct[1].Get(ctx, f.key+":fence").Result()
 	require.NoError(t, err)
 	assert.Equal(t, strconv.FormatUint(l.Token(), 10), counter)
 }
@@ -285,17 +286,17 @@ func TestIntegrationForgetfulNodeFloorNeedsHealthyMajority(t *testing.T) {
 	cl.setForeign(t, key, 2)
 	la, err := a.TryAcquire(ctx, key, itForgetTTL)
 	require.NoError(t, err)
-	require.NoError(t, cl.direct[2].Del(ctx, key).Err())
-	require.NoError(t, cl.g.Server(0).Kill())
-	require.NoError(t, cl.g.Server(0).Restart(true))
-	require.NoError(t, cl.g.Server(1).Pause()) // resumed by cl.heal on cleanup
+	require.NoError(t, cl.Direct[2].Del(ctx, key).Err())
+	require.NoError(t, cl.Server(0).Kill())
+	require.NoError(t, cl.Server(0).Restart(true))
+	require.NoError(t, cl.Server(1).Pause()) // resumed by cl.heal on cleanup
 
 	var nodes []redis.UniversalClient
-	for i, s := range cl.g.Servers() {
-		nodes = append(nodes, itRedis(t, itFastOptions(i, s.Addr())))
+	for i, s := range cl.Servers() {
+		nodes = append(nodes, redistest.NewClient(t, itFastOptions(i, s.Addr())))
 	}
 	b := itLocker(t, cfg, nodes, false)
-	t.Cleanup(cl.heal) // before b.Close, which waits for requests to the paused node
+	t.Cleanup(cl.Heal) // before b.Close, which waits for requests to the paused node
 	// Node 0's quarantine started at New; the deadline leaves B many
 	// attempts after it ends.
 	actx, cancel := context.WithTimeout(ctx, itForgetMaxTTL+700*time.Millisecond)

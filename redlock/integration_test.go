@@ -16,15 +16,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redlease/redlease/internal/testnodes"
-
-	"github.com/hashicorp/go-hclog"
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/redlease/redlease/internal/faultproxy"
-	"github.com/redlease/redlease/internal/redistest"
 	"github.com/redlease/redlease/redlock"
 )
 
@@ -40,198 +35,8 @@ const (
 	itUndoTTL = 20 * time.Second
 )
 
-// itCluster is N real redis-servers, each reachable by the Client under test
-// (nodes, possibly through a fault proxy) and by a direct client used only
-// to set up and check state.
-type itCluster struct {
-	g       *redistest.Group
-	direct  []*redis.Client         // straight to server i; never used by a redlock.Client
-	proxies []*faultproxy.Proxy     // proxies[i] fronts server i; nil when node i is direct
-	nodes   []redis.UniversalClient // node i of the Client under test
-}
-
-type itConfig struct {
-	n       int // servers, one node each
-	proxied int // nodes 0..proxied-1 go through a faultproxy
-	// options makes node i's go-redis options; default itFastOptions.
-	options func(i int, addr string) *redis.Options
-	redis   redistest.Options
-}
-
-// itFastOptions are go-redis options for nodes that get paused, killed or
-// delayed: short socket timeouts and no retries, so that requests still in
-// flight when a call returns end quickly (Client.Close waits for them).
-// Redlock's own NodeTimeout is what bounds the calls; these only bound the
-// stragglers.
-func itFastOptions(_ int, addr string) *redis.Options {
-	return &redis.Options{
-		Addr:         addr,
-		DialTimeout:  250 * time.Millisecond,
-		ReadTimeout:  time.Second,
-		WriteTimeout: time.Second,
-		PoolTimeout:  time.Second,
-		MaxRetries:   -1,
-		// One dial per request: go-redis otherwise re-dials a dead server
-		// five times, 100ms apart, and the cause seen is a timeout.
-		DialerRetries: 1,
-	}
-}
-
-// itDefaultOptions are go-redis' defaults (5s dial, 3s read timeouts, 3
-// retries): redlock must not depend on the caller's client options.
-func itDefaultOptions(_ int, addr string) *redis.Options {
-	return &redis.Options{Addr: addr}
-}
-
-func itStart(t *testing.T, cc itConfig) *itCluster {
-	t.Helper()
-	if cc.options == nil {
-		cc.options = itFastOptions
-	}
-	cl := &itCluster{g: redistest.Start(t, cc.n, cc.redis)}
-	for i, s := range cl.g.Servers() {
-		cl.direct = append(cl.direct, itRedis(t, itFastOptions(i, s.Addr())))
-		addr := s.Addr()
-		var p *faultproxy.Proxy
-		if i < cc.proxied {
-			var err error
-			p, err = faultproxy.New(addr)
-			require.NoError(t, err)
-			t.Cleanup(func() { _ = p.Close() })
-			addr = p.Addr()
-		}
-		cl.proxies = append(cl.proxies, p)
-		cl.nodes = append(cl.nodes, itRedis(t, cc.options(i, addr)))
-	}
-	return cl
-}
-
-// itRedis makes a go-redis client closed on cleanup.
-func itRedis(t *testing.T, o *redis.Options) *redis.Client {
-	c := redis.NewClient(o)
-	t.Cleanup(func() { _ = c.Close() })
-	return c
-}
-
-// locker makes a bootstrapped Client over the cluster's nodes. Faults are
-// healed on cleanup before the Client is closed, so that Close does not wait
-// for requests stuck on a paused server or a held proxy.
-func (cl *itCluster) locker(t *testing.T, cfg redlock.Config) *redlock.Client {
-	t.Helper()
-	c := itLocker(t, cfg, cl.nodes, true)
-	t.Cleanup(cl.heal)
-	return c
-}
-
-// heal lifts every fault: proxies forward again, paused servers continue.
-func (cl *itCluster) heal() {
-	for _, p := range cl.proxies {
-		if p != nil {
-			p.Release()
-			p.SetLatency(0)
-			p.Heal()
-			p.Enable()
-		}
-	}
-	for _, s := range cl.g.Servers() {
-		if s.Running() {
-			_ = s.Resume() // SIGCONT; harmless on a server that is not paused
-		}
-	}
-}
-
-// itLocker makes a Client over nodes, closed on cleanup, logging to t.Log;
-// bootstrap declares the nodes brand new (no quarantine wait).
-func itLocker(t *testing.T, cfg redlock.Config, nodes []redis.UniversalClient, bootstrap bool) *redlock.Client {
-	t.Helper()
-	if cfg.Logger == nil {
-		cfg.Logger = itLogger(t)
-	}
-	c, err := redlock.New(context.Background(), cfg, nodes...)
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = c.Close() })
-	if bootstrap {
-		require.NoError(t, c.Bootstrap(context.Background()))
-	}
-	return c
-}
-
-func itLogger(t *testing.T) hclog.Logger { return testnodes.Logger(t, hclog.Debug) }
-
 // itKey is a key unique to the test.
 func itKey(t *testing.T) string { return "it:" + t.Name() }
-
-// values reads key on every server directly: "" where it is absent or the
-// server does not answer.
-func (cl *itCluster) values(key string, servers ...int) []string {
-	if len(servers) == 0 {
-		for i := range cl.direct {
-			servers = append(servers, i)
-		}
-	}
-	out := make([]string, len(servers))
-	for j, i := range servers {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-		out[j], _ = cl.direct[i].Get(ctx, key).Result()
-		cancel()
-	}
-	return out
-}
-
-// waitGone waits until none of the given servers (all by default) holds
-// value under key.
-func (cl *itCluster) waitGone(t *testing.T, key, value string, servers ...int) {
-	t.Helper()
-	require.Eventually(t, func() bool {
-		for _, v := range cl.values(key, servers...) {
-			if v == value {
-				return false
-			}
-		}
-		return true
-	}, itWaitFor, itTick, "value %q of %q still on a node", value, key)
-}
-
-// waitAbsent waits until key exists on none of the given servers (all by
-// default).
-func (cl *itCluster) waitAbsent(t *testing.T, key string, servers ...int) {
-	t.Helper()
-	cl.waitAbsentWithin(t, itWaitFor, key, servers...)
-}
-
-func (cl *itCluster) waitAbsentWithin(t *testing.T, within time.Duration, key string, servers ...int) {
-	t.Helper()
-	require.Eventually(t, func() bool {
-		for _, v := range cl.values(key, servers...) {
-			if v != "" {
-				return false
-			}
-		}
-		return true
-	}, within, itTick, "%q still on a node", key)
-}
-
-// waitHeld waits until every server holds value under key: a call that
-// returned at a majority may still have requests landing on the others.
-func (cl *itCluster) waitHeld(t *testing.T, key, value string) {
-	t.Helper()
-	require.Eventually(t, func() bool {
-		for _, v := range cl.values(key) {
-			if v != value {
-				return false
-			}
-		}
-		return true
-	}, itWaitFor, itTick, "value %q of %q not on every node", value, key)
-}
-
-// setForeign makes key held by another client on the given servers.
-func (cl *itCluster) setForeign(t *testing.T, key string, servers ...int) {
-	t.Helper()
-	for _, i := range servers {
-		require.NoError(t, cl.direct[i].Set(context.Background(), key, "foreign-holder", time.Minute).Err())
-	}
-}
 
 // itCapture is a WithValue option that records the value of the last attempt,
 // so a test can look for it on the servers after a failed attempt.
@@ -286,7 +91,7 @@ func TestIntegrationQuorumNodesKilled(t *testing.T) {
 
 	for down := range 4 {
 		if down > 0 {
-			require.NoError(t, cl.g.Server(down-1).Kill())
+			require.NoError(t, cl.Server(down-1).Kill())
 		}
 		l, err := c.TryAcquire(ctx, key, itUndoTTL)
 		if down < 3 {
@@ -300,7 +105,7 @@ func TestIntegrationQuorumNodesKilled(t *testing.T) {
 				live = append(live, i)
 			}
 			require.Eventually(t, func() bool {
-				for _, v := range cl.values(key, live...) {
+				for _, v := range cl.Values(key, live...) {
 					if v != "" {
 						return false
 					}
@@ -316,7 +121,7 @@ func TestIntegrationQuorumNodesKilled(t *testing.T) {
 		require.Len(t, qe.Nodes, 5)
 		for i := range 3 {
 			nr := qe.Nodes[i]
-			assert.Equal(t, cl.g.Server(i).Addr(), nr.Node)
+			assert.Equal(t, cl.Server(i).Addr(), nr.Node)
 			assert.Equal(t, redlock.VoteError, nr.Vote, "node %d", i)
 			require.Error(t, nr.Err, "node %d", i)
 			assert.False(t, itIsTimeout(nr.Err), "a dead node fails fast, not by timeout: %v", nr.Err)
@@ -337,7 +142,7 @@ func TestIntegrationQuorumNodesPaused(t *testing.T) {
 	bound := min(10*itNodeTimeout, goRedisReadTimeout/2)
 
 	for paused := 1; paused <= 3; paused++ {
-		require.NoError(t, cl.g.Server(paused-1).Pause())
+		require.NoError(t, cl.Server(paused-1).Pause())
 		key := itKey(t) + ":" + string(rune('0'+paused))
 		t0 := time.Now()
 		l, err := c.TryAcquire(ctx, key, itUndoTTL)
@@ -382,7 +187,7 @@ func TestIntegrationSingleNodeDirect(t *testing.T) {
 	_, err = l.Release(ctx)
 	require.NoError(t, err)
 
-	require.NoError(t, cl.g.Server(0).Pause())
+	require.NoError(t, cl.Server(0).Pause())
 	t0 := time.Now()
 	_, err = c.TryAcquire(ctx, key, itUndoTTL)
 	elapsed := time.Since(t0)
@@ -390,7 +195,7 @@ func TestIntegrationSingleNodeDirect(t *testing.T) {
 	assert.True(t, itIsTimeout(itQuorumError(t, err).Nodes[0].Err), "want a NodeTimeout: %v", err)
 	assert.GreaterOrEqual(t, elapsed, itNodeTimeout)
 	assert.Less(t, elapsed, 10*itNodeTimeout, "the paused node held the caller for %s", elapsed)
-	require.NoError(t, cl.g.Server(0).Resume())
+	require.NoError(t, cl.Server(0).Resume())
 	l, err = c.Acquire(ctx, key, itUndoTTL)
 	require.NoError(t, err)
 	_, err = l.Release(ctx)
@@ -404,7 +209,7 @@ func TestIntegrationSlowNodeDoesNotSlowAcquire(t *testing.T) {
 	cl := itStart(t, itConfig{n: 5, proxied: 1})
 	const timeout = time.Second // long, so that returning earlier proves the early return
 	c := cl.locker(t, redlock.Config{NodeTimeout: timeout})
-	p := cl.proxies[0]
+	p := cl.Proxies[0]
 
 	p.Hold()
 	delivered := p.BytesDown()
@@ -433,7 +238,7 @@ func TestIntegrationSlowNodeDoesNotSlowAcquire(t *testing.T) {
 func TestIntegrationValidity(t *testing.T) {
 	ctx := context.Background()
 	cl := itStart(t, itConfig{n: 5, proxied: 5})
-	slow := cl.proxies[:3]
+	slow := cl.Proxies[:3]
 	setLatency := func(d time.Duration) {
 		for _, p := range slow {
 			p.SetLatency(d)
@@ -467,7 +272,7 @@ func TestIntegrationValidity(t *testing.T) {
 		// Safety: no node's key expires before the local deadline. The
 		// expiry is at most (time after PTTL returned) + PTTL + 1ms.
 		held := 0
-		for i, dc := range cl.direct {
+		for i, dc := range cl.Direct {
 			v, _ := dc.Get(ctx, l.Key()).Result()
 			if v != l.Value() {
 				continue
@@ -542,7 +347,7 @@ func TestIntegrationExtendTimeout(t *testing.T) {
 	const ttl = 5 * time.Second
 	l, err := c.TryAcquire(ctx, itKey(t), ttl)
 	require.NoError(t, err)
-	for _, p := range cl.proxies[:3] {
+	for _, p := range cl.Proxies[:3] {
 		p.SetLatency(itNodeTimeout + 100*time.Millisecond)
 	}
 
@@ -556,7 +361,7 @@ func TestIntegrationExtendTimeout(t *testing.T) {
 	assert.False(t, until.Before(t0.Add(ttl-itDrift(ttl))), "validity counts from the extend's start")
 	assert.False(t, until.After(time.Now().Add(ttl-itDrift(ttl))))
 	// Every key that voted yes outlives the local deadline.
-	for i, d := range cl.direct[:3] {
+	for i, d := range cl.Direct[:3] {
 		pttl, err := d.PTTL(ctx, itKey(t)).Result()
 		require.NoError(t, err)
 		assert.Greater(t, time.Now().Add(pttl), until, "server %d's key expires before the local deadline", i)

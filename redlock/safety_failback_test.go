@@ -27,7 +27,7 @@ import (
 // holder lets go, so A's vote decides whether client 2 can win the lock that
 // client 1 still holds.
 type sfFailback struct {
-	rig        *sfRig
+	rig        *servers
 	c2         *redlock.Client
 	l1         *redlock.Lock
 	key        string
@@ -69,7 +69,7 @@ func sfFailbackSetup(t *testing.T, noReplIDCheck bool) *sfFailback {
 		unsafeopt.Apply(&cfg, unsafeopt.Off{ReplicationIDCheck: true})
 	}
 	rig := sfStart(t, 4, redistest.Options{})
-	a, b := rig.direct[0], rig.direct[1]
+	a, b := rig.Direct[0], rig.Direct[1]
 	link, err := faultproxy.New(rig.addr(0))
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = link.Close() })
@@ -79,12 +79,12 @@ func sfFailbackSetup(t *testing.T, noReplIDCheck bool) *sfFailback {
 	nodes := func() []redis.UniversalClient {
 		var out []redis.UniversalClient
 		for _, i := range []int{0, 2, 3} {
-			out = append(out, sfRedis(t, sfOptions(rig.addr(i))))
+			out = append(out, redistest.NewClient(t, sfOptions(rig.addr(i))))
 		}
 		return out
 	}
-	c1 := sfNew(t, cfg, nodes(), true)
-	f.c2 = sfNew(t, cfg, nodes(), false)
+	c1 := itLocker(t, cfg, nodes(), true)
+	f.c2 = itLocker(t, cfg, nodes(), false)
 	// B holds A's marker: a faithful copy up to here. WAIT waits for this
 	// connection's own last write, and New wrote the marker on another one:
 	// a write here first puts the marker before what WAIT waits for.

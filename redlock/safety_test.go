@@ -15,7 +15,6 @@ package redlock_test
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"math/rand/v2"
 	"net"
@@ -27,8 +26,6 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
-
-	"github.com/redlease/redlease/internal/testnodes"
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/redis/go-redis/v9"
@@ -53,85 +50,6 @@ const (
 	sfSlack = 5 * time.Millisecond
 )
 
-// sfOptions are go-redis options for nodes that get killed or paused: short
-// socket timeouts, no retries and one dial per request, so that requests
-// still in flight when a call returns end quickly (Client.Close waits for
-// them). Redlock's NodeTimeout is what bounds the calls themselves.
-func sfOptions(addr string) *redis.Options {
-	return &redis.Options{
-		Addr:          addr,
-		DialTimeout:   200 * time.Millisecond,
-		ReadTimeout:   200 * time.Millisecond,
-		WriteTimeout:  200 * time.Millisecond,
-		PoolTimeout:   300 * time.Millisecond,
-		MaxRetries:    -1,
-		DialerRetries: 1,
-	}
-}
-
-func sfRedis(t testing.TB, o *redis.Options) *redis.Client {
-	c := redis.NewClient(o)
-	t.Cleanup(func() { _ = c.Close() })
-	return c
-}
-
-// sfRig is n servers with a direct client each, used only to set up and
-// check state (never by a redlock.Client).
-type sfRig struct {
-	g      *redistest.Group
-	direct []*redis.Client
-}
-
-func sfStart(t testing.TB, n int, o redistest.Options) *sfRig {
-	t.Helper()
-	r := &sfRig{g: redistest.Start(t, n, o)}
-	for _, s := range r.g.Servers() {
-		// Set-up and checks: a longer read timeout than the nodes', which
-		// a stalled test process can overrun on a loaded machine.
-		opts := sfOptions(s.Addr())
-		opts.ReadTimeout, opts.WriteTimeout = time.Second, time.Second
-		r.direct = append(r.direct, sfRedis(t, opts))
-	}
-	return r
-}
-
-func (r *sfRig) addr(i int) string { return r.g.Server(i).Addr() }
-
-// nodes returns new go-redis clients, one per server, for a redlock.Client.
-func (r *sfRig) nodes(t testing.TB) []redis.UniversalClient {
-	var out []redis.UniversalClient
-	for _, s := range r.g.Servers() {
-		out = append(out, sfRedis(t, sfOptions(s.Addr())))
-	}
-	return out
-}
-
-// setForeign makes another client hold key on the given servers.
-func (r *sfRig) setForeign(t testing.TB, key string, servers ...int) {
-	t.Helper()
-	for _, i := range servers {
-		require.NoError(t, r.direct[i].Set(context.Background(), key, sfForeign, 0).Err())
-	}
-}
-
-func (r *sfRig) free(t testing.TB, key string, servers ...int) {
-	t.Helper()
-	for _, i := range servers {
-		require.NoError(t, r.direct[i].Del(context.Background(), key).Err())
-	}
-}
-
-// counter is server i's fencing counter of key ("" when absent).
-func (r *sfRig) counter(t testing.TB, key string, i int) string {
-	t.Helper()
-	v, err := r.direct[i].Get(context.Background(), key+":fence").Result()
-	if errors.Is(err, redis.Nil) {
-		return ""
-	}
-	require.NoError(t, err)
-	return v
-}
-
 // sfAtoi reads a counter; "" (absent) is 0.
 func sfAtoi(t testing.TB, s string) uint64 {
 	t.Helper()
@@ -155,24 +73,6 @@ func sfRunID(t testing.TB, c *redis.Client) string {
 	}
 	t.Fatalf("no run_id in INFO server")
 	return ""
-}
-
-func sfLogger(t testing.TB) hclog.Logger { return testnodes.Logger(t, hclog.Debug) }
-
-// sfNew makes a Client, closed on cleanup; bootstrap declares the nodes
-// brand new (the rigs are fresh deployments).
-func sfNew(t testing.TB, cfg redlock.Config, nodes []redis.UniversalClient, bootstrap bool) *redlock.Client {
-	t.Helper()
-	if cfg.Logger == nil {
-		cfg.Logger = sfLogger(t)
-	}
-	c, err := redlock.New(context.Background(), cfg, nodes...)
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = c.Close() })
-	if bootstrap {
-		require.NoError(t, c.Bootstrap(context.Background()))
-	}
-	return c
 }
 
 func sfKey(t testing.TB) string { return "safety:" + t.Name() }
@@ -270,7 +170,7 @@ const sfForgetTTL = time.Second
 //
 // It checks that node 0 is reported quarantined (QuorumError and Inspect),
 // votes no for MaxTTL, and that every token after its return exceeds last.
-func sfForgetfulNode0(t *testing.T, rig *sfRig, c *redlock.Client, key string, last uint64, lostAt time.Time) {
+func sfForgetfulNode0(t *testing.T, rig *servers, c *redlock.Client, key string, last uint64, lostAt time.Time) {
 	ctx := context.Background()
 	maxTTL := c.Config().MaxTTL
 	rig.setForeign(t, key, 1)
@@ -319,7 +219,7 @@ func sfForgetfulNode0(t *testing.T, rig *sfRig, c *redlock.Client, key string, l
 func TestSafetyRestartFromOlderRDBSnapshot(t *testing.T) {
 	ctx := context.Background()
 	rig := sfStart(t, 3, redistest.Options{Persistence: redistest.PersistRDB})
-	c := sfNew(t, sfForgetCfg, rig.nodes(t), true)
+	c := itLocker(t, sfForgetCfg, rig.NewNodes(t), true)
 	key := sfKey(t)
 
 	snap := sfIssue(t, c, key, sfForgetTTL, 2, 0)
@@ -328,20 +228,20 @@ func TestSafetyRestartFromOlderRDBSnapshot(t *testing.T) {
 	snapCounter := rig.counter(t, key, 0)
 	// SAVE forks and writes the file: on a loaded machine it can take longer
 	// than the direct clients' read timeout, so it gets go-redis' defaults.
-	require.NoError(t, rig.g.Server(0).Client(t).Save(ctx).Err())
+	require.NoError(t, rig.Server(0).Client(t).Save(ctx).Err())
 	rig.setForeign(t, key, 2) // later tokens live on nodes 0 and 1 only
 	last := sfIssue(t, c, key, sfForgetTTL, 3, snap)
 	require.Equal(t, strconv.FormatUint(last, 10), rig.counter(t, key, 0))
 	require.LessOrEqual(t, sfAtoi(t, rig.counter(t, key, 2)), snap, "node 2 knows none of the later tokens")
 
-	oldRunID := sfRunID(t, rig.direct[0])
-	s := rig.g.Server(0)
+	oldRunID := sfRunID(t, rig.Direct[0])
+	s := rig.Server(0)
 	require.NoError(t, s.Kill()) // no shutdown save: dump.rdb is the SAVE above
 	require.NoError(t, s.Restart(false))
 	lostAt := time.Now()
-	require.NotEqual(t, oldRunID, sfRunID(t, rig.direct[0]), "a restarted server has a new run_id")
+	require.NotEqual(t, oldRunID, sfRunID(t, rig.Direct[0]), "a restarted server has a new run_id")
 	require.Equal(t, snapCounter, rig.counter(t, key, 0), "node 0 went back to its snapshot")
-	marker, err := rig.direct[0].HGet(ctx, sfMarker, "r").Result()
+	marker, err := rig.Direct[0].HGet(ctx, sfMarker, "r").Result()
 	require.NoError(t, err)
 	require.Equal(t, oldRunID, marker, "the snapshot holds the old incarnation's marker")
 
@@ -354,16 +254,16 @@ func TestSafetyRestartFromOlderRDBSnapshot(t *testing.T) {
 func TestSafetyFlushAllQuarantines(t *testing.T) {
 	ctx := context.Background()
 	rig := sfStart(t, 3, redistest.Options{})
-	c := sfNew(t, sfForgetCfg, rig.nodes(t), true)
+	c := itLocker(t, sfForgetCfg, rig.NewNodes(t), true)
 	key := sfKey(t)
 
 	last := sfIssue(t, c, key, sfForgetTTL, 2, 0)
 	rig.setForeign(t, key, 2)
 	last = sfIssue(t, c, key, sfForgetTTL, 3, last)
 
-	require.NoError(t, rig.direct[0].FlushAll(ctx).Err())
+	require.NoError(t, rig.Direct[0].FlushAll(ctx).Err())
 	lostAt := time.Now()
-	n, err := rig.direct[0].Exists(ctx, sfMarker, key+":fence").Result()
+	n, err := rig.Direct[0].Exists(ctx, sfMarker, key+":fence").Result()
 	require.NoError(t, err)
 	require.Zero(t, n, "FLUSHALL took the marker and the counter")
 
@@ -381,17 +281,17 @@ func TestSafetyNewRefusesSameServerTwice(t *testing.T) {
 	p, err := faultproxy.New(rig.addr(0))
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = p.Close() })
-	cfg := redlock.Config{MaxTTL: 2 * time.Second, Logger: sfLogger(t)}
+	cfg := redlock.Config{MaxTTL: 2 * time.Second, Logger: itLogger(t)}
 
-	nodes := []redis.UniversalClient{sfRedis(t, sfOptions(rig.addr(0))), sfRedis(t, sfOptions(p.Addr())), sfRedis(t, sfOptions(rig.addr(1)))}
+	nodes := []redis.UniversalClient{redistest.NewClient(t, sfOptions(rig.addr(0))), redistest.NewClient(t, sfOptions(p.Addr())), redistest.NewClient(t, sfOptions(rig.addr(1)))}
 	c, err := redlock.New(context.Background(), cfg, nodes...)
 	require.ErrorIs(t, err, redlock.ErrInvalidConfig)
 	require.Nil(t, c)
 	assert.Contains(t, err.Error(), rig.addr(0))
 	assert.Contains(t, err.Error(), p.Addr())
-	assert.Contains(t, err.Error(), sfRunID(t, rig.direct[0]))
+	assert.Contains(t, err.Error(), sfRunID(t, rig.Direct[0]))
 
-	nodes = []redis.UniversalClient{sfRedis(t, sfOptions(rig.addr(1))), sfRedis(t, sfOptions(rig.addr(0))), sfRedis(t, sfOptions(rig.addr(0)))}
+	nodes = []redis.UniversalClient{redistest.NewClient(t, sfOptions(rig.addr(1))), redistest.NewClient(t, sfOptions(rig.addr(0))), redistest.NewClient(t, sfOptions(rig.addr(0)))}
 	_, err = redlock.New(context.Background(), cfg, nodes...)
 	require.ErrorIs(t, err, redlock.ErrInvalidConfig)
 	assert.Contains(t, err.Error(), rig.addr(0))
@@ -404,8 +304,8 @@ func TestSafetyNewRefusesEvictingPolicy(t *testing.T) {
 	ctx := context.Background()
 	rig := sfStart(t, 2, redistest.Options{})
 	ev := sfStart(t, 1, redistest.Options{Extra: []string{"maxmemory 64mb", "maxmemory-policy allkeys-lru"}})
-	nodes := append(rig.nodes(t), ev.nodes(t)...)
-	cfg := redlock.Config{MaxTTL: 2 * time.Second, Logger: sfLogger(t)}
+	nodes := append(rig.NewNodes(t), ev.NewNodes(t)...)
+	cfg := redlock.Config{MaxTTL: 2 * time.Second, Logger: itLogger(t)}
 
 	c, err := redlock.New(ctx, cfg, nodes...)
 	require.ErrorIs(t, err, redlock.ErrInvalidConfig)
@@ -415,7 +315,7 @@ func TestSafetyNewRefusesEvictingPolicy(t *testing.T) {
 	assert.NotContains(t, err.Error(), rig.addr(0))
 
 	cfg.AllowEviction = true
-	c = sfNew(t, cfg, nodes, true)
+	c = itLocker(t, cfg, nodes, true)
 	l, err := c.TryAcquire(ctx, sfKey(t), time.Second)
 	require.NoError(t, err)
 	_, err = l.Release(ctx)
@@ -430,7 +330,7 @@ func TestSafetyNewRefusesEvictingPolicy(t *testing.T) {
 // restarted empty at once. B is a second client over its own go-redis
 // clients, made after the restart without Bootstrap.
 type sfKilled struct {
-	rig *sfRig
+	rig *servers
 	a   *redlock.Lock
 	b   *redlock.Client
 	key string
@@ -443,7 +343,7 @@ func sfKilledSetup(t *testing.T, disableQuarantine bool) *sfKilled {
 	cfg := sfKilledCfg
 	cfg.DisableQuarantine = disableQuarantine
 	rig := sfStart(t, 3, redistest.Options{})
-	a := sfNew(t, cfg, rig.nodes(t), true)
+	a := itLocker(t, cfg, rig.NewNodes(t), true)
 	k := &sfKilled{rig: rig, key: sfKey(t)}
 
 	rig.setForeign(t, k.key, 2)
@@ -451,13 +351,13 @@ func sfKilledSetup(t *testing.T, disableQuarantine bool) *sfKilled {
 	k.a, err = a.TryAcquire(ctx, k.key, cfg.MaxTTL)
 	require.NoError(t, err)
 	rig.free(t, k.key, 2)
-	s := rig.g.Server(0)
+	s := rig.Server(0)
 	require.NoError(t, s.Kill())
 	require.NoError(t, s.Restart(true))
-	n, err := rig.direct[0].Exists(ctx, k.key).Result()
+	n, err := rig.Direct[0].Exists(ctx, k.key).Result()
 	require.NoError(t, err)
 	require.Zero(t, n, "node 0 forgot A's lock")
-	k.b = sfNew(t, cfg, rig.nodes(t), false)
+	k.b = itLocker(t, cfg, rig.NewNodes(t), false)
 	require.True(t, k.a.Held(), "the set-up took longer than A's validity: the test proves nothing")
 	return k
 }
@@ -551,7 +451,7 @@ func (d *sfSwitchDialer) switchTo(addr string) {
 func (d *sfSwitchDialer) client(t testing.TB, name string) *redis.Client {
 	o := sfOptions(name)
 	o.Dialer = d.dial
-	return sfRedis(t, o)
+	return redistest.NewClient(t, o)
 }
 
 // sfFailover: servers A (0), B (1), C (2), D (3). B replicates A through a
@@ -561,7 +461,7 @@ func (d *sfSwitchDialer) client(t testing.TB, name string) *redis.Client {
 // it; then A dies, B is promoted (REPLICAOF NO ONE) with A's marker but not
 // the lock, node 0 now reaches B, and D's holder lets go.
 type sfFailover struct {
-	rig        *sfRig
+	rig        *servers
 	c2         *redlock.Client
 	l1         *redlock.Lock
 	key        string
@@ -582,7 +482,7 @@ func sfFailoverSetupCfg(t *testing.T, cfg redlock.Config) *sfFailover {
 	ctx := context.Background()
 	disableQuarantine := cfg.DisableQuarantine
 	rig := sfStart(t, 4, redistest.Options{})
-	a, b := rig.direct[0], rig.direct[1]
+	a, b := rig.Direct[0], rig.Direct[1]
 	link, err := faultproxy.New(rig.addr(0))
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = link.Close() })
@@ -599,10 +499,10 @@ func sfFailoverSetupCfg(t *testing.T, cfg redlock.Config) *sfFailover {
 	var pair []*redis.Client // node 0 of each Client
 	nodes := func() []redis.UniversalClient {
 		pair = append(pair, d.client(t, f.node0))
-		return []redis.UniversalClient{pair[len(pair)-1], sfRedis(t, sfOptions(rig.addr(2))), sfRedis(t, sfOptions(rig.addr(3)))}
+		return []redis.UniversalClient{pair[len(pair)-1], redistest.NewClient(t, sfOptions(rig.addr(2))), redistest.NewClient(t, sfOptions(rig.addr(3)))}
 	}
-	c1 := sfNew(t, cfg, nodes(), true)
-	f.c2 = sfNew(t, cfg, nodes(), false)
+	c1 := itLocker(t, cfg, nodes(), true)
+	f.c2 = itLocker(t, cfg, nodes(), false)
 	if !disableQuarantine {
 		// B has A's marker: it is a faithful copy up to here. WAIT waits
 		// for this connection's own last write, and New wrote the marker on
@@ -628,7 +528,7 @@ func sfFailoverSetupCfg(t *testing.T, cfg redlock.Config) *sfFailover {
 	require.ErrorIs(t, b.Get(ctx, f.key).Err(), redis.Nil, "B lags: it does not have the lock")
 
 	// A dies; B is promoted and takes A's place as node 0.
-	require.NoError(t, rig.g.Server(0).Kill())
+	require.NoError(t, rig.Server(0).Kill())
 	require.NoError(t, b.Do(ctx, "REPLICAOF", "NO", "ONE").Err())
 	d.switchTo(rig.addr(1))
 	f.switchedAt = time.Now()
@@ -700,7 +600,7 @@ func sfQuarantinedWhileHeld(t *testing.T, c2 *redlock.Client, key string, l1 *re
 // another client, so every majority needs node (server 0): c2 wins key only
 // once MaxTTL has passed since the node forgot (lostAt), never with its yes
 // before, and with a token above client 1's.
-func sfVotesAfterQuarantine(t *testing.T, rig *sfRig, c2 *redlock.Client, key string, l1 *redlock.Lock, node string, lostAt time.Time, maxTTL time.Duration) {
+func sfVotesAfterQuarantine(t *testing.T, rig *servers, c2 *redlock.Client, key string, l1 *redlock.Lock, node string, lostAt time.Time, maxTTL time.Duration) {
 	t.Helper()
 	ctx := context.Background()
 	_, err := l1.Release(ctx)
@@ -740,19 +640,19 @@ func TestSafetyFloorNeedsHealthyMajority(t *testing.T) {
 	ctx := context.Background()
 	rig := sfStart(t, 5, redistest.Options{})
 	cfg := redlock.Config{NodeTimeout: 200 * time.Millisecond, MaxTTL: time.Second, RetryDelay: 20 * time.Millisecond}
-	c := sfNew(t, cfg, rig.nodes(t), true)
+	c := itLocker(t, cfg, rig.NewNodes(t), true)
 	key := sfKey(t)
 	const ttl = 500 * time.Millisecond
 
 	rig.setForeign(t, key, 3, 4)
 	last := sfIssue(t, c, key, ttl, 3, 0) // on nodes 0, 1, 2 only
 	rig.free(t, key, 3, 4)
-	s := rig.g.Server(0)
+	s := rig.Server(0)
 	require.NoError(t, s.Kill())
 	require.NoError(t, s.Restart(true))
 	for _, i := range []int{1, 2} {
-		require.NoError(t, rig.g.Server(i).Pause())
-		t.Cleanup(func() { _ = rig.g.Server(i).Resume() }) // before c.Close
+		require.NoError(t, rig.Server(i).Pause())
+		t.Cleanup(func() { _ = rig.Server(i).Resume() }) // before c.Close
 	}
 
 	qe := sfRefused(t, c, key, ttl, rig.addr(0))
@@ -767,7 +667,7 @@ func TestSafetyFloorNeedsHealthyMajority(t *testing.T) {
 
 	// Once nodes 1 and 2 answer again, tokens are above every earlier one.
 	for _, i := range []int{1, 2} {
-		require.NoError(t, rig.g.Server(i).Resume())
+		require.NoError(t, rig.Server(i).Resume())
 	}
 	actx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
@@ -903,7 +803,7 @@ func sfCheck(recs []sfRecord, st *sfStore) []string {
 // nodes (and what makes the negative control fail reliably, see
 // TestSafetyNemesisNaiveTokens). Paused nodes are random.
 type sfNemesis struct {
-	rig     *sfRig
+	rig     *servers
 	rng     *rand.Rand
 	quiet   time.Duration // after a forgetting fault, none other for this long
 	born    []time.Time   // when each server's current incarnation started
@@ -948,7 +848,7 @@ func (n *sfNemesis) run(ctx context.Context, t *testing.T, start func() bool, ma
 					victim = i
 				}
 			}
-			s := n.rig.g.Server(victim)
+			s := n.rig.Server(victim)
 			if n.rng.IntN(2) == 0 {
 				n.kinds = append(n.kinds, fmt.Sprintf("kill-9+restart(%d)", victim))
 				assert.NoError(t, s.Kill())
@@ -962,7 +862,7 @@ func (n *sfNemesis) run(ctx context.Context, t *testing.T, start func() bool, ma
 			continue
 		}
 		victim := n.rng.IntN(len(n.born))
-		s := n.rig.g.Server(victim)
+		s := n.rig.Server(victim)
 		assert.NoError(t, s.Pause())
 		time.Sleep(time.Duration(50+n.rng.IntN(201)) * time.Millisecond)
 		assert.NoError(t, s.Resume())
@@ -1045,18 +945,12 @@ func sfRunWorkload(t *testing.T, w sfWorkload) sfResult {
 	nodes := make([][]redis.UniversalClient, w.clients)
 	clients := make([]*redlock.Client, w.clients)
 	for i := range clients {
-		nodes[i] = rig.nodes(t)
-		clients[i] = sfNew(t, cfg, nodes[i], i == 0)
+		nodes[i] = rig.NewNodes(t)
+		clients[i] = itLocker(t, cfg, nodes[i], i == 0)
 	}
 	// Resume paused servers before the Clients close (cleanups run last
 	// registered first), so that Close does not wait on them.
-	t.Cleanup(func() {
-		for _, s := range rig.g.Servers() {
-			if s.Running() {
-				_ = s.Resume()
-			}
-		}
-	})
+	t.Cleanup(rig.Heal)
 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
