@@ -164,7 +164,7 @@ func runCycleBench(b *testing.B, sc benchScenario) {
 
 func newBenchFixture(b *testing.B, sc benchScenario) *benchFixture {
 	b.Helper()
-	f := &benchFixture{sc: sc, group: redistest.Start(b, benchNodes)}
+	f := &benchFixture{sc: sc}
 	if sc == scenarioDown {
 		// Runs after the clients are closed (cleanups run last-in first-out):
 		// go-redis' dial-error breaker probes a dead node from a goroutine
@@ -176,27 +176,21 @@ func newBenchFixture(b *testing.B, sc benchScenario) *benchFixture {
 	if sc == scenarioDelayed {
 		pool = benchPoolDelayed
 	}
-	for _, s := range f.group.Servers() {
-		addr := s.Addr()
-		if sc != scenarioDirect {
-			p, err := faultproxy.New(addr)
-			if err != nil {
-				b.Fatal(err)
-			}
-			b.Cleanup(func() { _ = p.Close() })
-			f.proxies = append(f.proxies, p)
-			addr = p.Addr()
-		}
-		c := redis.NewClient(&redis.Options{Addr: addr, PoolSize: pool})
-		b.Cleanup(func() { _ = c.Close() })
-		f.clients = append(f.clients, c)
-		f.admin = append(f.admin, s.Client(b))
+	proxied := 0
+	if sc != scenarioDirect {
+		proxied = benchNodes
+	}
+	rig := redistest.StartRig(b, benchNodes, redistest.RigOptions{
+		Proxied: proxied,
+		Node:    func(_ int, addr string) *redis.Options { return &redis.Options{Addr: addr, PoolSize: pool} },
+		Direct:  func(addr string) *redis.Options { return &redis.Options{Addr: addr} },
+	})
+	f.group, f.admin, f.proxies = rig.Group, rig.Direct, rig.Proxies[:proxied]
+	for _, n := range rig.Nodes {
+		f.clients = append(f.clients, n.(*redis.Client))
 		f.alive = append(f.alive, true)
 	}
-	nodes := make([]redis.UniversalClient, len(f.clients))
-	for i, c := range f.clients {
-		nodes[i] = c
-	}
+	nodes := rig.Nodes
 	f.fenced = newBenchRedlock(b, redlock.Config{}, nodes)
 	f.nofence = newBenchRedlock(b, redlock.Config{DisableFencing: true}, nodes)
 	// The single node's client cuts requests at their deadline itself
