@@ -42,11 +42,9 @@ func (r *rig) startCluster() {
 // clusterAdminClient is a direct client of a cluster server that reads
 // a replica's keys too (READONLY on every connection).
 func clusterAdminClient(t *testing.T, addr string) *redis.Client {
-	c := redis.NewClient(&redis.Options{Addr: addr, DialTimeout: time.Second,
+	return redistest.NewClient(t, &redis.Options{Addr: addr, DialTimeout: time.Second,
 		ReadTimeout: time.Second, WriteTimeout: time.Second, MaxRetries: -1, PoolSize: 1000,
 		OnConnect: func(ctx context.Context, cn *redis.Conn) error { return cn.ReadOnly(ctx).Err() }})
-	t.Cleanup(func() { _ = c.Close() })
-	return c
 }
 
 // servers are the rig's servers, in the order of its nodes.

@@ -53,10 +53,8 @@ func infoField(t *testing.T, c *redis.Client, section, field string) string {
 
 // adminClient is a direct client of a server, for faults and checks.
 func adminClient(t *testing.T, addr string) *redis.Client {
-	c := redis.NewClient(&redis.Options{Addr: addr, DialTimeout: time.Second,
+	return redistest.NewClient(t, &redis.Options{Addr: addr, DialTimeout: time.Second,
 		ReadTimeout: time.Second, WriteTimeout: time.Second, MaxRetries: -1})
-	t.Cleanup(func() { _ = c.Close() })
-	return c
 }
 
 // get reads a key, "" when it is absent (or the server does not answer).
@@ -141,9 +139,7 @@ func (r *rig) everywhereBut(b int, value string) bool {
 func (r *rig) attachReplica(v int) (*faultproxy.Proxy, *redistest.Server) {
 	t := r.t
 	t.Helper()
-	link, err := faultproxy.New(r.g.Server(v).Addr())
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = link.Close() })
+	link := redistest.NewProxy(t, r.g.Server(v).Addr())
 	repl := redistest.StartReplica(t, link.Addr())
 	r.bootstrap()
 	return link, repl

@@ -218,12 +218,7 @@ func (r *rig) start() {
 			if r.sent != nil {
 				break // FailoverClients dial what the sentinels name
 			}
-			p, err := faultproxy.New(s.Addr())
-			if err != nil {
-				t.Fatalf("proxy: %v", err)
-			}
-			t.Cleanup(func() { _ = p.Close() })
-			sl.proxies = append(sl.proxies, p)
+			sl.proxies = append(sl.proxies, redistest.NewProxy(t, s.Addr()))
 		}
 		r.slots = append(r.slots, sl)
 	}
@@ -404,12 +399,7 @@ func (sl *slot) addrs() []string {
 func (r *rig) newSlot(name string, targets ...string) *slot {
 	sl := &slot{i: -1, name: name}
 	for _, target := range targets {
-		p, err := faultproxy.New(target)
-		if err != nil {
-			r.t.Fatalf("proxy: %v", err)
-		}
-		r.t.Cleanup(func() { _ = p.Close() })
-		sl.proxies = append(sl.proxies, p)
+		sl.proxies = append(sl.proxies, redistest.NewProxy(r.t, target))
 	}
 	return sl
 }

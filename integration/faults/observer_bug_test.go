@@ -9,7 +9,6 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
 
-	"github.com/redlease/redlease/internal/faultproxy"
 	"github.com/redlease/redlease/internal/redistest"
 	"github.com/redlease/redlease/lease"
 	"github.com/redlease/redlease/observer"
@@ -52,18 +51,14 @@ func TestObserverNoLeaderWhileOneLeads(t *testing.T) {
 	through := func(cut ...int) *redlock.Client {
 		var nodes []redis.UniversalClient
 		for i, s := range g.Servers() {
-			p, err := faultproxy.New(s.Addr())
-			require.NoError(t, err)
-			t.Cleanup(func() { _ = p.Close() })
+			p := redistest.NewProxy(t, s.Addr())
 			for _, c := range cut {
 				if c == i {
 					p.Disable()
 				}
 			}
-			rc := redis.NewClient(&redis.Options{Addr: p.Addr(), DialTimeout: 200 * time.Millisecond,
-				ReadTimeout: 300 * time.Millisecond, WriteTimeout: 300 * time.Millisecond, MaxRetries: -1})
-			t.Cleanup(func() { _ = rc.Close() })
-			nodes = append(nodes, rc)
+			nodes = append(nodes, redistest.NewClient(t, &redis.Options{Addr: p.Addr(), DialTimeout: 200 * time.Millisecond,
+				ReadTimeout: 300 * time.Millisecond, WriteTimeout: 300 * time.Millisecond, MaxRetries: -1}))
 		}
 		c, err := redlock.New(ctx, redlock.Config{NodeTimeout: nodeTimeout, MaxTTL: maxTTL}, nodes...)
 		require.NoError(t, err)
