@@ -78,7 +78,7 @@ func cycleKeys(t testing.TB, c *redlock.Client, prefix string, n int) {
 func TestCountersExpire(t *testing.T) {
 	t.Parallel()
 	rig := sfStart(t, 3, redistest.Options{})
-	c := itLocker(t, cyclesCfg, rig.NewNodes(t), true)
+	c := newLocker(t, cyclesCfg, rig.NewNodes(t), true)
 	cycleKeys(t, c, "left-behind:", 10_000)
 	ctx := context.Background()
 	for i, d := range rig.Direct {
@@ -126,7 +126,7 @@ func TestTokensIncreaseAcrossCounterExpiry(t *testing.T) {
 	t.Parallel()
 	rig := sfStart(t, 3, redistest.Options{})
 	cfg := counterCfg(300*time.Millisecond, unsafeopt.Off{})
-	c := itLocker(t, cfg, rig.NewNodes(t), true)
+	c := newLocker(t, cfg, rig.NewNodes(t), true)
 	key := sfKey(t)
 	last := sfIssue(t, c, key, fenceTTL, 3, 0)
 	for round := range 3 {
@@ -159,7 +159,7 @@ func TestTokensRepeatWithCounterFromZero(t *testing.T) {
 	t.Parallel()
 	rig := sfStart(t, 3, redistest.Options{})
 	cfg := counterCfg(300*time.Millisecond, unsafeopt.Off{CounterFromZero: true})
-	c := itLocker(t, cfg, rig.NewNodes(t), true)
+	c := newLocker(t, cfg, rig.NewNodes(t), true)
 	key := sfKey(t)
 	last := sfIssue(t, c, key, fenceTTL, 3, 0)
 	expireCounters(t, rig, key)
@@ -181,7 +181,7 @@ func TestServerMemoryReturns(t *testing.T) {
 		require.NoError(t, err, "REDLEASE_MEMORY_CYCLES")
 	}
 	rig := sfStart(t, 3, redistest.Options{})
-	c := itLocker(t, counterCfg(time.Second, unsafeopt.Off{}), rig.NewNodes(t), true)
+	c := newLocker(t, counterCfg(time.Second, unsafeopt.Off{}), rig.NewNodes(t), true)
 	ctx := context.Background()
 	cycleKeys(t, c, "warm-up:", 100) // connections, scripts, the marker
 	used := func(i int) int64 {

@@ -37,7 +37,7 @@ func TestDial(t *testing.T) {
 	addrs := g.Addrs()
 	addrs[2] = "redis://" + addrs[2] + "/0" // a URL among host:port forms
 
-	c, err := redlock.Dial(ctx, redlock.Config{NodeTimeout: itNodeTimeout}, addrs,
+	c, err := redlock.Dial(ctx, redlock.Config{NodeTimeout: nodeTimeout}, addrs,
 		redlock.DialOptions{Password: "pw", DialTimeout: time.Second})
 	require.NoError(t, err)
 	require.NoError(t, c.Bootstrap(ctx))
@@ -48,7 +48,7 @@ func TestDial(t *testing.T) {
 	assert.Equal(t, g.Addrs()[:2], c.Nodes()[:2], "nodes are named by address")
 	before := connected()
 	require.NoError(t, c.Close())
-	assert.Eventually(t, func() bool { return connected() < before }, itWaitFor, itTick, "Close closes Dial's connections")
+	assert.Eventually(t, func() bool { return connected() < before }, waitFor, pollTick, "Close closes Dial's connections")
 
 	_, err = redlock.Dial(ctx, redlock.Config{}, g.Addrs(), redlock.DialOptions{Password: "wrong"})
 	require.ErrorIs(t, err, redlock.ErrAccessDenied)

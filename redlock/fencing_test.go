@@ -89,7 +89,7 @@ func TestFencingFastPath(t *testing.T) {
 	cfg := fenceCfg
 	cfg.NodeTimeout = 2 * time.Second
 	cfg.MaxTTL = 10 * time.Second
-	c := itLocker(t, cfg, rig.countedNodes(t, &w), true)
+	c := newLocker(t, cfg, rig.countedNodes(t, &w), true)
 	key := sfKey(t)
 	last := uint64(0)
 	for i := range 5 {
@@ -115,7 +115,7 @@ func TestFencingFastPath(t *testing.T) {
 func TestFencingSlowPath(t *testing.T) {
 	rig := sfStart(t, 3, redistest.Options{})
 	var w writeBacks
-	c := itLocker(t, fenceCfg, rig.countedNodes(t, &w), true)
+	c := newLocker(t, fenceCfg, rig.countedNodes(t, &w), true)
 	key := sfKey(t)
 	rig.setCounter(t, key, 0, 5)
 	rig.setCounter(t, key, 1, 7)
@@ -152,7 +152,7 @@ func TestFencingResentScriptDoesNotIncrement(t *testing.T) {
 		require.NoError(t, err)
 		return res
 	}
-	itLocker(t, fenceCfg, rig.NewNodes(t), true) // a marker that votes
+	newLocker(t, fenceCfg, rig.NewNodes(t), true) // a marker that votes
 	first, second := run(), run()
 	assert.EqualValues(t, 1, first[0], "granted: %v", first)
 	assert.EqualValues(t, 1, second[0], "ours again: %v", second)
@@ -170,7 +170,7 @@ func fenceHoleSetup(t *testing.T, cfg redlock.Config) (a, b *redlock.Lock) {
 	rig.setCounter(t, key, 0, 10)
 	rig.setCounter(t, key, 1, 1)
 	rig.setCounter(t, key, 2, 1)
-	c := itLocker(t, cfg, rig.NewNodes(t), true)
+	c := newLocker(t, cfg, rig.NewNodes(t), true)
 	ctx := context.Background()
 	// Wait for every node's grant: with node 0 among the first majority
 	// the token is 11 whatever the path.

@@ -37,7 +37,7 @@ func userNodes(t *testing.T, g *redistest.Group, user, password string, rules ..
 func TestAccessDeniedIsFinal(t *testing.T) {
 	ctx := context.Background()
 	g := redistest.Start(t, 3)
-	cfg := redlock.Config{NodeTimeout: itNodeTimeout}
+	cfg := redlock.Config{NodeTimeout: nodeTimeout}
 
 	t.Run("New refuses a wrong password", func(t *testing.T) {
 		nodes := userNodes(t, g, "wrongpass", "not-the-password", "+@all", "~*", "&*")
@@ -106,7 +106,7 @@ func TestNewHonoursCancelledContext(t *testing.T) {
 
 func TestKeySizeLimit(t *testing.T) {
 	ctx := context.Background()
-	c := itStart(t, itConfig{n: 3}).locker(t, redlock.Config{NodeTimeout: itNodeTimeout})
+	c := startServers(t, serversConfig{n: 3}).locker(t, redlock.Config{NodeTimeout: nodeTimeout})
 
 	l, err := c.TryAcquire(ctx, strings.Repeat("k", 4096), 5*time.Second)
 	require.NoError(t, err, "4096 bytes is the limit, included")
@@ -128,7 +128,7 @@ func TestKeySizeLimit(t *testing.T) {
 
 func TestNilLockIsNotHeld(t *testing.T) {
 	ctx := context.Background()
-	c := itStart(t, itConfig{n: 3}).locker(t, redlock.Config{NodeTimeout: itNodeTimeout})
+	c := startServers(t, serversConfig{n: 3}).locker(t, redlock.Config{NodeTimeout: nodeTimeout})
 	holder, err := c.TryAcquire(ctx, "nil-lock", 5*time.Second)
 	require.NoError(t, err)
 	defer holder.Release(ctx)
@@ -149,9 +149,9 @@ func TestNilLockIsNotHeld(t *testing.T) {
 // time, it sends fewer requests than with the constant JitterRetry.
 func TestAcquireBacksOff(t *testing.T) {
 	ctx := context.Background()
-	it := itStart(t, itConfig{n: 1})
+	it := startServers(t, serversConfig{n: 1})
 	const delay = 10 * time.Millisecond
-	c := it.locker(t, redlock.Config{NodeTimeout: itNodeTimeout, RetryDelay: delay})
+	c := it.locker(t, redlock.Config{NodeTimeout: nodeTimeout, RetryDelay: delay})
 	holder, err := c.TryAcquire(ctx, "backoff", 20*time.Second)
 	require.NoError(t, err)
 	defer holder.Release(ctx)

@@ -15,10 +15,10 @@ import (
 	"github.com/redlease/redlease/redlock"
 )
 
-// itCheckBound is how long after a node's configuration changed every vote
+// checkBound is how long after a node's configuration changed every vote
 // a client counts from it was checked after the change (conf.go: a check
 // begun at most ConfStale before the vote), plus scheduling slack.
-const itCheckBound = redlock.ConfStale + 500*time.Millisecond
+const checkBound = redlock.ConfStale + 500*time.Millisecond
 
 // nodeErr returns node i's error in err's *QuorumError, or nil.
 func nodeErr(t *testing.T, err error, i int) error {
@@ -35,9 +35,9 @@ func nodeErr(t *testing.T, err error, i int) error {
 // are switched back, they count again.
 func TestIntegrationEvictingAtRuntime(t *testing.T) {
 	ctx := context.Background()
-	cl := itStart(t, itConfig{n: 3})
-	c := cl.locker(t, redlock.Config{NodeTimeout: itNodeTimeout})
-	held, err := c.TryAcquire(ctx, itKey(t)+":held", 20*time.Second)
+	cl := startServers(t, serversConfig{n: 3})
+	c := cl.locker(t, redlock.Config{NodeTimeout: nodeTimeout})
+	held, err := c.TryAcquire(ctx, testKey(t)+":held", 20*time.Second)
 	require.NoError(t, err)
 
 	switched := time.Now()
@@ -54,7 +54,7 @@ func TestIntegrationEvictingAtRuntime(t *testing.T) {
 	// attempt a new key, so that no leftover blocks the next).
 	var last error
 	refused := func() bool {
-		key := itKey(t) + ":" + time.Now().Format("150405.000000000")
+		key := testKey(t) + ":" + time.Now().Format("150405.000000000")
 		l, err := c.TryAcquire(ctx, key, time.Second)
 		if err == nil {
 			_, _ = l.Release(ctx)
@@ -68,20 +68,20 @@ func TestIntegrationEvictingAtRuntime(t *testing.T) {
 		}
 		return true
 	}
-	require.Eventually(t, refused, itCheckBound, 10*time.Millisecond, "the evicting nodes still count: %v", last)
+	require.Eventually(t, refused, checkBound, 10*time.Millisecond, "the evicting nodes still count: %v", last)
 	t.Logf("refused %s after the switch: %v", time.Since(switched).Round(time.Millisecond), last)
 	assert.ErrorContains(t, nodeErr(t, last, 0), "maxmemory-policy allkeys-lru")
 	assert.ErrorContains(t, nodeErr(t, last, 0), cl.Server(0).Addr())
 
 	// From now on no acquire reaches them, and extends do not count them.
-	key := itKey(t) + ":after"
+	key := testKey(t) + ":after"
 	_, err = c.TryAcquire(ctx, key, time.Second)
 	require.ErrorIs(t, err, redlock.ErrNotAcquired)
 	assert.Equal(t, []string{"", ""}, cl.Values(key, 0, 1), "an acquire script reached a refused node")
 	err = held.Extend(ctx, 0)
 	require.ErrorIs(t, err, redlock.ErrNotExtended)
 	assert.ErrorContains(t, err, "maxmemory-policy allkeys-lru")
-	in, err := c.Inspect(ctx, itKey(t)+":held")
+	in, err := c.Inspect(ctx, testKey(t)+":held")
 	require.ErrorIs(t, err, redlock.ErrNoHolder, "an inspection does not count them either")
 	require.NotNil(t, in)
 
@@ -90,13 +90,13 @@ func TestIntegrationEvictingAtRuntime(t *testing.T) {
 		require.NoError(t, s.ConfigSet(ctx, "maxmemory-policy", "noeviction").Err())
 	}
 	require.Eventually(t, func() bool {
-		l, err := c.TryAcquire(ctx, itKey(t)+":again", time.Second)
+		l, err := c.TryAcquire(ctx, testKey(t)+":again", time.Second)
 		if err != nil {
 			return false
 		}
 		_, _ = l.Release(ctx)
 		return true
-	}, itCheckBound, 10*time.Millisecond, "the nodes do not count again after noeviction")
+	}, checkBound, 10*time.Millisecond, "the nodes do not count again after noeviction")
 }
 
 // TestIntegrationEvictingNodeBackFromDown: a node that was down when the
@@ -104,22 +104,22 @@ func TestIntegrationEvictingAtRuntime(t *testing.T) {
 // vote counts.
 func TestIntegrationEvictingNodeBackFromDown(t *testing.T) {
 	ctx := context.Background()
-	cl := itStart(t, itConfig{n: 3})
+	cl := startServers(t, serversConfig{n: 3})
 	down := cl.Server(2)
 	require.NoError(t, down.Kill())
 	// Quarantine off: the restarted node votes at once unless refused.
-	c := itLocker(t, redlock.Config{NodeTimeout: itNodeTimeout, DisableQuarantine: true}, cl.Nodes, false)
+	c := newLocker(t, redlock.Config{NodeTimeout: nodeTimeout, DisableQuarantine: true}, cl.Nodes, false)
 	t.Cleanup(cl.Heal)
 
 	require.NoError(t, down.Restart(true))
 	require.NoError(t, cl.Direct[2].ConfigSet(ctx, "maxmemory-policy", "volatile-lru").Err())
 	// Server 0 holds another value: node 2's yes would decide.
-	require.NoError(t, cl.Direct[0].Set(ctx, itKey(t), "someone else", time.Minute).Err())
+	require.NoError(t, cl.Direct[0].Set(ctx, testKey(t), "someone else", time.Minute).Err())
 
-	_, err := c.TryAcquire(ctx, itKey(t), time.Second)
+	_, err := c.TryAcquire(ctx, testKey(t), time.Second)
 	require.ErrorIs(t, err, redlock.ErrNotAcquired)
 	e := nodeErr(t, err, 2)
 	require.ErrorIs(t, e, redlock.ErrInvalidConfig, "node 2 counted before its configuration was checked")
 	assert.ErrorContains(t, e, "maxmemory-policy volatile-lru")
-	assert.Equal(t, []string{""}, cl.Values(itKey(t), 2), "the acquire script reached the refused node")
+	assert.Equal(t, []string{""}, cl.Values(testKey(t), 2), "the acquire script reached the refused node")
 }

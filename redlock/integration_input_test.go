@@ -18,9 +18,9 @@ import (
 	"github.com/redlease/redlease/redlock"
 )
 
-// itNewErr calls redlock.New, closes the Client if one is made, and returns
+// newErr calls redlock.New, closes the Client if one is made, and returns
 // the error (or fails the test if New panics).
-func itNewErr(t *testing.T, cfg redlock.Config, nodes ...redis.UniversalClient) error {
+func newErr(t *testing.T, cfg redlock.Config, nodes ...redis.UniversalClient) error {
 	t.Helper()
 	var err error
 	require.NotPanics(t, func() {
@@ -36,34 +36,34 @@ func itNewErr(t *testing.T, cfg redlock.Config, nodes ...redis.UniversalClient) 
 // break "one server, one vote" (docs/design.md S7) or could evict a lock key.
 func TestIntegrationNewRefuses(t *testing.T) {
 	ctx := context.Background()
-	cl := itStart(t, itConfig{n: 3})
-	cfg := redlock.Config{NodeTimeout: itNodeTimeout, Logger: itLogger(t)}
+	cl := startServers(t, serversConfig{n: 3})
+	cfg := redlock.Config{NodeTimeout: nodeTimeout, Logger: testLogger(t)}
 	addr := cl.Server(1).Addr()
 
 	t.Run("no nodes", func(t *testing.T) {
-		err := itNewErr(t, cfg)
+		err := newErr(t, cfg)
 		require.ErrorIs(t, err, redlock.ErrInvalidConfig)
 		assert.Contains(t, err.Error(), "no nodes")
 	})
 	t.Run("nil node", func(t *testing.T) {
-		err := itNewErr(t, cfg, cl.Nodes[0], nil, cl.Nodes[2])
+		err := newErr(t, cfg, cl.Nodes[0], nil, cl.Nodes[2])
 		require.ErrorIs(t, err, redlock.ErrInvalidConfig)
 		assert.Contains(t, err.Error(), "node 1 is nil")
 	})
 	t.Run("typed nil node", func(t *testing.T) {
 		var nc *redis.Client // a nil *redis.Client is a non-nil UniversalClient
-		err := itNewErr(t, cfg, cl.Nodes[0], nc, cl.Nodes[2])
+		err := newErr(t, cfg, cl.Nodes[0], nc, cl.Nodes[2])
 		require.ErrorIs(t, err, redlock.ErrInvalidConfig)
 		assert.Contains(t, err.Error(), "node 1")
 	})
 	t.Run("invalid config", func(t *testing.T) {
-		err := itNewErr(t, redlock.Config{NodeTimeout: time.Second, MaxTTL: 2 * time.Second}, cl.Nodes...)
+		err := newErr(t, redlock.Config{NodeTimeout: time.Second, MaxTTL: 2 * time.Second}, cl.Nodes...)
 		require.ErrorIs(t, err, redlock.ErrInvalidConfig)
 		assert.Contains(t, err.Error(), "MaxTTL (2s)")
 	})
 	t.Run("same address twice", func(t *testing.T) {
-		twin := redistest.NewClient(t, itFastOptions(1, addr))
-		err := itNewErr(t, cfg, cl.Nodes[0], cl.Nodes[1], twin)
+		twin := redistest.NewClient(t, fastOptions(1, addr))
+		err := newErr(t, cfg, cl.Nodes[0], cl.Nodes[1], twin)
 		require.ErrorIs(t, err, redlock.ErrInvalidConfig)
 		assert.Contains(t, err.Error(), addr)
 		assert.Contains(t, err.Error(), "one vote")
@@ -72,8 +72,8 @@ func TestIntegrationNewRefuses(t *testing.T) {
 		p, err := faultproxy.New(addr)
 		require.NoError(t, err)
 		t.Cleanup(func() { _ = p.Close() })
-		twin := redistest.NewClient(t, itFastOptions(1, p.Addr()))
-		err = itNewErr(t, cfg, cl.Nodes[0], cl.Nodes[1], twin)
+		twin := redistest.NewClient(t, fastOptions(1, p.Addr()))
+		err = newErr(t, cfg, cl.Nodes[0], cl.Nodes[1], twin)
 		require.ErrorIs(t, err, redlock.ErrInvalidConfig)
 		assert.Contains(t, err.Error(), addr)
 		assert.Contains(t, err.Error(), p.Addr())
@@ -83,14 +83,14 @@ func TestIntegrationNewRefuses(t *testing.T) {
 		s := cl.Direct[1]
 		require.NoError(t, s.ConfigSet(ctx, "maxmemory-policy", "allkeys-lru").Err())
 		t.Cleanup(func() { _ = s.ConfigSet(ctx, "maxmemory-policy", "noeviction").Err() })
-		err := itNewErr(t, cfg, cl.Nodes...)
+		err := newErr(t, cfg, cl.Nodes...)
 		require.ErrorIs(t, err, redlock.ErrInvalidConfig)
 		assert.Contains(t, err.Error(), addr)
 		assert.Contains(t, err.Error(), "allkeys-lru")
 
 		allow := cfg
 		allow.AllowEviction = true
-		require.NoError(t, itNewErr(t, allow, cl.Nodes...), "AllowEviction accepts it")
+		require.NoError(t, newErr(t, allow, cl.Nodes...), "AllowEviction accepts it")
 	})
 	t.Run("evicting and out of memory", func(t *testing.T) {
 		// The probe script fails with OOM: the policy must still be read.
@@ -102,7 +102,7 @@ func TestIntegrationNewRefuses(t *testing.T) {
 			_ = s.ConfigSet(ctx, "maxmemory-policy", "noeviction").Err()
 		})
 		require.ErrorContains(t, s.Set(ctx, "oom", "x", 0).Err(), "OOM", "the server must be out of memory")
-		err := itNewErr(t, cfg, cl.Nodes...)
+		err := newErr(t, cfg, cl.Nodes...)
 		require.ErrorIs(t, err, redlock.ErrInvalidConfig)
 		assert.Contains(t, err.Error(), addr)
 		assert.Contains(t, err.Error(), "volatile-ttl")
@@ -113,9 +113,9 @@ func TestIntegrationNewRefuses(t *testing.T) {
 // naming the bad value, and Acquire does not retry them.
 func TestIntegrationBadArguments(t *testing.T) {
 	ctx := context.Background()
-	cl := itStart(t, itConfig{n: 5})
+	cl := startServers(t, serversConfig{n: 5})
 	c := cl.locker(t, redlock.Config{NodeTimeout: 100 * time.Millisecond})
-	key := itKey(t)
+	key := testKey(t)
 
 	cases := []struct {
 		name string
@@ -142,7 +142,7 @@ func TestIntegrationBadArguments(t *testing.T) {
 			_, err := c.TryAcquire(ctx, tc.key, tc.ttl)
 			check("TryAcquire", err)
 
-			actx, cancel := context.WithTimeout(ctx, itWaitFor)
+			actx, cancel := context.WithTimeout(ctx, waitFor)
 			defer cancel()
 			t0 := time.Now()
 			_, err = c.Acquire(actx, tc.key, tc.ttl)
@@ -172,14 +172,14 @@ func TestIntegrationBadArguments(t *testing.T) {
 // error: Acquire returns it at once instead of retrying until its deadline.
 func TestIntegrationWrongType(t *testing.T) {
 	ctx := context.Background()
-	cl := itStart(t, itConfig{n: 5})
-	c := cl.locker(t, redlock.Config{NodeTimeout: itNodeTimeout})
-	key := itKey(t)
+	cl := startServers(t, serversConfig{n: 5})
+	c := cl.locker(t, redlock.Config{NodeTimeout: nodeTimeout})
+	key := testKey(t)
 	for _, d := range cl.Direct {
 		require.NoError(t, d.RPush(ctx, key, "item").Err())
 	}
 
-	actx, cancel := context.WithTimeout(ctx, itWaitFor)
+	actx, cancel := context.WithTimeout(ctx, waitFor)
 	defer cancel()
 	t0 := time.Now()
 	_, err := c.Acquire(actx, key, time.Second)
@@ -187,7 +187,7 @@ func TestIntegrationWrongType(t *testing.T) {
 	assert.Less(t, time.Since(t0), time.Second, "WRONGTYPE is final")
 	assert.NotErrorIs(t, err, context.DeadlineExceeded)
 	assert.Contains(t, err.Error(), "WRONGTYPE")
-	for i, nr := range itQuorumError(t, err).Nodes {
+	for i, nr := range quorumError(t, err).Nodes {
 		assert.Equal(t, redlock.VoteError, nr.Vote, "node %d", i)
 	}
 	for i, d := range cl.Direct {
@@ -202,18 +202,18 @@ func TestIntegrationWrongType(t *testing.T) {
 // and it is not final (a failover may be under way).
 func TestIntegrationReadOnlyNode(t *testing.T) {
 	ctx := context.Background()
-	cl := itStart(t, itConfig{n: 5})
-	c := cl.locker(t, redlock.Config{NodeTimeout: itNodeTimeout})
-	key := itKey(t)
+	cl := startServers(t, serversConfig{n: 5})
+	c := cl.locker(t, redlock.Config{NodeTimeout: nodeTimeout})
+	key := testKey(t)
 
-	master := itStart(t, itConfig{n: 1}).Server(0)
+	master := startServers(t, serversConfig{n: 1}).Server(0)
 	replica := cl.Direct[4]
 	host, port, _ := strings.Cut(master.Addr(), ":")
 	require.NoError(t, replica.ReplicaOf(ctx, host, port).Err())
 	require.Eventually(t, func() bool {
 		info, err := replica.Info(ctx, "replication").Result()
 		return err == nil && strings.Contains(info, "master_link_status:up")
-	}, itWaitFor, itTick)
+	}, waitFor, pollTick)
 
 	l, err := c.TryAcquire(ctx, key, 2*time.Second)
 	require.NoError(t, err, "four writable nodes of five are a majority")
@@ -228,7 +228,7 @@ func TestIntegrationReadOnlyNode(t *testing.T) {
 	cl.setForeign(t, key, 0, 1)
 	_, err = c.TryAcquire(ctx, key, 2*time.Second)
 	require.ErrorIs(t, err, redlock.ErrNotAcquired)
-	nr := itQuorumError(t, err).Nodes[4]
+	nr := quorumError(t, err).Nodes[4]
 	assert.Equal(t, redlock.VoteError, nr.Vote)
 	require.Error(t, nr.Err)
 	assert.Contains(t, nr.Err.Error(), "READONLY")
@@ -246,9 +246,9 @@ func TestIntegrationReadOnlyNode(t *testing.T) {
 // works (go-redis falls back from EVALSHA to EVAL).
 func TestIntegrationNoScript(t *testing.T) {
 	ctx := context.Background()
-	cl := itStart(t, itConfig{n: 5})
-	c := cl.locker(t, redlock.Config{NodeTimeout: itNodeTimeout})
-	key := itKey(t)
+	cl := startServers(t, serversConfig{n: 5})
+	c := cl.locker(t, redlock.Config{NodeTimeout: nodeTimeout})
+	key := testKey(t)
 	flush := func() {
 		for _, d := range cl.Direct {
 			require.NoError(t, d.ScriptFlush(ctx).Err())
@@ -276,9 +276,9 @@ func TestIntegrationNoScript(t *testing.T) {
 // view.
 func TestIntegrationInspect(t *testing.T) {
 	ctx := context.Background()
-	cl := itStart(t, itConfig{n: 5})
-	c := cl.locker(t, redlock.Config{NodeTimeout: itNodeTimeout})
-	key := itKey(t)
+	cl := startServers(t, serversConfig{n: 5})
+	c := cl.locker(t, redlock.Config{NodeTimeout: nodeTimeout})
+	key := testKey(t)
 	const ttl = 5 * time.Second
 
 	_, err := c.Inspect(ctx, key)
@@ -300,7 +300,7 @@ func TestIntegrationInspect(t *testing.T) {
 	assert.Equal(t, l.Value(), in.Value)
 	assert.Equal(t, l.Token(), in.Token)
 	assert.Greater(t, in.Remaining, time.Duration(0))
-	assert.LessOrEqual(t, in.Remaining, ttl-itDrift(ttl))
+	assert.LessOrEqual(t, in.Remaining, ttl-driftOf(ttl))
 	assert.InDelta(t, float64(l.Remaining()), float64(in.Remaining), float64(100*time.Millisecond),
 		"the nodes' view of the validity matches the holder's")
 	require.Len(t, in.Nodes, 5)

@@ -22,11 +22,11 @@ import (
 // or was deleted (docs/design.md S4).
 func TestIntegrationNoResurrection(t *testing.T) {
 	ctx := context.Background()
-	cl := itStart(t, itConfig{n: 5})
+	cl := startServers(t, serversConfig{n: 5})
 	c := cl.locker(t, redlock.Config{NodeTimeout: 400 * time.Millisecond})
 
 	t.Run("expired", func(t *testing.T) {
-		key := itKey(t)
+		key := testKey(t)
 		l, err := c.TryAcquire(ctx, key, time.Second)
 		require.NoError(t, err)
 		cl.waitAbsent(t, key) // expired on every server
@@ -41,7 +41,7 @@ func TestIntegrationNoResurrection(t *testing.T) {
 	})
 
 	t.Run("deleted on a majority", func(t *testing.T) {
-		key := itKey(t)
+		key := testKey(t)
 		l, err := c.TryAcquire(ctx, key, 5*time.Second)
 		require.NoError(t, err)
 		until := l.ValidUntil()
@@ -54,7 +54,7 @@ func TestIntegrationNoResurrection(t *testing.T) {
 
 		err = l.Extend(ctx, 0)
 		require.ErrorIs(t, err, redlock.ErrNotExtended)
-		qe := itQuorumError(t, err)
+		qe := quorumError(t, err)
 		assert.LessOrEqual(t, qe.Yes, 2) // it stops counting once 3 said no
 		for i := range 3 {
 			assert.Equal(t, redlock.VoteNo, qe.Nodes[i].Vote, "node %d", i)
@@ -77,14 +77,14 @@ func TestIntegrationNoResurrection(t *testing.T) {
 // minority releases it there (docs/design.md S8).
 func TestIntegrationFailedAttemptUndone(t *testing.T) {
 	ctx := context.Background()
-	cl := itStart(t, itConfig{n: 5})
-	c := cl.locker(t, redlock.Config{NodeTimeout: itNodeTimeout})
-	key, cp := itKey(t), itNewCapture()
+	cl := startServers(t, serversConfig{n: 5})
+	c := cl.locker(t, redlock.Config{NodeTimeout: nodeTimeout})
+	key, cp := testKey(t), newValueCapture()
 	cl.setForeign(t, key, 0, 1, 2)
 
-	_, err := c.TryAcquire(ctx, key, itUndoTTL, cp.option())
+	_, err := c.TryAcquire(ctx, key, undoTTL, cp.option())
 	require.ErrorIs(t, err, redlock.ErrNotAcquired)
-	qe := itQuorumError(t, err)
+	qe := quorumError(t, err)
 	assert.LessOrEqual(t, qe.Yes, 2)
 	for i := range 3 {
 		assert.Equal(t, redlock.VoteNo, qe.Nodes[i].Vote, "node %d", i)
@@ -105,8 +105,8 @@ func TestIntegrationFailedAttemptUndone(t *testing.T) {
 // attempt cannot reach them before its NodeTimeout ends, so once that has
 // passed only the late-yes undo can clean them.
 func TestIntegrationCancelledAttemptUndone(t *testing.T) {
-	cl := itStart(t, itConfig{n: 5, proxied: 3, options: func(i int, addr string) *redis.Options {
-		o := itFastOptions(i, addr)
+	cl := startServers(t, serversConfig{n: 5, proxied: 3, options: func(i int, addr string) *redis.Options {
+		o := fastOptions(i, addr)
 		if i < 3 {
 			o.PoolSize, o.ReadTimeout = 1, 10*time.Second // the held reply must not time out
 		}
@@ -114,7 +114,7 @@ func TestIntegrationCancelledAttemptUndone(t *testing.T) {
 	}})
 	const timeout = time.Second // long, so that the cancel comes first
 	c := cl.locker(t, redlock.Config{NodeTimeout: timeout})
-	key, cp := itKey(t), itNewCapture()
+	key, cp := testKey(t), newValueCapture()
 	held := cl.Proxies[:3]
 	for _, p := range held {
 		p.Hold()
@@ -128,10 +128,10 @@ func TestIntegrationCancelledAttemptUndone(t *testing.T) {
 	}
 	done := make(chan result, 1)
 	go func() {
-		_, err := c.TryAcquire(ctx, key, itUndoTTL, cp.option())
+		_, err := c.TryAcquire(ctx, key, undoTTL, cp.option())
 		done <- result{err, time.Now()}
 	}()
-	wctx, wcancel := context.WithTimeout(context.Background(), itWaitFor)
+	wctx, wcancel := context.WithTimeout(context.Background(), waitFor)
 	defer wcancel()
 	for _, p := range held {
 		require.NoError(t, p.WaitHeld(wctx))
@@ -150,7 +150,7 @@ func TestIntegrationCancelledAttemptUndone(t *testing.T) {
 	require.ErrorIs(t, r.err, redlock.ErrNotAcquired)
 	require.ErrorIs(t, r.err, context.Canceled)
 	assert.Less(t, r.at.Sub(cancelled), timeout, "returned at the cancel, not at NodeTimeout")
-	qe := itQuorumError(t, r.err)
+	qe := quorumError(t, r.err)
 	for i := range 3 {
 		assert.ErrorIs(t, qe.Nodes[i].Err, context.Canceled, "node %d", i)
 	}
@@ -170,13 +170,13 @@ func TestIntegrationCancelledAttemptUndone(t *testing.T) {
 	cl.waitGone(t, key, value) // the late yes votes were undone
 }
 
-// itForgetful is the set-up of the forgetful-node tests: three servers, client
+// forgetful is the set-up of the forgetful-node tests: three servers, client
 // A holds key on nodes 0 and 1 (node 2 refused: held by another client,
 // which then lets go), and node 1 is killed and restarted empty while A
 // still holds. B is a second client, made after the restart without
 // Bootstrap (that would be an operator's mistake after a crash); it starts
 // node 1's quarantine.
-type itForgetful struct {
+type forgetful struct {
 	cl  *servers
 	cfg redlock.Config
 	a   *redlock.Lock
@@ -185,21 +185,21 @@ type itForgetful struct {
 }
 
 const (
-	itForgetMaxTTL = 2 * time.Second
-	itForgetTTL    = 1500 * time.Millisecond
+	forgetfulMaxTTL = 2 * time.Second
+	forgetfulTTL    = 1500 * time.Millisecond
 )
 
-func itNewForgetful(t *testing.T, disableQuarantine bool) *itForgetful {
+func newForgetful(t *testing.T, disableQuarantine bool) *forgetful {
 	ctx := context.Background()
-	cl := itStart(t, itConfig{n: 3})
-	cfg := redlock.Config{NodeTimeout: itNodeTimeout, MaxTTL: itForgetMaxTTL, RetryDelay: 50 * time.Millisecond,
+	cl := startServers(t, serversConfig{n: 3})
+	cfg := redlock.Config{NodeTimeout: nodeTimeout, MaxTTL: forgetfulMaxTTL, RetryDelay: 50 * time.Millisecond,
 		DisableQuarantine: disableQuarantine}
 	a := cl.locker(t, cfg)
-	f := &itForgetful{cl: cl, cfg: cfg, key: itKey(t)}
+	f := &forgetful{cl: cl, cfg: cfg, key: testKey(t)}
 
 	cl.setForeign(t, f.key, 2)
 	var err error
-	f.a, err = a.TryAcquire(ctx, f.key, itForgetTTL)
+	f.a, err = a.TryAcquire(ctx, f.key, forgetfulTTL)
 	require.NoError(t, err)
 	require.Equal(t, []string{f.a.Value(), f.a.Value(), "foreign-holder"}, cl.Values(f.key))
 	require.NoError(t, cl.Direct[2].Del(ctx, f.key).Err())
@@ -211,9 +211,9 @@ func itNewForgetful(t *testing.T, disableQuarantine bool) *itForgetful {
 
 	var nodes []redis.UniversalClient
 	for i, s := range cl.Servers() {
-		nodes = append(nodes, redistest.NewClient(t, itFastOptions(i, s.Addr())))
+		nodes = append(nodes, redistest.NewClient(t, fastOptions(i, s.Addr())))
 	}
-	f.b = itLocker(t, cfg, nodes, false)
+	f.b = newLocker(t, cfg, nodes, false)
 	require.True(t, f.a.Held(), "the set-up took longer than A's validity")
 	return f
 }
@@ -223,19 +223,19 @@ func itNewForgetful(t *testing.T, disableQuarantine bool) *itForgetful {
 // quarantine is over, tokens continue above A's (S5).
 func TestIntegrationForgetfulNodeQuarantined(t *testing.T) {
 	ctx := context.Background()
-	f := itNewForgetful(t, false)
+	f := newForgetful(t, false)
 	restarted := f.cl.Server(1).Addr()
 
-	_, err := f.b.TryAcquire(ctx, f.key, itForgetTTL)
+	_, err := f.b.TryAcquire(ctx, f.key, forgetfulTTL)
 	aHeld := f.a.Held()
 	require.ErrorIs(t, err, redlock.ErrNotAcquired, "B won the lock A holds")
 	require.True(t, aHeld, "A's validity ended before the contest: the test proves nothing")
-	qe := itQuorumError(t, err)
+	qe := quorumError(t, err)
 	q := qe.Quarantined()
 	require.Len(t, q, 1, "%v", err)
 	assert.Equal(t, restarted, q[0].Node)
 	assert.Greater(t, q[0].Quarantine, time.Duration(0))
-	assert.LessOrEqual(t, q[0].Quarantine, itForgetMaxTTL)
+	assert.LessOrEqual(t, q[0].Quarantine, forgetfulMaxTTL)
 
 	in, err := f.b.Inspect(ctx, f.key)
 	require.ErrorIs(t, err, redlock.ErrNoHolder, "A's value is on one healthy node only")
@@ -248,9 +248,9 @@ func TestIntegrationForgetfulNodeQuarantined(t *testing.T) {
 	_, err = f.a.Release(ctx)
 	require.NoError(t, err)
 	f.cl.setForeign(t, f.key, 0)
-	actx, cancel := context.WithTimeout(ctx, itForgetMaxTTL+itWaitFor)
+	actx, cancel := context.WithTimeout(ctx, forgetfulMaxTTL+waitFor)
 	defer cancel()
-	l, err := f.b.Acquire(actx, f.key, itForgetTTL)
+	l, err := f.b.Acquire(actx, f.key, forgetfulTTL)
 	require.NoError(t, err)
 	assert.Greater(t, l.Token(), f.a.Token(), "fencing token went backwards after a forgetful node")
 	assert.Equal(t, []string{"foreign-holder", l.Value(), l.Value()}, f.cl.Values(f.key))
@@ -263,9 +263,9 @@ func TestIntegrationForgetfulNodeQuarantined(t *testing.T) {
 // TestIntegrationForgetfulNodeQuarantined: with quarantine off, the same
 // scenario grants the lock twice, and the token repeats.
 func TestIntegrationForgetfulNodeWithoutQuarantine(t *testing.T) {
-	f := itNewForgetful(t, true)
+	f := newForgetful(t, true)
 
-	l, err := f.b.TryAcquire(context.Background(), f.key, itForgetTTL)
+	l, err := f.b.TryAcquire(context.Background(), f.key, forgetfulTTL)
 	require.NoError(t, err, "without quarantine, the forgetful node votes at once")
 	assert.True(t, f.a.Held() && l.Held(), "A and B both hold the lock: the double grant quarantine prevents")
 	assert.LessOrEqual(t, l.Token(), f.a.Token(), "and fencing tokens repeat")
@@ -278,13 +278,13 @@ func TestIntegrationForgetfulNodeWithoutQuarantine(t *testing.T) {
 // majority before it votes again), or the next token repeats A's.
 func TestIntegrationForgetfulNodeFloorNeedsHealthyMajority(t *testing.T) {
 	ctx := context.Background()
-	cl := itStart(t, itConfig{n: 3})
-	cfg := redlock.Config{NodeTimeout: itNodeTimeout, MaxTTL: itForgetMaxTTL, RetryDelay: 50 * time.Millisecond}
+	cl := startServers(t, serversConfig{n: 3})
+	cfg := redlock.Config{NodeTimeout: nodeTimeout, MaxTTL: forgetfulMaxTTL, RetryDelay: 50 * time.Millisecond}
 	a := cl.locker(t, cfg)
-	key := itKey(t)
+	key := testKey(t)
 
 	cl.setForeign(t, key, 2)
-	la, err := a.TryAcquire(ctx, key, itForgetTTL)
+	la, err := a.TryAcquire(ctx, key, forgetfulTTL)
 	require.NoError(t, err)
 	require.NoError(t, cl.Direct[2].Del(ctx, key).Err())
 	require.NoError(t, cl.Server(0).Kill())
@@ -293,15 +293,15 @@ func TestIntegrationForgetfulNodeFloorNeedsHealthyMajority(t *testing.T) {
 
 	var nodes []redis.UniversalClient
 	for i, s := range cl.Servers() {
-		nodes = append(nodes, redistest.NewClient(t, itFastOptions(i, s.Addr())))
+		nodes = append(nodes, redistest.NewClient(t, fastOptions(i, s.Addr())))
 	}
-	b := itLocker(t, cfg, nodes, false)
+	b := newLocker(t, cfg, nodes, false)
 	t.Cleanup(cl.Heal) // before b.Close, which waits for requests to the paused node
 	// Node 0's quarantine started at New; the deadline leaves B many
 	// attempts after it ends.
-	actx, cancel := context.WithTimeout(ctx, itForgetMaxTTL+700*time.Millisecond)
+	actx, cancel := context.WithTimeout(ctx, forgetfulMaxTTL+700*time.Millisecond)
 	defer cancel()
-	lb, err := b.Acquire(actx, key, itForgetTTL)
+	lb, err := b.Acquire(actx, key, forgetfulTTL)
 	if err == nil {
 		assert.Greater(t, lb.Token(), la.Token(),
 			"token %d handed out after token %d: node 0's floor was raised without a healthy majority", lb.Token(), la.Token())

@@ -27,9 +27,9 @@ func sentinelNodes(sentinelAddrs []string, groups ...string) []redis.UniversalCl
 	return nodes
 }
 
-// itSentinels starts n groups of a master and a replica ("g0".."g<n-1>")
+// startSentinelGroups starts n groups of a master and a replica ("g0".."g<n-1>")
 // watched by three sentinels, and returns the masters and the sentinels.
-func itSentinels(t *testing.T, n int) (*redistest.Group, *redistest.Sentinels) {
+func startSentinelGroups(t *testing.T, n int) (*redistest.Group, *redistest.Sentinels) {
 	g := redistest.Start(t, n)
 	masters := map[string]string{}
 	for i, s := range g.Servers() {
@@ -45,14 +45,14 @@ func itSentinels(t *testing.T, n int) (*redistest.Group, *redistest.Sentinels) {
 // FailoverClients of one group are one server, refused by run_id.
 func TestIntegrationSentinelGroups(t *testing.T) {
 	ctx := context.Background()
-	g, ss := itSentinels(t, 3)
+	g, ss := startSentinelGroups(t, 3)
 	nodes := sentinelNodes(ss.Addrs(), "g0", "g1", "g2")
 	t.Cleanup(func() {
 		for _, n := range nodes {
 			_ = n.Close()
 		}
 	})
-	c, err := redlock.New(ctx, redlock.Config{NodeTimeout: itNodeTimeout}, nodes...)
+	c, err := redlock.New(ctx, redlock.Config{NodeTimeout: nodeTimeout}, nodes...)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = c.Close() })
 	assert.Equal(t, []string{"failover#0", "failover#1", "failover#2"}, c.Nodes(), "stable names")
@@ -69,7 +69,7 @@ func TestIntegrationSentinelGroups(t *testing.T) {
 			_ = n.Close()
 		}
 	})
-	_, err = redlock.New(ctx, redlock.Config{NodeTimeout: itNodeTimeout}, twice...)
+	_, err = redlock.New(ctx, redlock.Config{NodeTimeout: nodeTimeout}, twice...)
 	require.ErrorIs(t, err, redlock.ErrInvalidConfig)
 	assert.Contains(t, err.Error(), fmt.Sprintf("nodes failover#0@%s and failover#2@%s are the same server (run_id ", g.Addrs()[0], g.Addrs()[0]))
 }

@@ -83,8 +83,8 @@ func sfFailbackSetup(t *testing.T, noReplIDCheck bool) *sfFailback {
 		}
 		return out
 	}
-	c1 := itLocker(t, cfg, nodes(), true)
-	f.c2 = itLocker(t, cfg, nodes(), false)
+	c1 := newLocker(t, cfg, nodes(), true)
+	f.c2 = newLocker(t, cfg, nodes(), false)
 	// B holds A's marker: a faithful copy up to here. WAIT waits for this
 	// connection's own last write, and New wrote the marker on another one:
 	// a write here first puts the marker before what WAIT waits for.

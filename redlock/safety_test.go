@@ -219,7 +219,7 @@ func sfForgetfulNode0(t *testing.T, rig *servers, c *redlock.Client, key string,
 func TestSafetyRestartFromOlderRDBSnapshot(t *testing.T) {
 	ctx := context.Background()
 	rig := sfStart(t, 3, redistest.Options{Persistence: redistest.PersistRDB})
-	c := itLocker(t, sfForgetCfg, rig.NewNodes(t), true)
+	c := newLocker(t, sfForgetCfg, rig.NewNodes(t), true)
 	key := sfKey(t)
 
 	snap := sfIssue(t, c, key, sfForgetTTL, 2, 0)
@@ -254,7 +254,7 @@ func TestSafetyRestartFromOlderRDBSnapshot(t *testing.T) {
 func TestSafetyFlushAllQuarantines(t *testing.T) {
 	ctx := context.Background()
 	rig := sfStart(t, 3, redistest.Options{})
-	c := itLocker(t, sfForgetCfg, rig.NewNodes(t), true)
+	c := newLocker(t, sfForgetCfg, rig.NewNodes(t), true)
 	key := sfKey(t)
 
 	last := sfIssue(t, c, key, sfForgetTTL, 2, 0)
@@ -281,7 +281,7 @@ func TestSafetyNewRefusesSameServerTwice(t *testing.T) {
 	p, err := faultproxy.New(rig.addr(0))
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = p.Close() })
-	cfg := redlock.Config{MaxTTL: 2 * time.Second, Logger: itLogger(t)}
+	cfg := redlock.Config{MaxTTL: 2 * time.Second, Logger: testLogger(t)}
 
 	nodes := []redis.UniversalClient{redistest.NewClient(t, sfOptions(rig.addr(0))), redistest.NewClient(t, sfOptions(p.Addr())), redistest.NewClient(t, sfOptions(rig.addr(1)))}
 	c, err := redlock.New(context.Background(), cfg, nodes...)
@@ -305,7 +305,7 @@ func TestSafetyNewRefusesEvictingPolicy(t *testing.T) {
 	rig := sfStart(t, 2, redistest.Options{})
 	ev := sfStart(t, 1, redistest.Options{Extra: []string{"maxmemory 64mb", "maxmemory-policy allkeys-lru"}})
 	nodes := append(rig.NewNodes(t), ev.NewNodes(t)...)
-	cfg := redlock.Config{MaxTTL: 2 * time.Second, Logger: itLogger(t)}
+	cfg := redlock.Config{MaxTTL: 2 * time.Second, Logger: testLogger(t)}
 
 	c, err := redlock.New(ctx, cfg, nodes...)
 	require.ErrorIs(t, err, redlock.ErrInvalidConfig)
@@ -315,7 +315,7 @@ func TestSafetyNewRefusesEvictingPolicy(t *testing.T) {
 	assert.NotContains(t, err.Error(), rig.addr(0))
 
 	cfg.AllowEviction = true
-	c = itLocker(t, cfg, nodes, true)
+	c = newLocker(t, cfg, nodes, true)
 	l, err := c.TryAcquire(ctx, sfKey(t), time.Second)
 	require.NoError(t, err)
 	_, err = l.Release(ctx)
@@ -343,7 +343,7 @@ func sfKilledSetup(t *testing.T, disableQuarantine bool) *sfKilled {
 	cfg := sfKilledCfg
 	cfg.DisableQuarantine = disableQuarantine
 	rig := sfStart(t, 3, redistest.Options{})
-	a := itLocker(t, cfg, rig.NewNodes(t), true)
+	a := newLocker(t, cfg, rig.NewNodes(t), true)
 	k := &sfKilled{rig: rig, key: sfKey(t)}
 
 	rig.setForeign(t, k.key, 2)
@@ -357,7 +357,7 @@ func sfKilledSetup(t *testing.T, disableQuarantine bool) *sfKilled {
 	n, err := rig.Direct[0].Exists(ctx, k.key).Result()
 	require.NoError(t, err)
 	require.Zero(t, n, "node 0 forgot A's lock")
-	k.b = itLocker(t, cfg, rig.NewNodes(t), false)
+	k.b = newLocker(t, cfg, rig.NewNodes(t), false)
 	require.True(t, k.a.Held(), "the set-up took longer than A's validity: the test proves nothing")
 	return k
 }
@@ -501,8 +501,8 @@ func sfFailoverSetupCfg(t *testing.T, cfg redlock.Config) *sfFailover {
 		pair = append(pair, d.client(t, f.node0))
 		return []redis.UniversalClient{pair[len(pair)-1], redistest.NewClient(t, sfOptions(rig.addr(2))), redistest.NewClient(t, sfOptions(rig.addr(3)))}
 	}
-	c1 := itLocker(t, cfg, nodes(), true)
-	f.c2 = itLocker(t, cfg, nodes(), false)
+	c1 := newLocker(t, cfg, nodes(), true)
+	f.c2 = newLocker(t, cfg, nodes(), false)
 	if !disableQuarantine {
 		// B has A's marker: it is a faithful copy up to here. WAIT waits
 		// for this connection's own last write, and New wrote the marker on
@@ -640,7 +640,7 @@ func TestSafetyFloorNeedsHealthyMajority(t *testing.T) {
 	ctx := context.Background()
 	rig := sfStart(t, 5, redistest.Options{})
 	cfg := redlock.Config{NodeTimeout: 200 * time.Millisecond, MaxTTL: time.Second, RetryDelay: 20 * time.Millisecond}
-	c := itLocker(t, cfg, rig.NewNodes(t), true)
+	c := newLocker(t, cfg, rig.NewNodes(t), true)
 	key := sfKey(t)
 	const ttl = 500 * time.Millisecond
 
@@ -946,7 +946,7 @@ func sfRunWorkload(t *testing.T, w sfWorkload) sfResult {
 	clients := make([]*redlock.Client, w.clients)
 	for i := range clients {
 		nodes[i] = rig.NewNodes(t)
-		clients[i] = itLocker(t, cfg, nodes[i], i == 0)
+		clients[i] = newLocker(t, cfg, nodes[i], i == 0)
 	}
 	// Resume paused servers before the Clients close (cleanups run last
 	// registered first), so that Close does not wait on them.

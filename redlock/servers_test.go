@@ -24,18 +24,18 @@ type servers struct {
 	*redistest.Rig
 }
 
-type itConfig struct {
+type serversConfig struct {
 	n       int // servers, one node each
 	proxied int // nodes 0..proxied-1 go through a faultproxy
-	// options makes node i's go-redis options; default itFastOptions.
+	// options makes node i's go-redis options; default fastOptions.
 	options func(i int, addr string) *redis.Options
 	redis   redistest.Options
 }
 
-func itStart(t testing.TB, cc itConfig) *servers {
+func startServers(t testing.TB, cc serversConfig) *servers {
 	t.Helper()
 	if cc.options == nil {
-		cc.options = itFastOptions
+		cc.options = fastOptions
 	}
 	return &servers{redistest.StartRig(t, cc.n, redistest.RigOptions{Servers: cc.redis, Proxied: cc.proxied, Node: cc.options})}
 }
@@ -44,17 +44,17 @@ func itStart(t testing.TB, cc itConfig) *servers {
 // nodes (NewNodes) have the short socket timeouts of sfOptions.
 func sfStart(t testing.TB, n int, o redistest.Options) *servers {
 	t.Helper()
-	return itStart(t, itConfig{n: n, redis: o, options: func(_ int, addr string) *redis.Options { return sfOptions(addr) }})
+	return startServers(t, serversConfig{n: n, redis: o, options: func(_ int, addr string) *redis.Options { return sfOptions(addr) }})
 }
 
-// itFastOptions are redistest.FastOptions: short socket timeouts, no
+// fastOptions are redistest.FastOptions: short socket timeouts, no
 // retries, one dial per request. Redlock's own NodeTimeout is what bounds
 // the calls; these only bound the stragglers.
-func itFastOptions(_ int, addr string) *redis.Options { return redistest.FastOptions(addr) }
+func fastOptions(_ int, addr string) *redis.Options { return redistest.FastOptions(addr) }
 
-// itDefaultOptions are go-redis' defaults (5s dial, 3s read timeouts, 3
+// defaultOptions are go-redis' defaults (5s dial, 3s read timeouts, 3
 // retries): redlock must not depend on the caller's client options.
-func itDefaultOptions(_ int, addr string) *redis.Options {
+func defaultOptions(_ int, addr string) *redis.Options {
 	return &redis.Options{Addr: addr}
 }
 
@@ -79,17 +79,17 @@ func sfOptions(addr string) *redis.Options {
 // for requests stuck on a paused server or a held proxy.
 func (s *servers) locker(t testing.TB, cfg redlock.Config) *redlock.Client {
 	t.Helper()
-	c := itLocker(t, cfg, s.Nodes, true)
+	c := newLocker(t, cfg, s.Nodes, true)
 	t.Cleanup(s.Heal)
 	return c
 }
 
-// itLocker makes a Client over nodes, closed on cleanup, logging to t.Log;
+// newLocker makes a Client over nodes, closed on cleanup, logging to t.Log;
 // bootstrap declares the nodes brand new (no quarantine wait).
-func itLocker(t testing.TB, cfg redlock.Config, nodes []redis.UniversalClient, bootstrap bool) *redlock.Client {
+func newLocker(t testing.TB, cfg redlock.Config, nodes []redis.UniversalClient, bootstrap bool) *redlock.Client {
 	t.Helper()
 	if cfg.Logger == nil {
-		cfg.Logger = itLogger(t)
+		cfg.Logger = testLogger(t)
 	}
 	c, err := redlock.New(context.Background(), cfg, nodes...)
 	require.NoError(t, err)
@@ -100,7 +100,7 @@ func itLocker(t testing.TB, cfg redlock.Config, nodes []redis.UniversalClient, b
 	return c
 }
 
-func itLogger(t testing.TB) hclog.Logger { return testnodes.Logger(t, hclog.Debug) }
+func testLogger(t testing.TB) hclog.Logger { return testnodes.Logger(t, hclog.Debug) }
 
 func (s *servers) addr(i int) string { return s.Server(i).Addr() }
 
@@ -115,14 +115,14 @@ func (s *servers) waitGone(t testing.TB, key, value string, servers ...int) {
 			}
 		}
 		return true
-	}, itWaitFor, itTick, "value %q of %q still on a node", value, key)
+	}, waitFor, pollTick, "value %q of %q still on a node", value, key)
 }
 
 // waitAbsent waits until key exists on none of the given servers (all by
 // default).
 func (s *servers) waitAbsent(t testing.TB, key string, servers ...int) {
 	t.Helper()
-	s.waitAbsentWithin(t, itWaitFor, key, servers...)
+	s.waitAbsentWithin(t, waitFor, key, servers...)
 }
 
 func (s *servers) waitAbsentWithin(t testing.TB, within time.Duration, key string, servers ...int) {
@@ -134,7 +134,7 @@ func (s *servers) waitAbsentWithin(t testing.TB, within time.Duration, key strin
 			}
 		}
 		return true
-	}, within, itTick, "%q still on a node", key)
+	}, within, pollTick, "%q still on a node", key)
 }
 
 // waitHeld waits until every server holds value under key: a call that
@@ -148,7 +148,7 @@ func (s *servers) waitHeld(t testing.TB, key, value string) {
 			}
 		}
 		return true
-	}, itWaitFor, itTick, "value %q of %q not on every node", value, key)
+	}, waitFor, pollTick, "value %q of %q not on every node", value, key)
 }
 
 // setForeign makes another client hold key on the given servers.
