@@ -77,7 +77,7 @@ func cycleKeys(t testing.TB, c *redlock.Client, prefix string, n int) {
 // TTL, except the one marker per server.
 func TestCountersExpire(t *testing.T) {
 	t.Parallel()
-	rig := sfStart(t, 3, redistest.Options{})
+	rig := startKillable(t, 3, redistest.Options{})
 	c := newLocker(t, cyclesCfg, rig.NewNodes(t), true)
 	cycleKeys(t, c, "left-behind:", 10_000)
 	ctx := context.Background()
@@ -89,7 +89,7 @@ func TestCountersExpire(t *testing.T) {
 			require.NoError(t, err)
 			for _, k := range batch {
 				keys++
-				if k == sfMarker {
+				if k == markerKey {
 					continue
 				}
 				ttl, err := d.PTTL(ctx, k).Result()
@@ -114,7 +114,7 @@ func expireCounters(t *testing.T, rig *servers, key string) {
 			}
 		}
 		return true
-	}, 10*time.Second, sfTick, "counters of %q never expired", key)
+	}, 10*time.Second, attemptTick, "counters of %q never expired", key)
 }
 
 // TestTokensIncreaseAcrossCounterExpiry: tokens of one key strictly
@@ -124,15 +124,15 @@ func expireCounters(t *testing.T, rig *servers, key string) {
 // in between.
 func TestTokensIncreaseAcrossCounterExpiry(t *testing.T) {
 	t.Parallel()
-	rig := sfStart(t, 3, redistest.Options{})
+	rig := startKillable(t, 3, redistest.Options{})
 	cfg := counterCfg(300*time.Millisecond, unsafeopt.Off{})
 	c := newLocker(t, cfg, rig.NewNodes(t), true)
-	key := sfKey(t)
-	last := sfIssue(t, c, key, fenceTTL, 3, 0)
+	key := testKey(t)
+	last := issueTokens(t, c, key, fenceTTL, 3, 0)
 	for round := range 3 {
 		cycleKeys(t, c, fmt.Sprintf("other-%d:", round), 20)
 		expireCounters(t, rig, key)
-		last = sfIssue(t, c, key, fenceTTL, 2, last)
+		last = issueTokens(t, c, key, fenceTTL, 2, last)
 	}
 	s := rig.Server(0)
 	require.NoError(t, s.Kill())
@@ -142,14 +142,14 @@ func TestTokensIncreaseAcrossCounterExpiry(t *testing.T) {
 	// reaches it); nodes 1 and 2 decide meanwhile, and raise its floor.
 	ctx := context.Background()
 	require.Eventually(t, func() bool {
-		last = sfIssue(t, c, key, fenceTTL, 1, last)
+		last = issueTokens(t, c, key, fenceTTL, 1, last)
 		in, err := c.Inspect(ctx, key)
 		return errors.Is(err, redlock.ErrNoHolder) && in.Nodes[0].Quarantine == 0 && in.Nodes[0].Ready
-	}, 10*time.Second, sfTick, "node 0 never ready again")
+	}, 10*time.Second, attemptTick, "node 0 never ready again")
 	// Node 1 held by another client: every majority now needs node 0.
 	rig.setForeign(t, key, 1)
 	expireCounters(t, rig, key)
-	sfIssue(t, c, key, fenceTTL, 3, last)
+	issueTokens(t, c, key, fenceTTL, 3, last)
 }
 
 // TestTokensRepeatWithCounterFromZero is the negative control of
@@ -157,11 +157,11 @@ func TestTokensIncreaseAcrossCounterExpiry(t *testing.T) {
 // gives a token that does not exceed the last one.
 func TestTokensRepeatWithCounterFromZero(t *testing.T) {
 	t.Parallel()
-	rig := sfStart(t, 3, redistest.Options{})
+	rig := startKillable(t, 3, redistest.Options{})
 	cfg := counterCfg(300*time.Millisecond, unsafeopt.Off{CounterFromZero: true})
 	c := newLocker(t, cfg, rig.NewNodes(t), true)
-	key := sfKey(t)
-	last := sfIssue(t, c, key, fenceTTL, 3, 0)
+	key := testKey(t)
+	last := issueTokens(t, c, key, fenceTTL, 3, 0)
 	expireCounters(t, rig, key)
 	l, err := c.Acquire(context.Background(), key, fenceTTL)
 	require.NoError(t, err)
@@ -180,7 +180,7 @@ func TestServerMemoryReturns(t *testing.T) {
 		cycles, err = strconv.Atoi(v)
 		require.NoError(t, err, "REDLEASE_MEMORY_CYCLES")
 	}
-	rig := sfStart(t, 3, redistest.Options{})
+	rig := startKillable(t, 3, redistest.Options{})
 	c := newLocker(t, counterCfg(time.Second, unsafeopt.Off{}), rig.NewNodes(t), true)
 	ctx := context.Background()
 	cycleKeys(t, c, "warm-up:", 100) // connections, scripts, the marker
@@ -191,13 +191,13 @@ func TestServerMemoryReturns(t *testing.T) {
 	}
 	var before []int64
 	for i := range rig.Direct {
-		require.Eventually(t, func() bool { return rig.Direct[i].DBSize(ctx).Val() == 1 }, 10*time.Second, sfTick)
+		require.Eventually(t, func() bool { return rig.Direct[i].DBSize(ctx).Val() == 1 }, 10*time.Second, attemptTick)
 		before = append(before, used(i))
 	}
 	cycleKeys(t, c, "memory:", cycles)
 	peak := used(0)
 	for i, d := range rig.Direct {
-		require.Eventually(t, func() bool { return d.DBSize(ctx).Val() == 1 }, 30*time.Second, sfTick,
+		require.Eventually(t, func() bool { return d.DBSize(ctx).Val() == 1 }, 30*time.Second, attemptTick,
 			"node %d: the counters never expired", i)
 		after := used(i)
 		t.Logf("node %d: used_memory %d before, %d after %d cycles (peak on node 0: %d)", i, before[i], after, cycles, peak)
@@ -226,15 +226,15 @@ func statField(t *testing.T, info, name string) int64 {
 // nodes' high-water marks (B's raised with its floor).
 func TestTokensIncreaseAcrossFailoverAndCounterExpiry(t *testing.T) {
 	cfg := counterCfg(300*time.Millisecond, unsafeopt.Off{})
-	cfg.MaxTTL, cfg.NodeTimeout = sfFailoverCfg.MaxTTL, sfFailoverCfg.NodeTimeout
-	f := sfFailoverSetupCfg(t, cfg)
+	cfg.MaxTTL, cfg.NodeTimeout = failoverCfg.MaxTTL, failoverCfg.NodeTimeout
+	f := startFailoverCfg(t, cfg)
 	ctx := context.Background()
 	last := f.l1.Token()
 	_, err := f.l1.Release(ctx)
 	require.NoError(t, err)
 	// Until B's quarantine is over, C and D decide; then C is held by
 	// another client, so every majority needs B.
-	last = sfIssue(t, f.c2, f.key, time.Second, 2, last)
+	last = issueTokens(t, f.c2, f.key, time.Second, 2, last)
 	f.rig.setForeign(t, f.key, 2)
 	require.Eventually(t, func() bool {
 		l, err := f.c2.TryAcquire(ctx, f.key, time.Second)
@@ -246,13 +246,13 @@ func TestTokensIncreaseAcrossFailoverAndCounterExpiry(t *testing.T) {
 		_, err = l.Release(ctx)
 		require.NoError(t, err)
 		return true
-	}, cfg.MaxTTL+5*time.Second, sfTick, "B never voted again")
+	}, cfg.MaxTTL+5*time.Second, attemptTick, "B never voted again")
 	for range 2 {
 		for _, i := range []int{1, 3} { // B and D: the key's counters
 			require.Eventually(t, func() bool {
 				return f.rig.Direct[i].Exists(ctx, f.key+":fence").Val() == 0
-			}, 10*time.Second, sfTick, "server %d's counter never expired", i)
+			}, 10*time.Second, attemptTick, "server %d's counter never expired", i)
 		}
-		last = sfIssue(t, f.c2, f.key, time.Second, 2, last)
+		last = issueTokens(t, f.c2, f.key, time.Second, 2, last)
 	}
 }

@@ -36,7 +36,7 @@ func (r *servers) counters(t testing.TB, key string) []uint64 {
 	t.Helper()
 	var out []uint64
 	for i := range r.Direct {
-		out = append(out, sfAtoi(t, r.counter(t, key, i)))
+		out = append(out, parseCounter(t, r.counter(t, key, i)))
 	}
 	return out
 }
@@ -81,7 +81,7 @@ func (r *servers) countedNodes(t testing.TB, w *writeBacks) []redis.UniversalCli
 // acquisition's one round trip: every node's counter is the token, grows by
 // one per acquisition, and no write-back is sent.
 func TestFencingFastPath(t *testing.T) {
-	rig := sfStart(t, 3, redistest.Options{})
+	rig := startKillable(t, 3, redistest.Options{})
 	var w writeBacks
 	// A node whose grant missed NodeTimeout (a loaded machine) lags one
 	// behind and makes a later majority disagree: a long NodeTimeout
@@ -90,20 +90,20 @@ func TestFencingFastPath(t *testing.T) {
 	cfg.NodeTimeout = 2 * time.Second
 	cfg.MaxTTL = 10 * time.Second
 	c := newLocker(t, cfg, rig.countedNodes(t, &w), true)
-	key := sfKey(t)
+	key := testKey(t)
 	last := uint64(0)
 	for i := range 5 {
-		last = sfIssue(t, c, key, 5*time.Second, 1, last)
+		last = issueTokens(t, c, key, 5*time.Second, 1, last)
 		assert.Equal(t, uint64(i+1), last, "counters that agree grow by one per acquisition")
 		// Acquire returns at a majority: the third node's grant may land
 		// a moment later.
 		require.Eventually(t, func() bool {
 			cs := rig.counters(t, key)
 			return cs[0] == last && cs[1] == last && cs[2] == last
-		}, 5*time.Second, sfTick, "every node's counter is the token: %v, token %d", rig.counters(t, key), last)
+		}, 5*time.Second, attemptTick, "every node's counter is the token: %v, token %d", rig.counters(t, key), last)
 		// And the straggler's copy released, or the next acquisition finds
 		// it there, that node votes no, and its counter falls behind.
-		sfWaitReleased(t, rig, key)
+		waitReleased(t, rig, key)
 	}
 	assert.Zero(t, w.n.Load(), "the fast path sends no write-back")
 }
@@ -113,10 +113,10 @@ func TestFencingFastPath(t *testing.T) {
 // below it before it is handed out; the next acquisition takes the fast
 // path again.
 func TestFencingSlowPath(t *testing.T) {
-	rig := sfStart(t, 3, redistest.Options{})
+	rig := startKillable(t, 3, redistest.Options{})
 	var w writeBacks
 	c := newLocker(t, fenceCfg, rig.countedNodes(t, &w), true)
-	key := sfKey(t)
+	key := testKey(t)
 	rig.setCounter(t, key, 0, 5)
 	rig.setCounter(t, key, 1, 7)
 	rig.setCounter(t, key, 2, 3)
@@ -137,16 +137,16 @@ func TestFencingSlowPath(t *testing.T) {
 	assert.GreaterOrEqual(t, held, 2, "a majority holds the token before it is handed out")
 	_, err = l.Release(context.Background())
 	require.NoError(t, err)
-	sfIssue(t, c, key, fenceTTL, 5, l.Token())
+	issueTokens(t, c, key, fenceTTL, 5, l.Token())
 }
 
 // TestFencingResentScriptDoesNotIncrement: a go-redis retry may run the
 // acquire script twice for one attempt; the second run finds our value and
 // replies the counter unchanged.
 func TestFencingResentScriptDoesNotIncrement(t *testing.T) {
-	rig := sfStart(t, 1, redistest.Options{})
+	rig := startKillable(t, 1, redistest.Options{})
 	ctx := context.Background()
-	key := sfKey(t)
+	key := testKey(t)
 	run := func() []any {
 		res, err := redlock.RunAcquireScript(ctx, rig.Direct[0], key, "attempt-1", fenceTTL, fenceCfg.MaxTTL)
 		require.NoError(t, err)
@@ -165,8 +165,8 @@ func TestFencingResentScriptDoesNotIncrement(t *testing.T) {
 // takes the lock; then node 0 is held by another client, so that client B's
 // majority is nodes 1 and 2 alone.
 func fenceHoleSetup(t *testing.T, cfg redlock.Config) (a, b *redlock.Lock) {
-	rig := sfStart(t, 3, redistest.Options{})
-	key := sfKey(t)
+	rig := startKillable(t, 3, redistest.Options{})
+	key := testKey(t)
 	rig.setCounter(t, key, 0, 10)
 	rig.setCounter(t, key, 1, 1)
 	rig.setCounter(t, key, 2, 1)
@@ -182,7 +182,7 @@ func fenceHoleSetup(t *testing.T, cfg redlock.Config) (a, b *redlock.Lock) {
 			break
 		}
 		_, _ = a.Release(ctx)
-		sfWaitReleased(t, rig, key)
+		waitReleased(t, rig, key)
 		rig.setCounter(t, key, 0, 10)
 		rig.setCounter(t, key, 1, 1)
 		rig.setCounter(t, key, 2, 1)
@@ -190,15 +190,15 @@ func fenceHoleSetup(t *testing.T, cfg redlock.Config) (a, b *redlock.Lock) {
 	require.Equal(t, uint64(11), a.Token(), "node 0 never was in the first majority")
 	_, err = a.Release(ctx)
 	require.NoError(t, err)
-	sfWaitReleased(t, rig, key)
+	waitReleased(t, rig, key)
 	rig.setForeign(t, key, 0)
 	b, err = c.Acquire(ctx, key, fenceTTL)
 	require.NoError(t, err)
 	return a, b
 }
 
-// sfWaitReleased waits until no server holds key.
-func sfWaitReleased(t *testing.T, rig *servers, key string) {
+// waitReleased waits until no server holds key.
+func waitReleased(t *testing.T, rig *servers, key string) {
 	t.Helper()
 	require.Eventually(t, func() bool {
 		for _, d := range rig.Direct {
@@ -207,7 +207,7 @@ func sfWaitReleased(t *testing.T, rig *servers, key string) {
 			}
 		}
 		return true
-	}, 5*time.Second, sfTick)
+	}, 5*time.Second, attemptTick)
 }
 
 // TestFencingMajorityRule: B's majority (nodes 1 and 2) never saw node 0's

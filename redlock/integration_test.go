@@ -35,9 +35,6 @@ const (
 	undoTTL = 20 * time.Second
 )
 
-// testKey is a key unique to the test.
-func testKey(t *testing.T) string { return "it:" + t.Name() }
-
 // valueCapture is a WithValue option that records the value of the last attempt,
 // so a test can look for it on the servers after a failed attempt.
 type valueCapture struct{ ch chan string }
@@ -63,13 +60,6 @@ func (c *valueCapture) last(t *testing.T) string {
 			return v
 		}
 	}
-}
-
-func quorumError(t *testing.T, err error) *redlock.QuorumError {
-	t.Helper()
-	var qe *redlock.QuorumError
-	require.ErrorAs(t, err, &qe)
-	return qe
 }
 
 func isTimeout(err error) bool {

@@ -17,7 +17,7 @@ import (
 	"github.com/redlease/redlease/redlock"
 )
 
-// sfFailback: servers A (0), B (1), C (2), D (3). B replicates A through a
+// failback: servers A (0), B (1), C (2), D (3). B replicates A through a
 // TCP proxy. Node 0 of both redlock clients is A, at A's own address
 // throughout; nodes 1 and 2 are C and D. Client 1 takes the lock on A and C
 // (D is held by another client) while the replication link is cut, so B
@@ -26,7 +26,7 @@ import (
 // process, which never restarts), and A is promoted back: a failback. D's
 // holder lets go, so A's vote decides whether client 2 can win the lock that
 // client 1 still holds.
-type sfFailback struct {
+type failback struct {
 	rig        *servers
 	c2         *redlock.Client
 	l1         *redlock.Lock
@@ -35,10 +35,10 @@ type sfFailback struct {
 	failedBack time.Time
 }
 
-var sfFailbackCfg = redlock.Config{NodeTimeout: 200 * time.Millisecond, MaxTTL: 3 * time.Second, RetryDelay: 20 * time.Millisecond}
+var failbackCfg = redlock.Config{NodeTimeout: 200 * time.Millisecond, MaxTTL: 3 * time.Second, RetryDelay: 20 * time.Millisecond}
 
-// sfWaitRole waits until c's INFO replication contains every one of want.
-func sfWaitRole(t *testing.T, c *redis.Client, what string, want ...string) {
+// waitRole waits until c's INFO replication contains every one of want.
+func waitRole(t *testing.T, c *redis.Client, what string, want ...string) {
 	t.Helper()
 	require.Eventually(t, func() bool {
 		info, err := c.Info(context.Background(), "replication").Result()
@@ -51,35 +51,35 @@ func sfWaitRole(t *testing.T, c *redis.Client, what string, want ...string) {
 			}
 		}
 		return true
-	}, 10*time.Second, sfTick, what)
+	}, 10*time.Second, attemptTick, what)
 }
 
-func sfReplicaOf(t *testing.T, c *redis.Client, master string) {
+func replicaOf(t *testing.T, c *redis.Client, master string) {
 	t.Helper()
 	host, port, err := net.SplitHostPort(master)
 	require.NoError(t, err)
 	require.NoError(t, c.Do(context.Background(), "REPLICAOF", host, port).Err())
-	sfWaitRole(t, c, "no synchronised replica of "+master, "master_link_status:up", "master_sync_in_progress:0")
+	waitRole(t, c, "no synchronised replica of "+master, "master_link_status:up", "master_sync_in_progress:0")
 }
 
-func sfFailbackSetup(t *testing.T, noReplIDCheck bool) *sfFailback {
+func startFailback(t *testing.T, noReplIDCheck bool) *failback {
 	ctx := context.Background()
-	cfg := sfFailbackCfg
+	cfg := failbackCfg
 	if noReplIDCheck {
 		unsafeopt.Apply(&cfg, unsafeopt.Off{ReplicationIDCheck: true})
 	}
-	rig := sfStart(t, 4, redistest.Options{})
+	rig := startKillable(t, 4, redistest.Options{})
 	a, b := rig.Direct[0], rig.Direct[1]
 	link, err := faultproxy.New(rig.addr(0))
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = link.Close() })
-	sfReplicaOf(t, b, link.Addr())
+	replicaOf(t, b, link.Addr())
 
-	f := &sfFailback{rig: rig, key: sfKey(t), node0: rig.addr(0)}
+	f := &failback{rig: rig, key: testKey(t), node0: rig.addr(0)}
 	nodes := func() []redis.UniversalClient {
 		var out []redis.UniversalClient
 		for _, i := range []int{0, 2, 3} {
-			out = append(out, redistest.NewClient(t, sfOptions(rig.addr(i))))
+			out = append(out, redistest.NewClient(t, killableOptions(rig.addr(i))))
 		}
 		return out
 	}
@@ -92,8 +92,8 @@ func sfFailbackSetup(t *testing.T, noReplIDCheck bool) *sfFailback {
 	n, err := a.Wait(ctx, 1, 5000).Result()
 	require.NoError(t, err)
 	require.Equal(t, int64(1), n, "B did not acknowledge A's writes")
-	runA := sfRunID(t, a)
-	r, err := b.HGet(ctx, sfMarker, "r").Result()
+	runA := runID(t, a)
+	r, err := b.HGet(ctx, markerKey, "r").Result()
 	require.NoError(t, err)
 	require.Equal(t, runA, r, "B holds A's marker, with A's run_id")
 
@@ -108,15 +108,15 @@ func sfFailbackSetup(t *testing.T, noReplIDCheck bool) *sfFailback {
 	// Failover to B, then back to A with B's dataset. A's process, and so
 	// its run_id, survive throughout.
 	require.NoError(t, b.Do(ctx, "REPLICAOF", "NO", "ONE").Err())
-	sfWaitRole(t, b, "B was not promoted", "role:master")
-	sfReplicaOf(t, a, rig.addr(1))
+	waitRole(t, b, "B was not promoted", "role:master")
+	replicaOf(t, a, rig.addr(1))
 	require.NoError(t, a.Do(ctx, "REPLICAOF", "NO", "ONE").Err())
-	sfWaitRole(t, a, "A was not promoted back", "role:master")
+	waitRole(t, a, "A was not promoted back", "role:master")
 	require.NoError(t, b.Do(ctx, "REPLICAOF", "NO", "ONE").Err()) // B steps aside
 	f.failedBack = time.Now()
-	require.Equal(t, runA, sfRunID(t, a), "A's process restarted: the test would not test the failback")
+	require.Equal(t, runA, runID(t, a), "A's process restarted: the test would not test the failback")
 	require.ErrorIs(t, a.Get(ctx, f.key).Err(), redis.Nil, "A's dataset was not replaced")
-	r, err = a.HGet(ctx, sfMarker, "r").Result()
+	r, err = a.HGet(ctx, markerKey, "r").Result()
 	require.NoError(t, err)
 	require.Equal(t, runA, r, "A holds its own old marker again")
 	rig.free(t, f.key, 3)
@@ -131,20 +131,20 @@ func sfFailbackSetup(t *testing.T, noReplIDCheck bool) *sfFailback {
 // for MaxTTL from the first contact after the failback, and tokens continue
 // above client 1's (S5).
 func TestSafetyFailbackAfterFullResync(t *testing.T) {
-	f := sfFailbackSetup(t, false)
-	maxTTL := sfFailbackCfg.MaxTTL
+	f := startFailback(t, false)
+	maxTTL := failbackCfg.MaxTTL
 
-	sfQuarantinedWhileHeld(t, f.c2, f.key, f.l1, f.node0, func() {})
+	quarantinedWhileHeld(t, f.c2, f.key, f.l1, f.node0, func() {})
 	// Client 1 lets go and C is taken by another client: every majority
 	// needs A, which votes once MaxTTL has passed since the failback.
-	sfVotesAfterQuarantine(t, f.rig, f.c2, f.key, f.l1, f.node0, f.failedBack, maxTTL)
+	votesAfterQuarantine(t, f.rig, f.c2, f.key, f.l1, f.node0, f.failedBack, maxTTL)
 }
 
 // TestSafetyFailbackWithoutReplicationIDCheck is the negative control of
 // TestSafetyFailbackAfterFullResync: with the quarantine comparing run_ids
 // only, A votes at once, the lock is granted twice and the token repeats.
 func TestSafetyFailbackWithoutReplicationIDCheck(t *testing.T) {
-	f := sfFailbackSetup(t, true)
+	f := startFailback(t, true)
 	l, err := f.c2.TryAcquire(context.Background(), f.key, time.Second)
 	require.NoError(t, err, "without the replication-ID check, A votes at once")
 	require.True(t, f.l1.Held() && l.Held(), "double grant expected: both clients hold the lock")

@@ -8,8 +8,8 @@ package redlock_test
 // checkers for S1 (tenures never overlap), S5 (tokens increase) and a fenced
 // store, each with a negative control that must fail.
 //
-// Every helper here is prefixed "sf" so that this file does not collide with
-// the other _test files of package redlock_test. Waits are on conditions with
+// The rig (servers) and the helpers shared with the other files of package
+// redlock_test are in servers_test.go. Waits are on conditions with
 // deadlines; the only durations asserted are lower bounds that safety
 // requires (a quarantined node votes no for MaxTTL), never speed.
 
@@ -39,19 +39,19 @@ import (
 )
 
 const (
-	// sfMarker is the quarantine marker of a standalone node (docs/design.md §4.7).
-	sfMarker = "{redlease}:marker"
-	// sfForeign is the value of a lock held by a client outside the test.
-	sfForeign = "foreign-holder"
-	// sfTick is the pause between attempts of a contest.
-	sfTick = 10 * time.Millisecond
-	// sfSlack absorbs the millisecond resolution of the servers' TIME when
+	// markerKey is the quarantine marker of a standalone node (docs/design.md §4.7).
+	markerKey = "{redlease}:marker"
+	// foreignValue is the value of a lock held by a client outside the test.
+	foreignValue = "foreign-holder"
+	// attemptTick is the pause between attempts of a contest.
+	attemptTick = 10 * time.Millisecond
+	// timeSlack absorbs the millisecond resolution of the servers' TIME when
 	// a lower bound of MaxTTL is checked on the test's monotonic clock.
-	sfSlack = 5 * time.Millisecond
+	timeSlack = 5 * time.Millisecond
 )
 
-// sfAtoi reads a counter; "" (absent) is 0.
-func sfAtoi(t testing.TB, s string) uint64 {
+// parseCounter reads a counter; "" (absent) is 0.
+func parseCounter(t testing.TB, s string) uint64 {
 	t.Helper()
 	if s == "" {
 		return 0
@@ -61,8 +61,8 @@ func sfAtoi(t testing.TB, s string) uint64 {
 	return n
 }
 
-// sfRunID is the run_id a server reports in INFO server.
-func sfRunID(t testing.TB, c *redis.Client) string {
+// runID is the run_id a server reports in INFO server.
+func runID(t testing.TB, c *redis.Client) string {
 	t.Helper()
 	info, err := c.Info(context.Background(), "server").Result()
 	require.NoError(t, err)
@@ -75,17 +75,19 @@ func sfRunID(t testing.TB, c *redis.Client) string {
 	return ""
 }
 
-func sfKey(t testing.TB) string { return "safety:" + t.Name() }
+// testKey is a key unique to the test.
+func testKey(t testing.TB) string { return "test:" + t.Name() }
 
-func sfQuorumError(t testing.TB, err error) *redlock.QuorumError {
+// quorumError is the *QuorumError in err; the test fails without one.
+func quorumError(t testing.TB, err error) *redlock.QuorumError {
 	t.Helper()
 	var qe *redlock.QuorumError
 	require.ErrorAs(t, err, &qe, "%v", err)
 	return qe
 }
 
-// sfVote is node's vote in a failed attempt.
-func sfVote(qe *redlock.QuorumError, node string) redlock.Vote {
+// voteOf is node's vote in a failed attempt.
+func voteOf(qe *redlock.QuorumError, node string) redlock.Vote {
 	for _, n := range qe.Nodes {
 		if n.Node == node {
 			return n.Vote
@@ -94,9 +96,9 @@ func sfVote(qe *redlock.QuorumError, node string) redlock.Vote {
 	return redlock.VoteError
 }
 
-// sfIssue acquires and releases key n times; every token must exceed the
+// issueTokens acquires and releases key n times; every token must exceed the
 // previous one, starting above last. It returns the last token.
-func sfIssue(t testing.TB, c *redlock.Client, key string, ttl time.Duration, n int, last uint64) uint64 {
+func issueTokens(t testing.TB, c *redlock.Client, key string, ttl time.Duration, n int, last uint64) uint64 {
 	t.Helper()
 	for range n {
 		// Acquire, not TryAcquire: Release returns at a majority, and the
@@ -114,29 +116,29 @@ func sfIssue(t testing.TB, c *redlock.Client, key string, ttl time.Duration, n i
 	return last
 }
 
-// sfRefused makes an attempt that must fail and returns its QuorumError;
+// refusedAttempt makes an attempt that must fail and returns its QuorumError;
 // while node's vote is an error (a timeout on a loaded machine), it tries
 // again, a few times, so that the caller sees node's actual vote.
-func sfRefused(t testing.TB, c *redlock.Client, key string, ttl time.Duration, node string) *redlock.QuorumError {
+func refusedAttempt(t testing.TB, c *redlock.Client, key string, ttl time.Duration, node string) *redlock.QuorumError {
 	t.Helper()
 	var qe *redlock.QuorumError
 	for range 5 {
 		l, err := c.TryAcquire(context.Background(), key, ttl)
 		require.Nil(t, l, "acquired: %s's vote was not needed or it voted yes", node)
 		require.ErrorIs(t, err, redlock.ErrNotAcquired)
-		qe = sfQuorumError(t, err)
-		if sfVote(qe, node) != redlock.VoteError {
+		qe = quorumError(t, err)
+		if voteOf(qe, node) != redlock.VoteError {
 			break
 		}
-		time.Sleep(sfTick)
+		time.Sleep(attemptTick)
 	}
 	return qe
 }
 
-// sfContest makes one attempt every sfTick until one wins or within has
+// contest makes one attempt every attemptTick until one wins or within has
 // passed; it returns the lock (nil if none won), when it was won, and the
 // errors of the failed attempts.
-func sfContest(t testing.TB, c *redlock.Client, key string, ttl, within time.Duration) (*redlock.Lock, time.Time, []error) {
+func contest(t testing.TB, c *redlock.Client, key string, ttl, within time.Duration) (*redlock.Lock, time.Time, []error) {
 	t.Helper()
 	var fails []error
 	deadline := time.Now().Add(within)
@@ -148,7 +150,7 @@ func sfContest(t testing.TB, c *redlock.Client, key string, ttl, within time.Dur
 		}
 		require.ErrorIs(t, err, redlock.ErrNotAcquired)
 		fails = append(fails, err)
-		time.Sleep(sfTick)
+		time.Sleep(attemptTick)
 	}
 	return nil, time.Time{}, fails
 }
@@ -156,12 +158,12 @@ func sfContest(t testing.TB, c *redlock.Client, key string, ttl, within time.Dur
 // ---------------------------------------------------------------------------
 // Forgetful nodes: an older RDB snapshot, FLUSHALL.
 
-// sfForgetCfg: quarantines short enough for a test, long enough for -race.
-var sfForgetCfg = redlock.Config{NodeTimeout: 200 * time.Millisecond, MaxTTL: 2 * time.Second, RetryDelay: 20 * time.Millisecond}
+// forgetCfg: quarantines short enough for a test, long enough for -race.
+var forgetCfg = redlock.Config{NodeTimeout: 200 * time.Millisecond, MaxTTL: 2 * time.Second, RetryDelay: 20 * time.Millisecond}
 
-const sfForgetTTL = time.Second
+const forgetTTL = time.Second
 
-// sfForgetfulNode0 runs the part of the forgetful-node tests that follows
+// forgetfulNode0 runs the part of the forgetful-node tests that follows
 // the loss: node 0 has gone back (or to nothing) while the highest token,
 // last, lives on nodes 0 and 1 only. Node 1 is now held by another client
 // and node 2 is free, so every majority must include node 0: its vote
@@ -170,13 +172,13 @@ const sfForgetTTL = time.Second
 //
 // It checks that node 0 is reported quarantined (QuorumError and Inspect),
 // votes no for MaxTTL, and that every token after its return exceeds last.
-func sfForgetfulNode0(t *testing.T, rig *servers, c *redlock.Client, key string, last uint64, lostAt time.Time) {
+func forgetfulNode0(t *testing.T, rig *servers, c *redlock.Client, key string, last uint64, lostAt time.Time) {
 	ctx := context.Background()
 	maxTTL := c.Config().MaxTTL
 	rig.setForeign(t, key, 1)
 	rig.free(t, key, 2)
 
-	qe := sfRefused(t, c, key, sfForgetTTL, rig.addr(0))
+	qe := refusedAttempt(t, c, key, forgetTTL, rig.addr(0))
 	q := qe.Quarantined()
 	require.Len(t, q, 1, "%v", qe)
 	assert.Equal(t, rig.addr(0), q[0].Node)
@@ -194,22 +196,22 @@ func sfForgetfulNode0(t *testing.T, rig *servers, c *redlock.Client, key string,
 	// (counters: node 0's old or absent one, node 2's older one) still
 	// hands out a token above last: node 0's floor was raised from the
 	// healthy nodes 1 and 2 while it was quarantined.
-	l, wonAt, fails := sfContest(t, c, key, sfForgetTTL, maxTTL+5*time.Second)
+	l, wonAt, fails := contest(t, c, key, forgetTTL, maxTTL+5*time.Second)
 	require.NotNil(t, l, "node 0 never voted again")
 	for _, f := range fails {
-		qe := sfQuorumError(t, f)
-		require.NotEqual(t, redlock.VoteYes, sfVote(qe, rig.addr(0)), "a failed attempt had node 0's vote: %v", f)
+		qe := quorumError(t, f)
+		require.NotEqual(t, redlock.VoteYes, voteOf(qe, rig.addr(0)), "a failed attempt had node 0's vote: %v", f)
 	}
-	assert.GreaterOrEqual(t, wonAt.Sub(lostAt), maxTTL-sfSlack, "node 0 voted before MaxTTL had passed")
+	assert.GreaterOrEqual(t, wonAt.Sub(lostAt), maxTTL-timeSlack, "node 0 voted before MaxTTL had passed")
 	require.Greater(t, l.Token(), last, "fencing token went backwards after node 0 forgot")
 	assert.Equal(t, strconv.FormatUint(l.Token(), 10), rig.counter(t, key, 0))
 	_, err = l.Release(ctx)
 	require.NoError(t, err)
-	last = sfIssue(t, c, key, sfForgetTTL, 3, l.Token())
+	last = issueTokens(t, c, key, forgetTTL, 3, l.Token())
 
 	// All nodes free again: tokens keep increasing.
 	rig.free(t, key, 1)
-	sfIssue(t, c, key, sfForgetTTL, 3, last)
+	issueTokens(t, c, key, forgetTTL, 3, last)
 }
 
 // TestSafetyRestartFromOlderRDBSnapshot: a node that restarts from an RDB
@@ -218,11 +220,11 @@ func sfForgetfulNode0(t *testing.T, rig *servers, c *redlock.Client, key string,
 // tokens do not go back to the snapshot's counter (S5).
 func TestSafetyRestartFromOlderRDBSnapshot(t *testing.T) {
 	ctx := context.Background()
-	rig := sfStart(t, 3, redistest.Options{Persistence: redistest.PersistRDB})
-	c := newLocker(t, sfForgetCfg, rig.NewNodes(t), true)
-	key := sfKey(t)
+	rig := startKillable(t, 3, redistest.Options{Persistence: redistest.PersistRDB})
+	c := newLocker(t, forgetCfg, rig.NewNodes(t), true)
+	key := testKey(t)
 
-	snap := sfIssue(t, c, key, sfForgetTTL, 2, 0)
+	snap := issueTokens(t, c, key, forgetTTL, 2, 0)
 	// The snapshot's counter: the token of the last acquisition whose
 	// majority included node 0 (a call returns at quorum: not necessarily 2).
 	snapCounter := rig.counter(t, key, 0)
@@ -230,22 +232,22 @@ func TestSafetyRestartFromOlderRDBSnapshot(t *testing.T) {
 	// than the direct clients' read timeout, so it gets go-redis' defaults.
 	require.NoError(t, rig.Server(0).Client(t).Save(ctx).Err())
 	rig.setForeign(t, key, 2) // later tokens live on nodes 0 and 1 only
-	last := sfIssue(t, c, key, sfForgetTTL, 3, snap)
+	last := issueTokens(t, c, key, forgetTTL, 3, snap)
 	require.Equal(t, strconv.FormatUint(last, 10), rig.counter(t, key, 0))
-	require.LessOrEqual(t, sfAtoi(t, rig.counter(t, key, 2)), snap, "node 2 knows none of the later tokens")
+	require.LessOrEqual(t, parseCounter(t, rig.counter(t, key, 2)), snap, "node 2 knows none of the later tokens")
 
-	oldRunID := sfRunID(t, rig.Direct[0])
+	oldRunID := runID(t, rig.Direct[0])
 	s := rig.Server(0)
 	require.NoError(t, s.Kill()) // no shutdown save: dump.rdb is the SAVE above
 	require.NoError(t, s.Restart(false))
 	lostAt := time.Now()
-	require.NotEqual(t, oldRunID, sfRunID(t, rig.Direct[0]), "a restarted server has a new run_id")
+	require.NotEqual(t, oldRunID, runID(t, rig.Direct[0]), "a restarted server has a new run_id")
 	require.Equal(t, snapCounter, rig.counter(t, key, 0), "node 0 went back to its snapshot")
-	marker, err := rig.Direct[0].HGet(ctx, sfMarker, "r").Result()
+	marker, err := rig.Direct[0].HGet(ctx, markerKey, "r").Result()
 	require.NoError(t, err)
 	require.Equal(t, oldRunID, marker, "the snapshot holds the old incarnation's marker")
 
-	sfForgetfulNode0(t, rig, c, key, last, lostAt)
+	forgetfulNode0(t, rig, c, key, last, lostAt)
 }
 
 // TestSafetyFlushAllQuarantines: FLUSHALL removes the marker with the locks
@@ -253,21 +255,21 @@ func TestSafetyRestartFromOlderRDBSnapshot(t *testing.T) {
 // keep increasing.
 func TestSafetyFlushAllQuarantines(t *testing.T) {
 	ctx := context.Background()
-	rig := sfStart(t, 3, redistest.Options{})
-	c := newLocker(t, sfForgetCfg, rig.NewNodes(t), true)
-	key := sfKey(t)
+	rig := startKillable(t, 3, redistest.Options{})
+	c := newLocker(t, forgetCfg, rig.NewNodes(t), true)
+	key := testKey(t)
 
-	last := sfIssue(t, c, key, sfForgetTTL, 2, 0)
+	last := issueTokens(t, c, key, forgetTTL, 2, 0)
 	rig.setForeign(t, key, 2)
-	last = sfIssue(t, c, key, sfForgetTTL, 3, last)
+	last = issueTokens(t, c, key, forgetTTL, 3, last)
 
 	require.NoError(t, rig.Direct[0].FlushAll(ctx).Err())
 	lostAt := time.Now()
-	n, err := rig.Direct[0].Exists(ctx, sfMarker, key+":fence").Result()
+	n, err := rig.Direct[0].Exists(ctx, markerKey, key+":fence").Result()
 	require.NoError(t, err)
 	require.Zero(t, n, "FLUSHALL took the marker and the counter")
 
-	sfForgetfulNode0(t, rig, c, key, last, lostAt)
+	forgetfulNode0(t, rig, c, key, last, lostAt)
 }
 
 // ---------------------------------------------------------------------------
@@ -277,21 +279,21 @@ func TestSafetyFlushAllQuarantines(t *testing.T) {
 // (direct and through a TCP proxy) is found by run_id; under one address,
 // by address (docs/design.md S7). The error names both.
 func TestSafetyNewRefusesSameServerTwice(t *testing.T) {
-	rig := sfStart(t, 2, redistest.Options{})
+	rig := startKillable(t, 2, redistest.Options{})
 	p, err := faultproxy.New(rig.addr(0))
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = p.Close() })
 	cfg := redlock.Config{MaxTTL: 2 * time.Second, Logger: testLogger(t)}
 
-	nodes := []redis.UniversalClient{redistest.NewClient(t, sfOptions(rig.addr(0))), redistest.NewClient(t, sfOptions(p.Addr())), redistest.NewClient(t, sfOptions(rig.addr(1)))}
+	nodes := []redis.UniversalClient{redistest.NewClient(t, killableOptions(rig.addr(0))), redistest.NewClient(t, killableOptions(p.Addr())), redistest.NewClient(t, killableOptions(rig.addr(1)))}
 	c, err := redlock.New(context.Background(), cfg, nodes...)
 	require.ErrorIs(t, err, redlock.ErrInvalidConfig)
 	require.Nil(t, c)
 	assert.Contains(t, err.Error(), rig.addr(0))
 	assert.Contains(t, err.Error(), p.Addr())
-	assert.Contains(t, err.Error(), sfRunID(t, rig.Direct[0]))
+	assert.Contains(t, err.Error(), runID(t, rig.Direct[0]))
 
-	nodes = []redis.UniversalClient{redistest.NewClient(t, sfOptions(rig.addr(1))), redistest.NewClient(t, sfOptions(rig.addr(0))), redistest.NewClient(t, sfOptions(rig.addr(0)))}
+	nodes = []redis.UniversalClient{redistest.NewClient(t, killableOptions(rig.addr(1))), redistest.NewClient(t, killableOptions(rig.addr(0))), redistest.NewClient(t, killableOptions(rig.addr(0)))}
 	_, err = redlock.New(context.Background(), cfg, nodes...)
 	require.ErrorIs(t, err, redlock.ErrInvalidConfig)
 	assert.Contains(t, err.Error(), rig.addr(0))
@@ -302,8 +304,8 @@ func TestSafetyNewRefusesSameServerTwice(t *testing.T) {
 // AllowEviction.
 func TestSafetyNewRefusesEvictingPolicy(t *testing.T) {
 	ctx := context.Background()
-	rig := sfStart(t, 2, redistest.Options{})
-	ev := sfStart(t, 1, redistest.Options{Extra: []string{"maxmemory 64mb", "maxmemory-policy allkeys-lru"}})
+	rig := startKillable(t, 2, redistest.Options{})
+	ev := startKillable(t, 1, redistest.Options{Extra: []string{"maxmemory 64mb", "maxmemory-policy allkeys-lru"}})
 	nodes := append(rig.NewNodes(t), ev.NewNodes(t)...)
 	cfg := redlock.Config{MaxTTL: 2 * time.Second, Logger: testLogger(t)}
 
@@ -316,7 +318,7 @@ func TestSafetyNewRefusesEvictingPolicy(t *testing.T) {
 
 	cfg.AllowEviction = true
 	c = newLocker(t, cfg, nodes, true)
-	l, err := c.TryAcquire(ctx, sfKey(t), time.Second)
+	l, err := c.TryAcquire(ctx, testKey(t), time.Second)
 	require.NoError(t, err)
 	_, err = l.Release(ctx)
 	require.NoError(t, err)
@@ -325,26 +327,26 @@ func TestSafetyNewRefusesEvictingPolicy(t *testing.T) {
 // ---------------------------------------------------------------------------
 // kill -9 a node that holds part of a lock, restart it empty at once.
 
-// sfKilled: three servers; A holds key on nodes 0 and 1 (node 2 was held by
+// killedNode: three servers; A holds key on nodes 0 and 1 (node 2 was held by
 // another client, which then let go), for MaxTTL; node 0 is killed -9 and
 // restarted empty at once. B is a second client over its own go-redis
 // clients, made after the restart without Bootstrap.
-type sfKilled struct {
+type killedNode struct {
 	rig *servers
 	a   *redlock.Lock
 	b   *redlock.Client
 	key string
 }
 
-var sfKilledCfg = redlock.Config{NodeTimeout: 200 * time.Millisecond, MaxTTL: 2 * time.Second, RetryDelay: 20 * time.Millisecond}
+var killedCfg = redlock.Config{NodeTimeout: 200 * time.Millisecond, MaxTTL: 2 * time.Second, RetryDelay: 20 * time.Millisecond}
 
-func sfKilledSetup(t *testing.T, disableQuarantine bool) *sfKilled {
+func startKilledNode(t *testing.T, disableQuarantine bool) *killedNode {
 	ctx := context.Background()
-	cfg := sfKilledCfg
+	cfg := killedCfg
 	cfg.DisableQuarantine = disableQuarantine
-	rig := sfStart(t, 3, redistest.Options{})
+	rig := startKillable(t, 3, redistest.Options{})
 	a := newLocker(t, cfg, rig.NewNodes(t), true)
-	k := &sfKilled{rig: rig, key: sfKey(t)}
+	k := &killedNode{rig: rig, key: testKey(t)}
 
 	rig.setForeign(t, k.key, 2)
 	var err error
@@ -366,13 +368,13 @@ func sfKilledSetup(t *testing.T, disableQuarantine bool) *sfKilled {
 // node 0, which forgot A's copy, is quarantined (docs/design.md S1, S6); B wins once A's
 // lock is over (its TTL is MaxTTL), with a higher token (S5).
 func TestSafetyKilledNodeRestartedEmpty(t *testing.T) {
-	k := sfKilledSetup(t, false)
-	maxTTL := sfKilledCfg.MaxTTL
-	l, wonAt, fails := sfContest(t, k.b, k.key, time.Second, maxTTL+5*time.Second)
+	k := startKilledNode(t, false)
+	maxTTL := killedCfg.MaxTTL
+	l, wonAt, fails := contest(t, k.b, k.key, time.Second, maxTTL+5*time.Second)
 	require.NotNil(t, l, "B never won")
 	quarantined := 0
 	for _, f := range fails {
-		switch v := sfVote(sfQuorumError(t, f), k.rig.addr(0)); v {
+		switch v := voteOf(quorumError(t, f), k.rig.addr(0)); v {
 		case redlock.VoteQuarantined:
 			quarantined++
 		case redlock.VoteYes, redlock.VoteNo:
@@ -382,7 +384,7 @@ func TestSafetyKilledNodeRestartedEmpty(t *testing.T) {
 	assert.Positive(t, quarantined, "no attempt reported node 0 quarantined")
 	assert.True(t, wonAt.After(k.a.ValidUntil()), "B won at %v, before A's lock ended (%v): double grant",
 		wonAt.Format(time.StampMicro), k.a.ValidUntil().Format(time.StampMicro))
-	assert.GreaterOrEqual(t, wonAt.Sub(k.a.AcquiredAt()), maxTTL-sfSlack, "B won before MaxTTL")
+	assert.GreaterOrEqual(t, wonAt.Sub(k.a.AcquiredAt()), maxTTL-timeSlack, "B won before MaxTTL")
 	assert.Greater(t, l.Token(), k.a.Token(), "fencing token went backwards")
 }
 
@@ -390,7 +392,7 @@ func TestSafetyKilledNodeRestartedEmpty(t *testing.T) {
 // control of TestSafetyKilledNodeRestartedEmpty: with quarantine off, the
 // same scenario grants the lock twice (and the token repeats).
 func TestSafetyKilledNodeRestartedEmptyWithoutQuarantine(t *testing.T) {
-	k := sfKilledSetup(t, true)
+	k := startKilledNode(t, true)
 	// Retry while A holds: on a loaded machine the first request to the
 	// restarted node (new connection, script cache empty) may miss its
 	// NodeTimeout, and its late yes holds the node until it is undone;
@@ -407,17 +409,17 @@ func TestSafetyKilledNodeRestartedEmptyWithoutQuarantine(t *testing.T) {
 // ---------------------------------------------------------------------------
 // Promotion of a lagging replica.
 
-// sfSwitchDialer dials whichever server the node currently is: one redlock
+// switchDialer dials whichever server the node currently is: one redlock
 // node whose server is replaced by its replica, as a failover manager (or a
 // DNS name, or a virtual IP) would do. switchTo closes the connections to
 // the old server.
-type sfSwitchDialer struct {
+type switchDialer struct {
 	mu     sync.Mutex
 	target string
 	conns  []net.Conn
 }
 
-func (d *sfSwitchDialer) dial(ctx context.Context, network, _ string) (net.Conn, error) {
+func (d *switchDialer) dial(ctx context.Context, network, _ string) (net.Conn, error) {
 	d.mu.Lock()
 	target := d.target
 	d.mu.Unlock()
@@ -430,13 +432,13 @@ func (d *sfSwitchDialer) dial(ctx context.Context, network, _ string) (net.Conn,
 	defer d.mu.Unlock()
 	if d.target != target {
 		_ = c.Close()
-		return nil, fmt.Errorf("sfSwitchDialer: %s was replaced by %s", target, d.target)
+		return nil, fmt.Errorf("switchDialer: %s was replaced by %s", target, d.target)
 	}
 	d.conns = append(d.conns, c)
 	return c, nil
 }
 
-func (d *sfSwitchDialer) switchTo(addr string) {
+func (d *switchDialer) switchTo(addr string) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	d.target = addr
@@ -448,19 +450,19 @@ func (d *sfSwitchDialer) switchTo(addr string) {
 
 // client is a go-redis client through the dialer, named after the first
 // server (the node's address in redlock's errors and Inspect).
-func (d *sfSwitchDialer) client(t testing.TB, name string) *redis.Client {
-	o := sfOptions(name)
+func (d *switchDialer) client(t testing.TB, name string) *redis.Client {
+	o := killableOptions(name)
 	o.Dialer = d.dial
 	return redistest.NewClient(t, o)
 }
 
-// sfFailover: servers A (0), B (1), C (2), D (3). B replicates A through a
+// laggingFailover: servers A (0), B (1), C (2), D (3). B replicates A through a
 // TCP proxy. Node 0 of the redlock clients is "A, failing over to B"; nodes
 // 1 and 2 are C and D. Client 1 takes the lock on A and C (D is held by
 // another client) while the replication link is partitioned, so B never gets
 // it; then A dies, B is promoted (REPLICAOF NO ONE) with A's marker but not
 // the lock, node 0 now reaches B, and D's holder lets go.
-type sfFailover struct {
+type laggingFailover struct {
 	rig        *servers
 	c2         *redlock.Client
 	l1         *redlock.Lock
@@ -469,19 +471,19 @@ type sfFailover struct {
 	switchedAt time.Time
 }
 
-var sfFailoverCfg = redlock.Config{NodeTimeout: 200 * time.Millisecond, MaxTTL: 2 * time.Second, RetryDelay: 20 * time.Millisecond}
+var failoverCfg = redlock.Config{NodeTimeout: 200 * time.Millisecond, MaxTTL: 2 * time.Second, RetryDelay: 20 * time.Millisecond}
 
-func sfFailoverSetup(t *testing.T, disableQuarantine bool) *sfFailover {
-	cfg := sfFailoverCfg
+func startFailover(t *testing.T, disableQuarantine bool) *laggingFailover {
+	cfg := failoverCfg
 	cfg.DisableQuarantine = disableQuarantine
-	return sfFailoverSetupCfg(t, cfg)
+	return startFailoverCfg(t, cfg)
 }
 
-// sfFailoverSetupCfg is sfFailoverSetup with both clients on cfg.
-func sfFailoverSetupCfg(t *testing.T, cfg redlock.Config) *sfFailover {
+// startFailoverCfg is startFailover with both clients on cfg.
+func startFailoverCfg(t *testing.T, cfg redlock.Config) *laggingFailover {
 	ctx := context.Background()
 	disableQuarantine := cfg.DisableQuarantine
-	rig := sfStart(t, 4, redistest.Options{})
+	rig := startKillable(t, 4, redistest.Options{})
 	a, b := rig.Direct[0], rig.Direct[1]
 	link, err := faultproxy.New(rig.addr(0))
 	require.NoError(t, err)
@@ -492,14 +494,14 @@ func sfFailoverSetupCfg(t *testing.T, cfg redlock.Config) *sfFailover {
 	require.Eventually(t, func() bool {
 		info, err := b.Info(ctx, "replication").Result()
 		return err == nil && strings.Contains(info, "master_link_status:up")
-	}, 10*time.Second, sfTick, "B never synced with A")
+	}, 10*time.Second, attemptTick, "B never synced with A")
 
-	d := &sfSwitchDialer{target: rig.addr(0)}
-	f := &sfFailover{rig: rig, key: sfKey(t), node0: rig.addr(0)}
+	d := &switchDialer{target: rig.addr(0)}
+	f := &laggingFailover{rig: rig, key: testKey(t), node0: rig.addr(0)}
 	var pair []*redis.Client // node 0 of each Client
 	nodes := func() []redis.UniversalClient {
 		pair = append(pair, d.client(t, f.node0))
-		return []redis.UniversalClient{pair[len(pair)-1], redistest.NewClient(t, sfOptions(rig.addr(2))), redistest.NewClient(t, sfOptions(rig.addr(3)))}
+		return []redis.UniversalClient{pair[len(pair)-1], redistest.NewClient(t, killableOptions(rig.addr(2))), redistest.NewClient(t, killableOptions(rig.addr(3)))}
 	}
 	c1 := newLocker(t, cfg, nodes(), true)
 	f.c2 = newLocker(t, cfg, nodes(), false)
@@ -511,10 +513,10 @@ func sfFailoverSetupCfg(t *testing.T, cfg redlock.Config) *sfFailover {
 		n, err := a.Wait(ctx, 1, 5000).Result()
 		require.NoError(t, err)
 		require.Equal(t, int64(1), n, "B did not acknowledge A's writes")
-		r, err := b.HGet(ctx, sfMarker, "r").Result()
+		r, err := b.HGet(ctx, markerKey, "r").Result()
 		require.NoError(t, err)
-		require.Equal(t, sfRunID(t, a), r, "B holds A's marker, with A's run_id")
-		require.NotEqual(t, sfRunID(t, a), sfRunID(t, b))
+		require.Equal(t, runID(t, a), r, "B holds A's marker, with A's run_id")
+		require.NotEqual(t, runID(t, a), runID(t, b))
 	}
 
 	// The replication link breaks; A goes on taking writes B never sees.
@@ -533,7 +535,7 @@ func sfFailoverSetupCfg(t *testing.T, cfg redlock.Config) *sfFailover {
 	d.switchTo(rig.addr(1))
 	f.switchedAt = time.Now()
 	for _, c := range pair { // drop the connections to A from the pools
-		require.Eventually(t, func() bool { return c.Ping(ctx).Err() == nil }, 5*time.Second, sfTick)
+		require.Eventually(t, func() bool { return c.Ping(ctx).Err() == nil }, 5*time.Second, attemptTick)
 	}
 	require.ErrorIs(t, b.Get(ctx, f.key).Err(), redis.Nil, "B was promoted without the lock")
 	rig.free(t, f.key, 3)
@@ -548,12 +550,12 @@ func sfFailoverSetupCfg(t *testing.T, cfg redlock.Config) *sfFailover {
 // client 1's (S5).
 func TestSafetyLaggingReplicaPromoted(t *testing.T) {
 	ctx := context.Background()
-	f := sfFailoverSetup(t, false)
-	maxTTL := sfFailoverCfg.MaxTTL
+	f := startFailover(t, false)
+	maxTTL := failoverCfg.MaxTTL
 
 	// While client 1 holds: B and D would be a majority without quarantine.
 	inspected := false
-	sfQuarantinedWhileHeld(t, f.c2, f.key, f.l1, f.node0, func() {
+	quarantinedWhileHeld(t, f.c2, f.key, f.l1, f.node0, func() {
 		if inspected {
 			return
 		}
@@ -566,14 +568,14 @@ func TestSafetyLaggingReplicaPromoted(t *testing.T) {
 	// Client 1 lets go and C is taken by another client: every majority
 	// now needs B, which votes once MaxTTL has passed since it was first
 	// seen, with a floor above client 1's token.
-	sfVotesAfterQuarantine(t, f.rig, f.c2, f.key, f.l1, f.node0, f.switchedAt, maxTTL)
+	votesAfterQuarantine(t, f.rig, f.c2, f.key, f.l1, f.node0, f.switchedAt, maxTTL)
 }
 
-// sfQuarantinedWhileHeld: while l1 is held, c2's attempts on key fail, and
+// quarantinedWhileHeld: while l1 is held, c2's attempts on key fail, and
 // node's vote in them is never yes or no; at least one attempt sees it
 // quarantined (else the test proves nothing). quarantined runs after each
 // attempt that saw it so.
-func sfQuarantinedWhileHeld(t *testing.T, c2 *redlock.Client, key string, l1 *redlock.Lock, node string, quarantined func()) {
+func quarantinedWhileHeld(t *testing.T, c2 *redlock.Client, key string, l1 *redlock.Lock, node string, quarantined func()) {
 	t.Helper()
 	held := 0
 	for i := 0; i < 20 && l1.Held(); i++ {
@@ -584,34 +586,34 @@ func sfQuarantinedWhileHeld(t *testing.T, c2 *redlock.Client, key string, l1 *re
 		if !stillHeld {
 			break
 		}
-		switch v := sfVote(sfQuorumError(t, err), node); v {
+		switch v := voteOf(quorumError(t, err), node); v {
 		case redlock.VoteQuarantined:
 			held++
 			quarantined()
 		case redlock.VoteYes, redlock.VoteNo:
 			require.Failf(t, "the forgetful node voted while quarantined", "vote %v: %v", v, err)
 		}
-		time.Sleep(sfTick)
+		time.Sleep(attemptTick)
 	}
 	require.Positive(t, held, "no attempt saw the node quarantined while client 1 held the lock: the test proves nothing")
 }
 
-// sfVotesAfterQuarantine: client 1 releases l1 and server 2 is held by
+// votesAfterQuarantine: client 1 releases l1 and server 2 is held by
 // another client, so every majority needs node (server 0): c2 wins key only
 // once MaxTTL has passed since the node forgot (lostAt), never with its yes
 // before, and with a token above client 1's.
-func sfVotesAfterQuarantine(t *testing.T, rig *servers, c2 *redlock.Client, key string, l1 *redlock.Lock, node string, lostAt time.Time, maxTTL time.Duration) {
+func votesAfterQuarantine(t *testing.T, rig *servers, c2 *redlock.Client, key string, l1 *redlock.Lock, node string, lostAt time.Time, maxTTL time.Duration) {
 	t.Helper()
 	ctx := context.Background()
 	_, err := l1.Release(ctx)
 	require.NoError(t, err)
 	rig.setForeign(t, key, 2)
-	l, wonAt, fails := sfContest(t, c2, key, time.Second, maxTTL+5*time.Second)
+	l, wonAt, fails := contest(t, c2, key, time.Second, maxTTL+5*time.Second)
 	require.NotNil(t, l, "the forgetful node never voted again")
 	for _, a := range fails {
-		require.NotEqual(t, redlock.VoteYes, sfVote(sfQuorumError(t, a), node), "%v", a)
+		require.NotEqual(t, redlock.VoteYes, voteOf(quorumError(t, a), node), "%v", a)
 	}
-	assert.GreaterOrEqual(t, wonAt.Sub(lostAt), maxTTL-sfSlack, "the node voted before MaxTTL")
+	assert.GreaterOrEqual(t, wonAt.Sub(lostAt), maxTTL-timeSlack, "the node voted before MaxTTL")
 	assert.Greater(t, l.Token(), l1.Token(), "fencing token went backwards after the node forgot")
 	_, err = l.Release(ctx)
 	require.NoError(t, err)
@@ -621,7 +623,7 @@ func sfVotesAfterQuarantine(t *testing.T, rig *servers, c2 *redlock.Client, key 
 // of TestSafetyLaggingReplicaPromoted: with quarantine off, the promoted
 // replica votes at once and the lock is granted twice.
 func TestSafetyLaggingReplicaPromotedWithoutQuarantine(t *testing.T) {
-	f := sfFailoverSetup(t, true)
+	f := startFailover(t, true)
 	l, err := f.c2.TryAcquire(context.Background(), f.key, time.Second)
 	require.NoError(t, err, "without quarantine, B votes at once")
 	require.True(t, f.l1.Held() && l.Held(), "double grant expected: both clients hold the lock")
@@ -638,14 +640,14 @@ func TestSafetyLaggingReplicaPromotedWithoutQuarantine(t *testing.T) {
 // "no lock until nodes 1 and 2 answer" or "a token above the highest".
 func TestSafetyFloorNeedsHealthyMajority(t *testing.T) {
 	ctx := context.Background()
-	rig := sfStart(t, 5, redistest.Options{})
+	rig := startKillable(t, 5, redistest.Options{})
 	cfg := redlock.Config{NodeTimeout: 200 * time.Millisecond, MaxTTL: time.Second, RetryDelay: 20 * time.Millisecond}
 	c := newLocker(t, cfg, rig.NewNodes(t), true)
-	key := sfKey(t)
+	key := testKey(t)
 	const ttl = 500 * time.Millisecond
 
 	rig.setForeign(t, key, 3, 4)
-	last := sfIssue(t, c, key, ttl, 3, 0) // on nodes 0, 1, 2 only
+	last := issueTokens(t, c, key, ttl, 3, 0) // on nodes 0, 1, 2 only
 	rig.free(t, key, 3, 4)
 	s := rig.Server(0)
 	require.NoError(t, s.Kill())
@@ -655,10 +657,10 @@ func TestSafetyFloorNeedsHealthyMajority(t *testing.T) {
 		t.Cleanup(func() { _ = rig.Server(i).Resume() }) // before c.Close
 	}
 
-	qe := sfRefused(t, c, key, ttl, rig.addr(0))
-	assert.Equal(t, redlock.VoteQuarantined, sfVote(qe, rig.addr(0)), "%v", qe)
+	qe := refusedAttempt(t, c, key, ttl, rig.addr(0))
+	assert.Equal(t, redlock.VoteQuarantined, voteOf(qe, rig.addr(0)), "%v", qe)
 
-	l, _, _ := sfContest(t, c, key, ttl, cfg.MaxTTL+time.Second)
+	l, _, _ := contest(t, c, key, ttl, cfg.MaxTTL+time.Second)
 	if l != nil {
 		assert.Greater(t, l.Token(), last,
 			"token %d handed out after token %d, with only node 0 (1 of 5) forgetful: its floor was raised from nodes 3 and 4 alone while nodes 1 and 2 were paused", l.Token(), last)
@@ -680,8 +682,8 @@ func TestSafetyFloorNeedsHealthyMajority(t *testing.T) {
 // ---------------------------------------------------------------------------
 // Contention under a random nemesis: checkers and their negative control.
 
-// sfRecord is one successful acquisition of the workload.
-type sfRecord struct {
+// acquisition is one successful acquisition of the workload.
+type acquisition struct {
 	client int
 	value  string
 	token  uint64
@@ -690,12 +692,12 @@ type sfRecord struct {
 	end    time.Time // min(ValidUntil, release started): the tenure's end
 }
 
-// sfStore is the resource the lock protects: a counter behind a fence. It
+// counterStore is the resource the lock protects: a counter behind a fence. It
 // keeps the highest token it has accepted and refuses a write whose token
 // is strictly lower (stale: an older holder). An equal token is the same
 // acquisition writing again, accepted from that holder only: a different
 // holder with the same token is a repeated token, refused and reported.
-type sfStore struct {
+type counterStore struct {
 	mu       sync.Mutex
 	fence    checker.Fence // holders are the locks' values
 	value    int           // the counter: each accepted write is read + 1
@@ -704,7 +706,7 @@ type sfStore struct {
 	bad      []string
 }
 
-func (s *sfStore) read() int {
+func (s *counterStore) read() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.value
@@ -713,7 +715,7 @@ func (s *sfStore) read() int {
 // write sets the counter to v under token; held tells whether the writer
 // still believes it holds the lock (checked after the store's verdict: a
 // refused writer that still holds was a legitimate holder fenced off).
-func (s *sfStore) write(token uint64, holder string, v int, held func() bool) {
+func (s *counterStore) write(token uint64, holder string, v int, held func() bool) {
 	s.mu.Lock()
 	highest := s.fence.Highest
 	verdict := s.fence.Admit(token, holder)
@@ -738,16 +740,16 @@ func (s *sfStore) write(token uint64, holder string, v int, held func() bool) {
 	}
 }
 
-// sfCheck returns every violation of the history (docs/design.md §2): S5 (an acquisition that
+// checkHistory returns every violation of the history (docs/design.md §2): S5 (an acquisition that
 // started after another completed has a higher token), S1 (tenures
 // [done, end] never overlap), the store's refusals of legitimate holders,
 // and lost updates (the counter equals the number of accepted writes).
-func sfCheck(recs []sfRecord, st *sfStore) []string {
+func checkHistory(recs []acquisition, st *counterStore) []string {
 	var out []string
 	// S5 (docs/design.md §2): sort by completion; prefix maxima; for each record the maximum
 	// token of those that completed before it started.
 	byDone := slices.Clone(recs)
-	slices.SortFunc(byDone, func(a, b sfRecord) int { return a.done.Compare(b.done) })
+	slices.SortFunc(byDone, func(a, b acquisition) int { return a.done.Compare(b.done) })
 	prefix := make([]int, len(byDone)) // index of the max token in byDone[:i+1]
 	for i := range byDone {
 		prefix[i] = i
@@ -756,7 +758,7 @@ func sfCheck(recs []sfRecord, st *sfStore) []string {
 		}
 	}
 	for _, b := range recs {
-		k, _ := slices.BinarySearchFunc(byDone, b.start, func(r sfRecord, t time.Time) int {
+		k, _ := slices.BinarySearchFunc(byDone, b.start, func(r acquisition, t time.Time) int {
 			if r.done.Before(t) {
 				return -1
 			}
@@ -790,7 +792,7 @@ func sfCheck(recs []sfRecord, st *sfStore) []string {
 	return out
 }
 
-// sfNemesis injects faults into the servers from one goroutine: a forgetting
+// nemesis injects faults into the servers from one goroutine: a forgetting
 // fault (kill -9 and empty restart, or graceful restart, which is empty too
 // without persistence) or a pause (SIGSTOP, SIGCONT 50-250ms later), one at
 // a time, every 100-350ms; timing and kinds come from a seeded math/rand.
@@ -802,7 +804,7 @@ func sfCheck(recs []sfRecord, st *sfStore) []string {
 // counts: the worst case for a fencing scheme that takes a maximum over
 // nodes (and what makes the negative control fail reliably, see
 // TestSafetyNemesisNaiveTokens). Paused nodes are random.
-type sfNemesis struct {
+type nemesis struct {
 	rig     *servers
 	rng     *rand.Rand
 	quiet   time.Duration // after a forgetting fault, none other for this long
@@ -812,7 +814,7 @@ type sfNemesis struct {
 	kinds   []string
 }
 
-func sfSeed(t *testing.T) uint64 {
+func nemesisSeed(t *testing.T) uint64 {
 	seed := uint64(time.Now().UnixNano())
 	if v := os.Getenv("REDLEASE_SAFETY_SEED"); v != "" {
 		s, err := strconv.ParseUint(v, 10, 64)
@@ -826,12 +828,12 @@ func sfSeed(t *testing.T) uint64 {
 // run injects faults until ctx ends or maxFaults were injected, after start
 // reports true (a warm-up, so that counters are non-zero before the first
 // loss). It always resumes what it paused.
-func (n *sfNemesis) run(ctx context.Context, t *testing.T, start func() bool, maxFaults int) {
+func (n *nemesis) run(ctx context.Context, t *testing.T, start func() bool, maxFaults int) {
 	for !start() {
 		select {
 		case <-ctx.Done():
 			return
-		case <-time.After(sfTick):
+		case <-time.After(attemptTick):
 		}
 	}
 	var lastForget time.Time
@@ -870,24 +872,24 @@ func (n *sfNemesis) run(ctx context.Context, t *testing.T, start func() bool, ma
 	}
 }
 
-// sfCountWriter counts the log lines that mention a phrase.
-type sfCountWriter struct {
+// phraseCounter counts the log lines that mention a phrase.
+type phraseCounter struct {
 	phrase string
 	n      atomic.Int64
 }
 
-func (w *sfCountWriter) Write(p []byte) (int, error) {
+func (w *phraseCounter) Write(p []byte) (int, error) {
 	if strings.Contains(string(p), w.phrase) {
 		w.n.Add(1)
 	}
 	return len(p), nil
 }
 
-// sfWorkload is the contention run: clients separate redlock.Clients (each
+// workload is the contention run: clients separate redlock.Clients (each
 // with its own go-redis clients) on one key, each holder doing a
 // read-modify-write on the fenced store, until target acquisitions and
 // minForgets forgetting faults.
-type sfWorkload struct {
+type workload struct {
 	clients    int
 	target     int
 	minForgets int
@@ -896,24 +898,24 @@ type sfWorkload struct {
 	naiveTokens bool
 }
 
-type sfResult struct {
-	recs       []sfRecord
+type workloadResult struct {
+	recs       []acquisition
 	violations []string
 }
 
 // Workload timing: small TTLs, a quarantine of MaxTTL, a node timeout a few
 // round trips under -race on two cores.
-var sfWorkloadCfg = redlock.Config{
+var workloadCfg = redlock.Config{
 	NodeTimeout: 75 * time.Millisecond,
 	MaxTTL:      1500 * time.Millisecond,
 	RetryDelay:  15 * time.Millisecond,
 }
 
-const sfWorkloadTTL = 800 * time.Millisecond
+const workloadTTL = 800 * time.Millisecond
 
-// sfNaiveToken is the scheme fencing tokens replace: INCR a counter on every
+// naiveToken is the scheme fencing tokens replace: INCR a counter on every
 // node and take the largest reply, given a majority of replies.
-func sfNaiveToken(nodes []redis.UniversalClient, key string) (uint64, bool) {
+func naiveToken(nodes []redis.UniversalClient, key string) (uint64, bool) {
 	var (
 		wg      sync.WaitGroup
 		mu      sync.Mutex
@@ -936,11 +938,11 @@ func sfNaiveToken(nodes []redis.UniversalClient, key string) (uint64, bool) {
 	return uint64(best), replies >= len(nodes)/2+1
 }
 
-func sfRunWorkload(t *testing.T, w sfWorkload) sfResult {
-	rig := sfStart(t, 5, redistest.Options{})
-	key := sfKey(t)
-	degraded := &sfCountWriter{phrase: "no healthy majority"}
-	cfg := sfWorkloadCfg
+func runWorkload(t *testing.T, w workload) workloadResult {
+	rig := startKillable(t, 5, redistest.Options{})
+	key := testKey(t)
+	degraded := &phraseCounter{phrase: "no healthy majority"}
+	cfg := workloadCfg
 	cfg.Logger = hclog.New(&hclog.LoggerOptions{Name: t.Name(), Level: hclog.Warn, Output: degraded})
 	nodes := make([][]redis.UniversalClient, w.clients)
 	clients := make([]*redlock.Client, w.clients)
@@ -954,14 +956,14 @@ func sfRunWorkload(t *testing.T, w sfWorkload) sfResult {
 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	st := &sfStore{}
+	st := &counterStore{}
 	var total, notAcquired, noToken, expiredBeforeUse atomic.Int64
-	recs := make([][]sfRecord, w.clients)
+	recs := make([][]acquisition, w.clients)
 	var wg sync.WaitGroup
 	for i, c := range clients {
 		wg.Go(func() {
 			for ctx.Err() == nil {
-				l, err := c.Acquire(ctx, key, sfWorkloadTTL)
+				l, err := c.Acquire(ctx, key, workloadTTL)
 				if err != nil {
 					notAcquired.Add(1)
 					continue
@@ -970,7 +972,7 @@ func sfRunWorkload(t *testing.T, w sfWorkload) sfResult {
 				token := l.Token()
 				ok := true
 				if w.naiveTokens {
-					token, ok = sfNaiveToken(nodes[i], key)
+					token, ok = naiveToken(nodes[i], key)
 				}
 				switch {
 				case !ok:
@@ -983,17 +985,17 @@ func sfRunWorkload(t *testing.T, w sfWorkload) sfResult {
 				released := time.Now()
 				_, _ = l.Release(context.Background())
 				if ok {
-					recs[i] = append(recs[i], sfRecord{client: i, value: l.Value(), token: token,
-						start: l.AcquiredAt(), done: done, end: sfMinTime(l.ValidUntil(), released)})
+					recs[i] = append(recs[i], acquisition{client: i, value: l.Value(), token: token,
+						start: l.AcquiredAt(), done: done, end: earliest(l.ValidUntil(), released)})
 					total.Add(1)
 				}
 			}
 		})
 	}
 
-	nem := &sfNemesis{
+	nem := &nemesis{
 		rig:   rig,
-		rng:   rand.New(rand.NewPCG(sfSeed(t), 0x5afe)),
+		rng:   rand.New(rand.NewPCG(nemesisSeed(t), 0x5afe)),
 		quiet: cfg.MaxTTL + 300*time.Millisecond,
 		born:  make([]time.Time, 5),
 	}
@@ -1021,7 +1023,7 @@ func sfRunWorkload(t *testing.T, w sfWorkload) sfResult {
 	wg.Wait()
 	nwg.Wait()
 
-	var all []sfRecord
+	var all []acquisition
 	for _, r := range recs {
 		all = append(all, r...)
 	}
@@ -1031,7 +1033,7 @@ func sfRunWorkload(t *testing.T, w sfWorkload) sfResult {
 		maxToken = max(maxToken, r.token)
 		perClient[r.client]++
 	}
-	slices.SortFunc(all, func(a, b sfRecord) int { return a.done.Compare(b.done) })
+	slices.SortFunc(all, func(a, b acquisition) int { return a.done.Compare(b.done) })
 	handovers := 0
 	for i := 1; i < len(all); i++ {
 		if all[i].client != all[i-1].client {
@@ -1043,10 +1045,10 @@ func sfRunWorkload(t *testing.T, w sfWorkload) sfResult {
 		len(all), time.Since(began).Round(time.Millisecond), w.clients, perClient, handovers, maxToken, st.accepted, st.fenced, expiredBeforeUse.Load(),
 		noToken.Load(), notAcquired.Load(), nem.forgets.Load(), nem.kinds, nem.pauses.Load(), degraded.n.Load())
 	st.mu.Unlock()
-	return sfResult{recs: all, violations: sfCheck(all, st)}
+	return workloadResult{recs: all, violations: checkHistory(all, st)}
 }
 
-func sfMinTime(a, b time.Time) time.Time {
+func earliest(a, b time.Time) time.Time {
 	if a.Before(b) {
 		return a
 	}
@@ -1058,7 +1060,7 @@ func sfMinTime(a, b time.Time) time.Time {
 // increase (S5), the fenced store never refuses a holder that still held,
 // and no update is lost.
 func TestSafetyNemesis(t *testing.T) {
-	res := sfRunWorkload(t, sfWorkload{clients: 8, target: 2000, minForgets: 6})
+	res := runWorkload(t, workload{clients: 8, target: 2000, minForgets: 6})
 	require.GreaterOrEqual(t, len(res.recs), 2000)
 	if len(res.violations) > 0 {
 		t.Errorf("%d violations; the first ones:\n%s", len(res.violations), strings.Join(res.violations[:min(20, len(res.violations))], "\n"))
@@ -1081,7 +1083,7 @@ func TestSafetyNemesis(t *testing.T) {
 // same faults TestSafetyNemesis survives. The run ends at the sixth
 // forgetting fault, so acquisitions after the fifth are part of it.
 func TestSafetyNemesisNaiveTokens(t *testing.T) {
-	res := sfRunWorkload(t, sfWorkload{clients: 8, target: 300, minForgets: 6, naiveTokens: true})
+	res := runWorkload(t, workload{clients: 8, target: 300, minForgets: 6, naiveTokens: true})
 	require.NotEmpty(t, res.violations, "the checker found no violation with naive tokens: it cannot tell")
 	kinds := map[string]int{}
 	for _, v := range res.violations {

@@ -40,11 +40,11 @@ func startServers(t testing.TB, cc serversConfig) *servers {
 	return &servers{redistest.StartRig(t, cc.n, redistest.RigOptions{Servers: cc.redis, Proxied: cc.proxied, Node: cc.options})}
 }
 
-// sfStart starts n servers for tests that kill and pause them: their
-// nodes (NewNodes) have the short socket timeouts of sfOptions.
-func sfStart(t testing.TB, n int, o redistest.Options) *servers {
+// startKillable starts n servers for tests that kill and pause them: their
+// nodes (NewNodes) have the short socket timeouts of killableOptions.
+func startKillable(t testing.TB, n int, o redistest.Options) *servers {
 	t.Helper()
-	return startServers(t, serversConfig{n: n, redis: o, options: func(_ int, addr string) *redis.Options { return sfOptions(addr) }})
+	return startServers(t, serversConfig{n: n, redis: o, options: func(_ int, addr string) *redis.Options { return killableOptions(addr) }})
 }
 
 // fastOptions are redistest.FastOptions: short socket timeouts, no
@@ -58,11 +58,11 @@ func defaultOptions(_ int, addr string) *redis.Options {
 	return &redis.Options{Addr: addr}
 }
 
-// sfOptions are go-redis options for nodes that get killed or paused: short
+// killableOptions are go-redis options for nodes that get killed or paused: short
 // socket timeouts, no retries and one dial per request, so that requests
 // still in flight when a call returns end quickly (Client.Close waits for
 // them). Redlock's NodeTimeout is what bounds the calls themselves.
-func sfOptions(addr string) *redis.Options {
+func killableOptions(addr string) *redis.Options {
 	return &redis.Options{
 		Addr:          addr,
 		DialTimeout:   200 * time.Millisecond,
@@ -155,7 +155,7 @@ func (s *servers) waitHeld(t testing.TB, key, value string) {
 func (s *servers) setForeign(t testing.TB, key string, servers ...int) {
 	t.Helper()
 	for _, i := range servers {
-		require.NoError(t, s.Direct[i].Set(context.Background(), key, sfForeign, 0).Err())
+		require.NoError(t, s.Direct[i].Set(context.Background(), key, foreignValue, 0).Err())
 	}
 }
 
