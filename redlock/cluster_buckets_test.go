@@ -76,11 +76,11 @@ func spread(masters []*redistest.Server, calls []int64) (string, float64) {
 // Client of 3 copies in buckets buckets (0: the default) over them.
 func startSpreadCluster(t testing.TB, buckets int) (*redlock.Client, []*redistest.Server) {
 	cl := redistest.StartCluster(t, 6, 0)
-	cfg := rcCfg
+	cfg := clusterCfg
 	if tt, ok := t.(*testing.T); ok {
-		cfg.Logger = rcLogger(tt, &rcLogBuffer{t: tt})
+		cfg.Logger = bufferLogger(tt, &logBuffer{t: tt})
 	}
-	c, err := redlock.NewCluster(context.Background(), cfg, rcClusterClient(t, cl.Addrs()), 3, redlock.WithBuckets(buckets))
+	c, err := redlock.NewCluster(context.Background(), cfg, newClusterClient(t, cl.Addrs()), 3, redlock.WithBuckets(buckets))
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = c.Close() })
 	require.NoError(t, c.Bootstrap(context.Background()))
@@ -144,15 +144,15 @@ func TestClusterLayoutRefused(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	cl := redistest.StartCluster(t, 1, 0)
-	a := rcNewCluster(t, rcCfg, rcClusterClient(t, cl.Addrs()), 3, true, redlock.WithBuckets(16))
+	a := newClusterLocker(t, clusterCfg, newClusterClient(t, cl.Addrs()), 3, true, redlock.WithBuckets(16))
 
 	for _, opts := range [][]redlock.ClusterOption{{redlock.WithBuckets(1)}, {redlock.WithBuckets(8)}} {
-		_, err := redlock.NewCluster(ctx, rcCfg, rcClusterClient(t, cl.Addrs()), 3, opts...)
+		_, err := redlock.NewCluster(ctx, clusterCfg, newClusterClient(t, cl.Addrs()), 3, opts...)
 		require.ErrorIs(t, err, redlock.ErrInvalidConfig)
 		assert.Contains(t, err.Error(), "the cluster's clients use n=3 B=16")
 		assert.Regexp(t, `this client has n=3 B=(1|8),`, err.Error())
 	}
-	_, err := redlock.NewCluster(ctx, rcCfg, rcClusterClient(t, cl.Addrs()), 5)
+	_, err := redlock.NewCluster(ctx, clusterCfg, newClusterClient(t, cl.Addrs()), 5)
 	require.ErrorIs(t, err, redlock.ErrInvalidConfig)
 	assert.Contains(t, err.Error(), "this client has n=5 B=16, the cluster's clients use n=3 B=16")
 
@@ -165,7 +165,7 @@ func TestClusterLayoutRefused(t *testing.T) {
 		require.Equal(t, "n=3 B=16", m.HGet(ctx, "{"+tag+"}:marker", "l").Val(), "start-up recorded the layout in every marker")
 		require.NoError(t, m.HSet(ctx, "{"+tag+"}:marker", "l", "n=5 B=4").Err())
 	}
-	_, err = a.Acquire(ctx, key, rcTTL)
+	_, err = a.Acquire(ctx, key, clusterTTL)
 	require.ErrorIs(t, err, redlock.ErrNotAcquired)
 	assert.True(t, redlock.IsFinal(err), "a retry meets the same marker: %v", err)
 	assert.Regexp(t, `REDLEASE layout: \{rl[0-2]b[0-9]+-[0-9]+\}:marker belongs to cluster clients with n=5 B=4, this client has n=3 B=16`, err.Error())

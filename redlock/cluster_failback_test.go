@@ -24,20 +24,20 @@ import (
 // slot while Y is master, so the marker X gets back from Y is the one X
 // wrote itself.
 
-// rcFailbackTTL is A's TTL, and MaxTTL: the set-up (a takeover, a full
+// clusterFailbackTTL is A's TTL, and MaxTTL: the set-up (a takeover, a full
 // resync, a coordinated failover back) takes 1-3s here, and A must still
 // hold the lock after it.
-const rcFailbackTTL = 8 * time.Second
+const clusterFailbackTTL = 8 * time.Second
 
-type rcFailback struct {
+type clusterFailback struct {
 	b     *redlock.Client
 	lockA *redlock.Lock
 	key   string
 	copy0 string // copy 0's node name, as the clients report it
 }
 
-// rcInfoField reads one field of INFO section from c.
-func rcInfoField(t *testing.T, c *redis.Client, section, field string) string {
+// infoField reads one field of INFO section from c.
+func infoField(t *testing.T, c *redis.Client, section, field string) string {
 	t.Helper()
 	info, err := c.Info(context.Background(), section).Result()
 	require.NoError(t, err)
@@ -49,10 +49,10 @@ func rcInfoField(t *testing.T, c *redis.Client, section, field string) string {
 	return ""
 }
 
-// rcWaitInfo waits until c's INFO section has every field at its value.
-func rcWaitInfo(t *testing.T, c *redis.Client, what, section string, want map[string]string) {
+// waitInfo waits until c's INFO section has every field at its value.
+func waitInfo(t *testing.T, c *redis.Client, what, section string, want map[string]string) {
 	t.Helper()
-	rcWaitFor(t, what, func() error {
+	waitForCond(t, what, func() error {
 		info, err := c.Info(context.Background(), section).Result()
 		if err != nil {
 			return err
@@ -66,10 +66,10 @@ func rcWaitInfo(t *testing.T, c *redis.Client, what, section string, want map[st
 	})
 }
 
-func rcFailbackSetup(t *testing.T, noReplIDCheck bool) *rcFailback {
+func startClusterFailback(t *testing.T, noReplIDCheck bool) *clusterFailback {
 	ctx := context.Background()
-	cfg := rcCfg
-	cfg.MaxTTL = rcFailbackTTL
+	cfg := clusterCfg
+	cfg.MaxTTL = clusterFailbackTTL
 	if noReplIDCheck {
 		unsafeopt.Apply(&cfg, unsafeopt.Off{ReplicationIDCheck: true})
 	}
@@ -77,16 +77,16 @@ func rcFailbackSetup(t *testing.T, noReplIDCheck bool) *rcFailback {
 	start := time.Now()
 	// Both clients exist before the failover: making one later would touch
 	// copy 0's marker on Y.
-	a := rcNewCluster(t, cfg, rcClusterClient(t, c.Addrs()), 3, true)
-	f := &rcFailback{b: rcNewCluster(t, cfg, rcClusterClient(t, c.Addrs()), 3, false), key: "job"}
+	a := newClusterLocker(t, cfg, newClusterClient(t, c.Addrs()), 3, true)
+	f := &clusterFailback{b: newClusterLocker(t, cfg, newClusterClient(t, c.Addrs()), 3, false), key: "job"}
 	f.copy0 = f.b.Nodes()[0]
 	slot0, slot2 := redlock.Slot(redlock.ClusterTag(0, 3)), redlock.Slot(redlock.ClusterTag(2, 3))
 	x := c.MasterOf(slot0)
 	require.NotNil(t, x)
 	y := c.ReplicaOf(x)
 	require.NotNil(t, y)
-	dx, dy := rcRedis(t, x.Addr()), rcRedis(t, y.Addr())
-	runX := rcInfoField(t, dx, "server", "run_id")
+	dx, dy := nodeClient(t, x.Addr()), nodeClient(t, y.Addr())
+	runX := infoField(t, dx, "server", "run_id")
 
 	// Y holds X's marker (written by Bootstrap, with X's run_id).
 	acked, err := dx.Do(ctx, "WAIT", 1, 5000).Int()
@@ -96,33 +96,33 @@ func rcFailbackSetup(t *testing.T, noReplIDCheck bool) *rcFailback {
 	// 1. Y is cut off from replication: paused, its link dropped by X.
 	require.NoError(t, y.Pause())
 	require.NoError(t, dx.Do(ctx, "CLIENT", "KILL", "TYPE", "replica").Err())
-	rcWaitInfo(t, dx, "X dropped its replica", "replication", map[string]string{"connected_slaves": "0"})
+	waitInfo(t, dx, "X dropped its replica", "replication", map[string]string{"connected_slaves": "0"})
 
 	// 2. A's lock: copies 0 and 1 say yes; copy 2 is held by another value.
 	m2 := c.MasterOf(slot2)
 	require.NotNil(t, m2)
-	d2 := rcRedis(t, m2.Addr())
-	require.NoError(t, d2.Set(ctx, rcCopyKey(2, 3, f.key), "another holder", time.Minute).Err())
-	l, err := a.TryAcquire(ctx, f.key, rcFailbackTTL)
+	d2 := nodeClient(t, m2.Addr())
+	require.NoError(t, d2.Set(ctx, copyKey(2, 3, f.key), "another holder", time.Minute).Err())
+	l, err := a.TryAcquire(ctx, f.key, clusterFailbackTTL)
 	require.NoError(t, err)
 	f.lockA = l
-	require.Equal(t, l.Value(), dx.Get(ctx, rcCopyKey(0, 3, f.key)).Val(), "A's copy 0 is on X")
+	require.Equal(t, l.Value(), dx.Get(ctx, copyKey(0, 3, f.key)).Val(), "A's copy 0 is on X")
 
 	// 3. X is paused (its process survives); Y takes its slots over.
 	require.NoError(t, x.Pause())
 	require.NoError(t, y.Resume())
 	require.NoError(t, dy.Do(ctx, "CLUSTER", "FAILOVER", "TAKEOVER").Err())
-	rcWaitInfo(t, dy, "Y promoted", "replication", map[string]string{"role": "master"})
-	fullSyncs, err := strconv.Atoi(rcInfoField(t, dy, "stats", "sync_full"))
+	waitInfo(t, dy, "Y promoted", "replication", map[string]string{"role": "master"})
+	fullSyncs, err := strconv.Atoi(infoField(t, dy, "stats", "sync_full"))
 	require.NoError(t, err)
 
 	// 4. X comes back as Y's replica, with a full resync from Y.
 	require.NoError(t, x.Resume())
-	rcWaitInfo(t, dx, "X synced as Y's replica", "replication", map[string]string{
+	waitInfo(t, dx, "X synced as Y's replica", "replication", map[string]string{
 		"role": "slave", "master_port": strconv.Itoa(y.Port()),
 		"master_link_status": "up", "master_sync_in_progress": "0",
 	})
-	n, err := strconv.Atoi(rcInfoField(t, dy, "stats", "sync_full"))
+	n, err := strconv.Atoi(infoField(t, dy, "stats", "sync_full"))
 	require.NoError(t, err)
 	require.Greater(t, n, fullSyncs, "X resynced partially: the test would not test the failback")
 
@@ -131,13 +131,13 @@ func rcFailbackSetup(t *testing.T, noReplIDCheck bool) *rcFailback {
 	require.NoError(t, c.WaitHealthy())
 	require.NoError(t, c.Failover(x, redistest.FailoverCoordinated))
 	require.Equal(t, x, c.MasterOf(slot0))
-	require.Equal(t, runX, rcInfoField(t, dx, "server", "run_id"), "X's process restarted: the test would not test the failback")
-	require.ErrorIs(t, dx.Get(ctx, rcCopyKey(0, 3, f.key)).Err(), redis.Nil, "X's dataset was not replaced")
+	require.Equal(t, runX, infoField(t, dx, "server", "run_id"), "X's process restarted: the test would not test the failback")
+	require.ErrorIs(t, dx.Get(ctx, copyKey(0, 3, f.key)).Err(), redis.Nil, "X's dataset was not replaced")
 	r, err := dx.HGet(ctx, "{"+redlock.ClusterTag(0, 3)+"}:marker", "r").Result()
 	require.NoError(t, err)
 	require.Equal(t, runX, r, "X holds its own old marker")
 	// Copy 2's other holder lets go: X's vote decides.
-	require.NoError(t, d2.Del(ctx, rcCopyKey(2, 3, f.key)).Err())
+	require.NoError(t, d2.Del(ctx, copyKey(2, 3, f.key)).Err())
 	require.True(t, f.lockA.Held(), "the set-up outlasted A's validity: the test proves nothing")
 	t.Logf("failover and failback in %v; A's lock valid %v more", time.Since(start).Round(time.Millisecond),
 		time.Until(f.lockA.ValidUntil()).Round(time.Millisecond))
@@ -151,14 +151,14 @@ func rcFailbackSetup(t *testing.T, noReplIDCheck bool) *rcFailback {
 func TestClusterFailbackQuarantine(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	f := rcFailbackSetup(t, false)
+	f := startClusterFailback(t, false)
 
 	refused := 0
 	for f.lockA.Held() {
-		l, err := f.b.TryAcquire(ctx, f.key, rcTTL)
+		l, err := f.b.TryAcquire(ctx, f.key, clusterTTL)
 		held := f.lockA.Held()
 		require.Nil(t, l, "double grant: B won the lock A holds")
-		qe := rcQuorumError(t, err)
+		qe := acquireRefused(t, err)
 		if !held {
 			break
 		}
@@ -171,9 +171,9 @@ func TestClusterFailbackQuarantine(t *testing.T) {
 	require.Positive(t, refused, "no attempt while A held the lock: the test proves nothing")
 	t.Logf("B refused %d times while A held the lock, copy 0 quarantined", refused)
 
-	ctxB, cancel := context.WithTimeout(ctx, rcWait)
+	ctxB, cancel := context.WithTimeout(ctx, clusterWait)
 	defer cancel()
-	lockB, err := f.b.Acquire(ctxB, f.key, rcTTL)
+	lockB, err := f.b.Acquire(ctxB, f.key, clusterTTL)
 	require.NoError(t, err)
 	assert.True(t, time.Now().After(f.lockA.ValidUntil()), "B acquired before A's validity ended")
 	assert.Greater(t, lockB.Token(), f.lockA.Token(), "fencing token went backwards after the failback")
@@ -186,8 +186,8 @@ func TestClusterFailbackQuarantine(t *testing.T) {
 // B wins the lock A holds, with a token that is not above A's.
 func TestClusterFailbackWithoutReplicationIDCheck(t *testing.T) {
 	t.Parallel()
-	f := rcFailbackSetup(t, true)
-	l, err := f.b.TryAcquire(context.Background(), f.key, rcTTL)
+	f := startClusterFailback(t, true)
+	l, err := f.b.TryAcquire(context.Background(), f.key, clusterTTL)
 	require.NoError(t, err, "without the replication-ID check, X votes at once")
 	require.True(t, f.lockA.Held() && l.Held(), "double grant expected: A and B both hold the lock")
 	assert.LessOrEqual(t, l.Token(), f.lockA.Token(), "and B's token is not above A's")

@@ -29,45 +29,45 @@ import (
 )
 
 const (
-	// rcNodeTimeout is the NodeTimeout of the cluster tests: well above a
+	// clusterNodeTimeout is the NodeTimeout of the cluster tests: well above a
 	// round trip under -race on a loaded machine (Release, which waits for
 	// every node, fails if one takes longer).
-	rcNodeTimeout = 500 * time.Millisecond
-	// rcMaxTTL is their MaxTTL: the quarantine of a promoted replica.
-	rcMaxTTL = 8 * time.Second
-	// rcTTL is the TTL of their locks.
-	rcTTL = 3 * time.Second
-	// rcWait bounds every wait on the cluster (a failover takes 2-3s with
+	clusterNodeTimeout = 500 * time.Millisecond
+	// clusterMaxTTL is their MaxTTL: the quarantine of a promoted replica.
+	clusterMaxTTL = 8 * time.Second
+	// clusterTTL is the TTL of their locks.
+	clusterTTL = 3 * time.Second
+	// clusterWait bounds every wait on the cluster (a failover takes 2-3s with
 	// cluster-node-timeout 1000).
-	rcWait = 30 * time.Second
-	// rcTick is the polling interval of those waits.
-	rcTick = 20 * time.Millisecond
-	// rcSlack is what a bound on a call's duration allows beyond its
+	clusterWait = 30 * time.Second
+	// clusterTick is the polling interval of those waits.
+	clusterTick = 20 * time.Millisecond
+	// clusterSlack is what a bound on a call's duration allows beyond its
 	// fan-outs' NodeTimeouts, for scheduling under -race on a busy machine:
 	// still well below go-redis' own waits that the bounds rule out (1s
 	// between retries, a 3s read timeout).
-	rcSlack = 400 * time.Millisecond
+	clusterSlack = 400 * time.Millisecond
 )
 
-var rcCfg = redlock.Config{NodeTimeout: rcNodeTimeout, MaxTTL: rcMaxTTL, RetryDelay: 50 * time.Millisecond}
+var clusterCfg = redlock.Config{NodeTimeout: clusterNodeTimeout, MaxTTL: clusterMaxTTL, RetryDelay: 50 * time.Millisecond}
 
-// rcPoolSize is the pool size of the tests' go-redis clients. Once PoolSize
+// clusterPoolSize is the pool size of the tests' go-redis clients. Once PoolSize
 // dials in a row have failed (a killed server), a go-redis pool starts a
 // re-dialer goroutine that sleeps 1s between attempts and so outlives Close
 // by up to 1s, which goleak would report; a large pool never starts it.
-const rcPoolSize = 10_000
+const clusterPoolSize = 10_000
 
-// rcClusterClient is a go-redis cluster client with short socket timeouts,
+// newClusterClient is a go-redis cluster client with short socket timeouts,
 // so that requests still in flight when a redlock call returns end quickly
 // (Client.Close waits for them). NodeTimeout bounds the calls themselves.
-func rcClusterClient(t testing.TB, addrs []string, edit ...func(*redis.ClusterOptions)) *redis.ClusterClient {
+func newClusterClient(t testing.TB, addrs []string, edit ...func(*redis.ClusterOptions)) *redis.ClusterClient {
 	o := &redis.ClusterOptions{
 		Addrs:         addrs,
 		DialTimeout:   250 * time.Millisecond,
 		ReadTimeout:   500 * time.Millisecond,
 		WriteTimeout:  500 * time.Millisecond,
 		PoolTimeout:   time.Second,
-		PoolSize:      rcPoolSize,
+		PoolSize:      clusterPoolSize,
 		DialerRetries: 1,
 	}
 	for _, f := range edit {
@@ -78,46 +78,46 @@ func rcClusterClient(t testing.TB, addrs []string, edit ...func(*redis.ClusterOp
 	return cc
 }
 
-// rcRedis is a plain client to one server with short timeouts.
-func rcRedis(t *testing.T, addr string) *redis.Client {
+// nodeClient is a plain client to one server with short timeouts.
+func nodeClient(t *testing.T, addr string) *redis.Client {
 	c := redis.NewClient(&redis.Options{Addr: addr, DialTimeout: 250 * time.Millisecond,
-		ReadTimeout: time.Second, WriteTimeout: time.Second, MaxRetries: -1, DialerRetries: 1, PoolSize: rcPoolSize})
+		ReadTimeout: time.Second, WriteTimeout: time.Second, MaxRetries: -1, DialerRetries: 1, PoolSize: clusterPoolSize})
 	t.Cleanup(func() { _ = c.Close() })
 	return c
 }
 
-// rcLogBuffer collects a client's logs (and copies them to t.Log).
-type rcLogBuffer struct {
+// logBuffer collects a client's logs (and copies them to t.Log).
+type logBuffer struct {
 	mu  sync.Mutex
 	buf bytes.Buffer
 	t   *testing.T
 }
 
-func (b *rcLogBuffer) Write(p []byte) (int, error) {
+func (b *logBuffer) Write(p []byte) (int, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.t.Log(strings.TrimSpace(string(p)))
 	return b.buf.Write(p)
 }
 
-func (b *rcLogBuffer) String() string {
+func (b *logBuffer) String() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.buf.String()
 }
 
-func rcLogger(t *testing.T, w io.Writer) hclog.Logger {
+func bufferLogger(t *testing.T, w io.Writer) hclog.Logger {
 	return hclog.New(&hclog.LoggerOptions{Name: t.Name(), Level: hclog.Debug, Output: w})
 }
 
-// rcNewCluster makes a NewCluster Client of n copies, closed on cleanup;
+// newClusterLocker makes a NewCluster Client of n copies, closed on cleanup;
 // bootstrap declares the cluster brand new. Without opts it has one
 // bucket: the tests that move or kill a lock's slots name it by
 // ClusterTag.
-func rcNewCluster(t *testing.T, cfg redlock.Config, cc *redis.ClusterClient, n int, bootstrap bool, opts ...redlock.ClusterOption) *redlock.Client {
+func newClusterLocker(t *testing.T, cfg redlock.Config, cc *redis.ClusterClient, n int, bootstrap bool, opts ...redlock.ClusterOption) *redlock.Client {
 	t.Helper()
 	if cfg.Logger == nil {
-		cfg.Logger = rcLogger(t, &rcLogBuffer{t: t})
+		cfg.Logger = bufferLogger(t, &logBuffer{t: t})
 	}
 	if len(opts) == 0 {
 		opts = []redlock.ClusterOption{redlock.WithBuckets(1)}
@@ -131,8 +131,8 @@ func rcNewCluster(t *testing.T, cfg redlock.Config, cc *redis.ClusterClient, n i
 	return c
 }
 
-// rcQuorumError extracts the *QuorumError of a failed call.
-func rcQuorumError(t *testing.T, err error) *redlock.QuorumError {
+// acquireRefused extracts the *QuorumError of a failed call.
+func acquireRefused(t *testing.T, err error) *redlock.QuorumError {
 	t.Helper()
 	require.ErrorIs(t, err, redlock.ErrNotAcquired)
 	var qe *redlock.QuorumError
@@ -140,36 +140,36 @@ func rcQuorumError(t *testing.T, err error) *redlock.QuorumError {
 	return qe
 }
 
-// rcCopyKey is the key of copy i of n of a lock on key.
-func rcCopyKey(i, n int, key string) string {
+// copyKey is the key of copy i of n of a lock on key.
+func copyKey(i, n int, key string) string {
 	return "{" + redlock.ClusterTag(i, n) + "}:" + key
 }
 
-// rcWaitFor polls cond until it returns nil, failing with its last error
-// after rcWait.
-func rcWaitFor(t *testing.T, what string, cond func() error) {
+// waitForCond polls cond until it returns nil, failing with its last error
+// after clusterWait.
+func waitForCond(t *testing.T, what string, cond func() error) {
 	t.Helper()
-	deadline := time.Now().Add(rcWait)
+	deadline := time.Now().Add(clusterWait)
 	for {
 		err := cond()
 		if err == nil {
 			return
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("%s: not within %v: %v", what, rcWait, err)
+			t.Fatalf("%s: not within %v: %v", what, clusterWait, err)
 		}
-		time.Sleep(rcTick)
+		time.Sleep(clusterTick)
 	}
 }
 
-// rcTryAcquire takes a lock and checks that it took at most two fan-outs
+// mustTryAcquire takes a lock and checks that it took at most two fan-outs
 // (acquire and fencing), each bounded by NodeTimeout.
-func rcTryAcquire(t *testing.T, c *redlock.Client, key string) *redlock.Lock {
+func mustTryAcquire(t *testing.T, c *redlock.Client, key string) *redlock.Lock {
 	t.Helper()
 	t0 := time.Now()
-	l, err := c.TryAcquire(context.Background(), key, rcTTL)
+	l, err := c.TryAcquire(context.Background(), key, clusterTTL)
 	require.NoError(t, err)
-	require.Less(t, time.Since(t0), 2*rcNodeTimeout+rcSlack, "acquire of %q", key)
+	require.Less(t, time.Since(t0), 2*clusterNodeTimeout+clusterSlack, "acquire of %q", key)
 	require.True(t, l.Held())
 	return l
 }
@@ -178,8 +178,8 @@ func TestClusterLocks(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	c := redistest.StartCluster(t, 3, 1)
-	rl := rcNewCluster(t, rcCfg, rcClusterClient(t, c.Addrs()), 3, true)
-	other := rcNewCluster(t, rcCfg, rcClusterClient(t, c.Addrs()), 3, false)
+	rl := newClusterLocker(t, clusterCfg, newClusterClient(t, c.Addrs()), 3, true)
+	other := newClusterLocker(t, clusterCfg, newClusterClient(t, c.Addrs()), 3, false)
 	require.Equal(t, 2, rl.Quorum())
 
 	// Copy i is in the middle of slot range i, hence on master i.
@@ -199,7 +199,7 @@ func TestClusterLocks(t *testing.T) {
 	var last uint64
 	for _, key := range []string{"job", "{user42}:job"} {
 		t.Run(key, func(t *testing.T) {
-			l := rcTryAcquire(t, rl, key)
+			l := mustTryAcquire(t, rl, key)
 			assert.Greater(t, l.Token(), last, "tokens strictly increase")
 			last = l.Token()
 			// Each copy is on its own master, in its own slot. TryAcquire
@@ -208,10 +208,10 @@ func TestClusterLocks(t *testing.T) {
 			// acquire's yes came in time.
 			fenced := 0
 			for i, m := range c.Masters() {
-				ck := rcCopyKey(i, 3, key)
+				ck := copyKey(i, 3, key)
 				assert.Equal(t, redlock.Slot(redlock.ClusterTag(i, 3)), redlock.Slot(ck))
-				direct := rcRedis(t, m.Addr())
-				rcWaitFor(t, fmt.Sprintf("copy %d on master %d", i, i), func() error {
+				direct := nodeClient(t, m.Addr())
+				waitForCond(t, fmt.Sprintf("copy %d on master %d", i, i), func() error {
 					if v := direct.Get(ctx, ck).Val(); v != l.Value() {
 						return fmt.Errorf("%s = %q", ck, v)
 					}
@@ -233,8 +233,8 @@ func TestClusterLocks(t *testing.T) {
 				assert.True(t, st.Ready, "copy %d", i)
 			}
 
-			_, err = other.TryAcquire(ctx, key, rcTTL)
-			qe := rcQuorumError(t, err)
+			_, err = other.TryAcquire(ctx, key, clusterTTL)
+			qe := acquireRefused(t, err)
 			assert.Zero(t, qe.Yes)
 			no := 0
 			for _, n := range qe.Nodes {
@@ -246,17 +246,17 @@ func TestClusterLocks(t *testing.T) {
 			}
 			assert.GreaterOrEqual(t, no, 2, "%v", qe)
 
-			require.NoError(t, l.Extend(ctx, rcTTL+time.Second))
+			require.NoError(t, l.Extend(ctx, clusterTTL+time.Second))
 			for i, m := range c.Masters() {
-				pttl := rcRedis(t, m.Addr()).PTTL(ctx, rcCopyKey(i, 3, key)).Val()
-				assert.Greater(t, pttl, rcTTL, "copy %d extended", i)
+				pttl := nodeClient(t, m.Addr()).PTTL(ctx, copyKey(i, 3, key)).Val()
+				assert.Greater(t, pttl, clusterTTL, "copy %d extended", i)
 			}
 			n, err := l.Release(ctx)
 			require.NoError(t, err)
 			assert.GreaterOrEqual(t, n, 2)
 
 			for range 3 {
-				l := rcTryAcquire(t, other, key)
+				l := mustTryAcquire(t, other, key)
 				assert.Equal(t, last+1, l.Token(), "tokens strictly increase")
 				last = l.Token()
 				_, err := l.Release(ctx)
@@ -272,17 +272,17 @@ func TestClusterLocks(t *testing.T) {
 	// and worth a retry. (One redirect, so that go-redis returns the
 	// TRYAGAIN at once instead of retrying it with backoffs.)
 	t.Run("TRYAGAIN", func(t *testing.T) {
-		oneHop := rcNewCluster(t, rcCfg, rcClusterClient(t, c.Addrs(), func(o *redis.ClusterOptions) {
+		oneHop := newClusterLocker(t, clusterCfg, newClusterClient(t, c.Addrs(), func(o *redis.ClusterOptions) {
 			o.MaxRedirects = 1
 		}), 3, false)
 		ms := c.Masters()
 		ids := make([]string, len(ms))
 		for i, m := range ms {
-			ids[i] = rcRedis(t, m.Addr()).ClusterMyID(ctx).Val()
+			ids[i] = nodeClient(t, m.Addr()).ClusterMyID(ctx).Val()
 		}
 		for i := range 2 {
 			slot := redlock.Slot(redlock.ClusterTag(i, 3))
-			src, dst := rcRedis(t, ms[i].Addr()), rcRedis(t, ms[2].Addr())
+			src, dst := nodeClient(t, ms[i].Addr()), nodeClient(t, ms[2].Addr())
 			require.NoError(t, dst.Do(ctx, "CLUSTER", "SETSLOT", slot, "IMPORTING", ids[i]).Err())
 			require.NoError(t, src.Do(ctx, "CLUSTER", "SETSLOT", slot, "MIGRATING", ids[2]).Err())
 			t.Cleanup(func() {
@@ -291,9 +291,9 @@ func TestClusterLocks(t *testing.T) {
 			})
 		}
 		t0 := time.Now()
-		_, err := oneHop.TryAcquire(ctx, "migrating", rcTTL)
-		assert.Less(t, time.Since(t0), 2*rcNodeTimeout+rcSlack, "TryAcquire returned late")
-		qe := rcQuorumError(t, err)
+		_, err := oneHop.TryAcquire(ctx, "migrating", clusterTTL)
+		assert.Less(t, time.Since(t0), 2*clusterNodeTimeout+clusterSlack, "TryAcquire returned late")
+		qe := acquireRefused(t, err)
 		// Copy 2's yes may not be awaited; the outcome needs both errors.
 		assert.LessOrEqual(t, qe.Yes, 1, "%v", qe)
 		for _, n := range qe.Nodes[:2] {
@@ -301,9 +301,9 @@ func TestClusterLocks(t *testing.T) {
 			assert.ErrorContains(t, n.Err, "TRYAGAIN")
 		}
 
-		ctx2, cancel := context.WithTimeout(ctx, 3*rcNodeTimeout)
+		ctx2, cancel := context.WithTimeout(ctx, 3*clusterNodeTimeout)
 		defer cancel()
-		_, err = rl.Acquire(ctx2, "migrating", rcTTL)
+		_, err = rl.Acquire(ctx2, "migrating", clusterTTL)
 		require.ErrorIs(t, err, context.DeadlineExceeded, "TRYAGAIN is not final: Acquire retries until ctx ends")
 		require.ErrorIs(t, err, redlock.ErrNotAcquired)
 	})
@@ -316,10 +316,10 @@ func TestClusterSharedMasterWarning(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	c := redistest.StartCluster(t, 1, 0)
-	logs := &rcLogBuffer{t: t}
-	cfg := rcCfg
-	cfg.Logger = rcLogger(t, logs)
-	rl := rcNewCluster(t, cfg, rcClusterClient(t, c.Addrs()), 3, true)
+	logs := &logBuffer{t: t}
+	cfg := clusterCfg
+	cfg.Logger = bufferLogger(t, logs)
+	rl := newClusterLocker(t, cfg, newClusterClient(t, c.Addrs()), 3, true)
 
 	reps, shared := rl.Placement(ctx)
 	assert.True(t, shared)
@@ -331,7 +331,7 @@ func TestClusterSharedMasterWarning(t *testing.T) {
 	assert.Contains(t, logs.String(), "[WARN]")
 	assert.Contains(t, logs.String(), "two copies of every lock share a master")
 
-	l := rcTryAcquire(t, rl, "job")
+	l := mustTryAcquire(t, rl, "job")
 	assert.Equal(t, uint64(1), l.Token())
 	in, err := rl.Inspect(ctx, "job")
 	require.NoError(t, err)
@@ -349,7 +349,7 @@ func TestClusterSharedMasterWarning(t *testing.T) {
 	assert.GreaterOrEqual(t, held, rl.Quorum())
 	_, err = l.Release(ctx)
 	require.NoError(t, err)
-	assert.Equal(t, uint64(2), rcTryAcquire(t, rl, "job").Token())
+	assert.Equal(t, uint64(2), mustTryAcquire(t, rl, "job").Token())
 }
 
 // Kill -9 the master of copy 1: locks keep working on copies 0 and 2; the
@@ -364,8 +364,8 @@ func TestClusterFailoverQuarantine(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	c := redistest.StartCluster(t, 3, 1, redistest.Options{Extra: []string{"cluster-require-full-coverage no"}})
-	a := rcNewCluster(t, rcCfg, rcClusterClient(t, c.Addrs()), 3, true)
-	b := rcNewCluster(t, rcCfg, rcClusterClient(t, c.Addrs()), 3, false)
+	a := newClusterLocker(t, clusterCfg, newClusterClient(t, c.Addrs()), 3, true)
+	b := newClusterLocker(t, clusterCfg, newClusterClient(t, c.Addrs()), 3, false)
 	slot := redlock.Slot(redlock.ClusterTag(1, 3))
 	victim := c.MasterOf(slot)
 	heir := c.ReplicaOf(victim)
@@ -373,9 +373,9 @@ func TestClusterFailoverQuarantine(t *testing.T) {
 	require.NotNil(t, heir)
 	copy1 := b.Nodes()[1]
 
-	lockA := rcTryAcquire(t, a, "job")
+	lockA := mustTryAcquire(t, a, "job")
 	// The replica has the marker and A's copy before the kill.
-	acked, err := rcRedis(t, victim.Addr()).Do(ctx, "WAIT", 1, 5000).Int()
+	acked, err := nodeClient(t, victim.Addr()).Do(ctx, "WAIT", 1, 5000).Int()
 	require.NoError(t, err)
 	require.Equal(t, 1, acked)
 	require.NoError(t, victim.Kill())
@@ -385,15 +385,15 @@ func TestClusterFailoverQuarantine(t *testing.T) {
 	// extending it.
 	step := func(i int) {
 		t.Helper()
-		l := rcTryAcquire(t, b, fmt.Sprintf("free-%d", i))
+		l := mustTryAcquire(t, b, fmt.Sprintf("free-%d", i))
 		_, _ = l.Release(ctx) // copy 1 may fail: ErrNotReleased
-		_, err := b.TryAcquire(ctx, "job", rcTTL)
+		_, err := b.TryAcquire(ctx, "job", clusterTTL)
 		require.ErrorIs(t, err, redlock.ErrNotAcquired)
 		require.True(t, lockA.Held(), "B was refused while A holds the lock")
 		require.NoError(t, lockA.Extend(ctx, 0))
 	}
 	i := 0
-	rcWaitFor(t, "promotion of "+heir.Addr(), func() error {
+	waitForCond(t, "promotion of "+heir.Addr(), func() error {
 		step(i)
 		i++
 		if m := c.MasterOf(slot); m != heir {
@@ -408,11 +408,11 @@ func TestClusterFailoverQuarantine(t *testing.T) {
 	// reloaded after node errors, not after go-redis' 60s), and it is
 	// quarantined: B is refused by copies 0 and 2 (A's) and copy 1.
 	var qe *redlock.QuorumError
-	rcWaitFor(t, "copy 1 quarantined on the promoted replica", func() error {
+	waitForCond(t, "copy 1 quarantined on the promoted replica", func() error {
 		step(i)
 		i++
-		_, err := b.TryAcquire(ctx, "job", rcTTL)
-		qe = rcQuorumError(t, err)
+		_, err := b.TryAcquire(ctx, "job", clusterTTL)
+		qe = acquireRefused(t, err)
 		if q := qe.Quarantined(); len(q) != 1 || q[0].Node != copy1 {
 			return fmt.Errorf("B's attempt: %v", qe)
 		}
@@ -428,7 +428,7 @@ func TestClusterFailoverQuarantine(t *testing.T) {
 	}
 	q := qe.Quarantined()[0]
 	assert.Greater(t, q.Quarantine, time.Duration(0))
-	assert.LessOrEqual(t, q.Quarantine, rcMaxTTL)
+	assert.LessOrEqual(t, q.Quarantine, clusterMaxTTL)
 	reps, shared := b.Placement(ctx)
 	assert.False(t, shared)
 	assert.Equal(t, heir.Addr(), reps[1].Master, "copy 1 is served by the promoted replica")
@@ -443,9 +443,9 @@ func TestClusterFailoverQuarantine(t *testing.T) {
 	}
 
 	// A stops extending: B gets the lock only after A's deadline.
-	ctxB, cancel := context.WithTimeout(ctx, rcWait)
+	ctxB, cancel := context.WithTimeout(ctx, clusterWait)
 	defer cancel()
-	lockB, err := b.Acquire(ctxB, "job", rcTTL)
+	lockB, err := b.Acquire(ctxB, "job", clusterTTL)
 	require.NoError(t, err)
 	require.False(t, lockA.Held(), "B acquired while A held the lock")
 	require.True(t, time.Now().After(lockA.ValidUntil()))
@@ -455,8 +455,8 @@ func TestClusterFailoverQuarantine(t *testing.T) {
 	// Once its quarantine is over, copy 1 votes again, with its fencing
 	// floor raised: a lock is on all three copies and tokens still rise.
 	last := lockB.Token()
-	rcWaitFor(t, "copy 1 votes again", func() error {
-		l := rcTryAcquire(t, b, "job")
+	waitForCond(t, "copy 1 votes again", func() error {
+		l := mustTryAcquire(t, b, "job")
 		defer func() { _, _ = l.Release(ctx) }()
 		require.Greater(t, l.Token(), last)
 		last = l.Token()
@@ -479,25 +479,25 @@ func TestClusterFullCoverageWindow(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	c := redistest.StartCluster(t, 3, 1)
-	rl := rcNewCluster(t, rcCfg, rcClusterClient(t, c.Addrs()), 3, true)
+	rl := newClusterLocker(t, clusterCfg, newClusterClient(t, c.Addrs()), 3, true)
 	slot := redlock.Slot(redlock.ClusterTag(1, 3))
 	victim := c.MasterOf(slot)
 	heir := c.ReplicaOf(victim)
 	require.NotNil(t, victim)
 	require.NotNil(t, heir)
-	_, err := rcTryAcquire(t, rl, "warmup").Release(ctx)
+	_, err := mustTryAcquire(t, rl, "warmup").Release(ctx)
 	require.NoError(t, err)
-	acked, err := rcRedis(t, victim.Addr()).Do(ctx, "WAIT", 1, 5000).Int()
+	acked, err := nodeClient(t, victim.Addr()).Do(ctx, "WAIT", 1, 5000).Int()
 	require.NoError(t, err)
 	require.Equal(t, 1, acked)
 	require.NoError(t, victim.Kill())
 
 	down, i := 0, 0
-	rcWaitFor(t, "promotion of "+heir.Addr(), func() error {
+	waitForCond(t, "promotion of "+heir.Addr(), func() error {
 		i++
 		t0 := time.Now()
-		l, err := rl.TryAcquire(ctx, fmt.Sprintf("free-%d", i), rcTTL)
-		require.Less(t, time.Since(t0), 2*rcNodeTimeout+rcSlack)
+		l, err := rl.TryAcquire(ctx, fmt.Sprintf("free-%d", i), clusterTTL)
+		require.Less(t, time.Since(t0), 2*clusterNodeTimeout+clusterSlack)
 		if err == nil {
 			_, _ = l.Release(ctx)
 		} else if strings.Contains(err.Error(), "CLUSTERDOWN") {
@@ -511,9 +511,9 @@ func TestClusterFullCoverageWindow(t *testing.T) {
 	t.Logf("%d of %d attempts met CLUSTERDOWN before the promotion", down, i)
 	assert.Positive(t, down, "no attempt met the cluster down")
 
-	rcWaitFor(t, "locks again, copy 1 quarantined", func() error {
+	waitForCond(t, "locks again, copy 1 quarantined", func() error {
 		i++
-		l, err := rl.TryAcquire(ctx, fmt.Sprintf("free-%d", i), rcTTL)
+		l, err := rl.TryAcquire(ctx, fmt.Sprintf("free-%d", i), clusterTTL)
 		if err != nil {
 			return err
 		}
@@ -535,36 +535,36 @@ func TestClusterDown(t *testing.T) {
 	ctx := context.Background()
 	c := redistest.StartCluster(t, 3, 0)
 	// No redirects or retries: the survivor's CLUSTERDOWN is the vote's error.
-	plain := rcNewCluster(t, rcCfg, rcClusterClient(t, c.Addrs(), func(o *redis.ClusterOptions) {
+	plain := newClusterLocker(t, clusterCfg, newClusterClient(t, c.Addrs(), func(o *redis.ClusterOptions) {
 		o.MaxRedirects = -1
 	}), 3, true)
 	// go-redis' default 3 retries, 1s apart: at least 3s if redlock waited.
-	slow := rcNewCluster(t, rcCfg, rcClusterClient(t, c.Addrs(), func(o *redis.ClusterOptions) {
+	slow := newClusterLocker(t, clusterCfg, newClusterClient(t, c.Addrs(), func(o *redis.ClusterOptions) {
 		o.MinRetryBackoff, o.MaxRetryBackoff = time.Second, time.Second
 	}), 3, false)
 	for _, rl := range []*redlock.Client{plain, slow} {
-		_, err := rcTryAcquire(t, rl, "warmup").Release(ctx)
+		_, err := mustTryAcquire(t, rl, "warmup").Release(ctx)
 		require.NoError(t, err)
 	}
 
 	ms := c.Masters()
 	require.NoError(t, ms[0].Kill())
 	require.NoError(t, ms[1].Kill())
-	survivor := rcRedis(t, ms[2].Addr())
-	rcWaitFor(t, "cluster down", func() error {
+	survivor := nodeClient(t, ms[2].Addr())
+	waitForCond(t, "cluster down", func() error {
 		info, err := survivor.ClusterInfo(ctx).Result()
 		if err != nil || !strings.Contains(info, "cluster_state:fail") {
 			return fmt.Errorf("CLUSTER INFO: %q, %v", info, err)
 		}
 		return nil
 	})
-	err := survivor.Get(ctx, rcCopyKey(2, 3, "job")).Err()
+	err := survivor.Get(ctx, copyKey(2, 3, "job")).Err()
 	require.ErrorContains(t, err, "CLUSTERDOWN")
 
 	t0 := time.Now()
-	_, err = plain.TryAcquire(ctx, "job", rcTTL)
-	assert.Less(t, time.Since(t0), 2*rcNodeTimeout+rcSlack)
-	qe := rcQuorumError(t, err)
+	_, err = plain.TryAcquire(ctx, "job", clusterTTL)
+	assert.Less(t, time.Since(t0), 2*clusterNodeTimeout+clusterSlack)
+	qe := acquireRefused(t, err)
 	assert.Zero(t, qe.Yes)
 	for _, n := range qe.Nodes {
 		assert.Equal(t, redlock.VoteError, n.Vote, "%s", n)
@@ -572,24 +572,24 @@ func TestClusterDown(t *testing.T) {
 	// Inspect waits for every node (TryAcquire stops at two errors).
 	t0 = time.Now()
 	in, err := plain.Inspect(ctx, "job")
-	assert.Less(t, time.Since(t0), 2*rcNodeTimeout+rcSlack)
+	assert.Less(t, time.Since(t0), 2*clusterNodeTimeout+clusterSlack)
 	require.ErrorIs(t, err, redlock.ErrNoHolder)
 	assert.ErrorContains(t, in.Nodes[2].Err, "CLUSTERDOWN")
 
 	t0 = time.Now()
-	_, err = slow.TryAcquire(ctx, "job", rcTTL)
-	assert.Less(t, time.Since(t0), 2*rcNodeTimeout+rcSlack, "TryAcquire waited for go-redis' retries")
-	qe = rcQuorumError(t, err)
+	_, err = slow.TryAcquire(ctx, "job", clusterTTL)
+	assert.Less(t, time.Since(t0), 2*clusterNodeTimeout+clusterSlack, "TryAcquire waited for go-redis' retries")
+	qe = acquireRefused(t, err)
 	assert.Zero(t, qe.Yes)
 
 	for _, rl := range []*redlock.Client{plain, slow} {
-		ctx2, cancel := context.WithTimeout(ctx, 2*rcNodeTimeout)
+		ctx2, cancel := context.WithTimeout(ctx, 2*clusterNodeTimeout)
 		t0 = time.Now()
-		_, err = rl.Acquire(ctx2, "job", rcTTL)
+		_, err = rl.Acquire(ctx2, "job", clusterTTL)
 		cancel()
 		require.ErrorIs(t, err, redlock.ErrNotAcquired)
 		require.ErrorIs(t, err, context.DeadlineExceeded, "CLUSTERDOWN is not final")
-		assert.Less(t, time.Since(t0), 4*rcNodeTimeout+rcSlack)
+		assert.Less(t, time.Since(t0), 4*clusterNodeTimeout+clusterSlack)
 	}
 }
 
@@ -602,10 +602,10 @@ func TestClusterAsOneNode(t *testing.T) {
 	g := redistest.Start(t, 2)
 	c := redistest.StartCluster(t, 3, 0)
 	nodes := func() []redis.UniversalClient {
-		return []redis.UniversalClient{rcRedis(t, g.Server(0).Addr()), rcRedis(t, g.Server(1).Addr()), rcClusterClient(t, c.Addrs())}
+		return []redis.UniversalClient{nodeClient(t, g.Server(0).Addr()), nodeClient(t, g.Server(1).Addr()), newClusterClient(t, c.Addrs())}
 	}
-	cfg := rcCfg
-	cfg.Logger = rcLogger(t, &rcLogBuffer{t: t})
+	cfg := clusterCfg
+	cfg.Logger = bufferLogger(t, &logBuffer{t: t})
 	a, err := redlock.New(ctx, cfg, nodes()...)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = a.Close() })
@@ -616,14 +616,14 @@ func TestClusterAsOneNode(t *testing.T) {
 	_, shared := a.Placement(ctx)
 	assert.False(t, shared, "Placement is for NewCluster clients")
 
-	l := rcTryAcquire(t, a, "job")
+	l := mustTryAcquire(t, a, "job")
 	assert.Equal(t, uint64(1), l.Token())
 	for i := range 2 {
-		assert.Equal(t, l.Value(), rcRedis(t, g.Server(i).Addr()).Get(ctx, "job").Val(), "the key as named on standalone node %d", i)
+		assert.Equal(t, l.Value(), nodeClient(t, g.Server(i).Addr()).Get(ctx, "job").Val(), "the key as named on standalone node %d", i)
 	}
 	m := c.MasterOf(redlock.Slot("{redlease}:job"))
 	require.NotNil(t, m)
-	assert.Equal(t, l.Value(), rcRedis(t, m.Addr()).Get(ctx, "{redlease}:job").Val(), "the cluster's copy")
+	assert.Equal(t, l.Value(), nodeClient(t, m.Addr()).Get(ctx, "{redlease}:job").Val(), "the cluster's copy")
 	in, err := b.Inspect(ctx, "job")
 	require.NoError(t, err)
 	for i, st := range in.Nodes {
@@ -637,11 +637,11 @@ func TestClusterAsOneNode(t *testing.T) {
 	}
 	last := l.Token()
 	for range 3 {
-		l := rcTryAcquire(t, b, "job")
+		l := mustTryAcquire(t, b, "job")
 		assert.Greater(t, l.Token(), last)
 		last = l.Token()
-		_, err := a.TryAcquire(ctx, "job", rcTTL)
-		qe := rcQuorumError(t, err)
+		_, err := a.TryAcquire(ctx, "job", clusterTTL)
+		qe := acquireRefused(t, err)
 		assert.Equal(t, []redlock.Vote{redlock.VoteNo, redlock.VoteNo, redlock.VoteError},
 			[]redlock.Vote{qe.Nodes[0].Vote, qe.Nodes[1].Vote, qe.Nodes[2].Vote}, "%v", qe)
 		in, err := a.Inspect(ctx, "job")

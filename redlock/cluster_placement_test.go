@@ -14,9 +14,9 @@ import (
 	"github.com/redlease/redlease/redlock"
 )
 
-// rcSharedWarning is the warning of a placement where two copies share a
+// sharedWarning is the warning of a placement where two copies share a
 // master.
-const rcSharedWarning = "two copies of every lock share a master"
+const sharedWarning = "two copies of every lock share a master"
 
 // A lock slot migrates so that copies 0 and 2 share a master. The next
 // acquisition follows go-redis' MOVED to the new master, so copy 2's reply
@@ -28,33 +28,33 @@ func TestClusterPlacementAfterMigration(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	c := redistest.StartCluster(t, 3, 0)
-	logs := &rcLogBuffer{t: t}
-	cfg := rcCfg
-	cfg.Logger = rcLogger(t, logs)
-	rl := rcNewCluster(t, cfg, rcClusterClient(t, c.Addrs()), 3, true)
+	logs := &logBuffer{t: t}
+	cfg := clusterCfg
+	cfg.Logger = bufferLogger(t, logs)
+	rl := newClusterLocker(t, cfg, newClusterClient(t, c.Addrs()), 3, true)
 	slot0, slot2 := redlock.Slot(redlock.ClusterTag(0, 3)), redlock.Slot(redlock.ClusterTag(2, 3))
 	m0, m2 := c.MasterOf(slot0), c.MasterOf(slot2)
 	require.NotNil(t, m0)
 	require.NotNil(t, m2)
 	_, shared := rl.Placement(ctx)
 	require.False(t, shared)
-	l := rcTryAcquire(t, rl, "job")
-	require.NotContains(t, logs.String(), rcSharedWarning)
+	l := mustTryAcquire(t, rl, "job")
+	require.NotContains(t, logs.String(), sharedWarning)
 
 	require.NoError(t, c.MigrateSlot(slot2, m0))
 	moved := time.Now()
 	// The first acquisition after the move: go-redis follows the MOVED.
 	// Copy 2's marker moved with the slot and names m2: it is quarantined
 	// on m0, and copies 0 and 1 grant the lock.
-	_, err := rcTryAcquire(t, rl, "after-move").Release(ctx)
+	_, err := mustTryAcquire(t, rl, "after-move").Release(ctx)
 	require.NoError(t, err)
 	deadline := moved.Add(5 * time.Second)
-	for !strings.Contains(logs.String(), rcSharedWarning) {
+	for !strings.Contains(logs.String(), sharedWarning) {
 		require.True(t, time.Now().Before(deadline), "no warning within 5s of the migration")
-		time.Sleep(rcTick)
+		time.Sleep(clusterTick)
 	}
 	t.Logf("warned %v after the migration", time.Since(moved).Round(time.Millisecond))
-	line := logs.String()[strings.Index(logs.String(), rcSharedWarning):]
+	line := logs.String()[strings.Index(logs.String(), sharedWarning):]
 	line = line[:strings.IndexByte(line, '\n')]
 	assert.Contains(t, line, fmt.Sprintf("copies 0 (slot %d) and 2 (slot %d) on %s", slot0, slot2, m0.Addr()))
 
@@ -65,14 +65,14 @@ func TestClusterPlacementAfterMigration(t *testing.T) {
 
 	// Once per change, not per request.
 	for i := range 5 {
-		_, err := rcTryAcquire(t, rl, fmt.Sprintf("more-%d", i)).Release(ctx)
+		_, err := mustTryAcquire(t, rl, fmt.Sprintf("more-%d", i)).Release(ctx)
 		require.NoError(t, err)
 	}
-	assert.Equal(t, 1, strings.Count(logs.String(), rcSharedWarning), "the warning is logged once per change")
+	assert.Equal(t, 1, strings.Count(logs.String(), sharedWarning), "the warning is logged once per change")
 
 	// Errors name a copy by its slot and its master now.
-	_, err = rl.TryAcquire(ctx, "job", rcTTL)
-	qe := rcQuorumError(t, err)
+	_, err = rl.TryAcquire(ctx, "job", clusterTTL)
+	qe := acquireRefused(t, err)
 	assert.Equal(t, m0.Addr(), qe.Nodes[2].Master)
 	assert.Contains(t, err.Error(), fmt.Sprintf("slot %d (%s): ", slot2, m0.Addr()), "%v", err)
 	assert.Equal(t, rl.Nodes()[2], qe.Nodes[2].Node, "Node stays the copy's stable name")
@@ -90,21 +90,21 @@ func TestClusterPlacementAfterAskedMigration(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	c := redistest.StartCluster(t, 3, 0)
-	logs := &rcLogBuffer{t: t}
-	cfg := rcCfg
-	cfg.Logger = rcLogger(t, logs)
-	rl := rcNewCluster(t, cfg, rcClusterClient(t, c.Addrs()), 3, true)
+	logs := &logBuffer{t: t}
+	cfg := clusterCfg
+	cfg.Logger = bufferLogger(t, logs)
+	rl := newClusterLocker(t, cfg, newClusterClient(t, c.Addrs()), 3, true)
 	slot2 := redlock.Slot(redlock.ClusterTag(2, 3))
 	m0, m2 := c.MasterOf(redlock.Slot(redlock.ClusterTag(0, 3))), c.MasterOf(slot2)
 	require.NotNil(t, m0)
 	require.NotNil(t, m2)
-	l, err := rl.TryAcquire(ctx, "job", rcMaxTTL)
+	l, err := rl.TryAcquire(ctx, "job", clusterMaxTTL)
 	require.NoError(t, err)
-	src, dst := rcRedis(t, m2.Addr()), rcRedis(t, m0.Addr())
+	src, dst := nodeClient(t, m2.Addr()), nodeClient(t, m0.Addr())
 	// Copy 2 has the lock, its counter and the marker (TryAcquire returns
 	// at a majority: wait for the third copy).
-	for _, k := range []string{rcCopyKey(2, 3, "job"), rcCopyKey(2, 3, "job") + ":fence", "{" + redlock.ClusterTag(2, 3) + "}:marker"} {
-		rcWaitFor(t, "copy 2's "+k, func() error {
+	for _, k := range []string{copyKey(2, 3, "job"), copyKey(2, 3, "job") + ":fence", "{" + redlock.ClusterTag(2, 3) + "}:marker"} {
+		waitForCond(t, "copy 2's "+k, func() error {
 			if n := src.Exists(ctx, k).Val(); n != 1 {
 				return fmt.Errorf("%s: not there", k)
 			}
@@ -124,10 +124,10 @@ func TestClusterPlacementAfterAskedMigration(t *testing.T) {
 
 	// Copy 2's keys are all on m0: the old master sends ASK, and m0 runs
 	// the script (and, its run_id not the marker's, starts a quarantine).
-	_, err = rl.TryAcquire(ctx, "job", rcTTL)
-	rcQuorumError(t, err)
-	runM0 := rcInfoField(t, dst, "server", "run_id")
-	rcWaitFor(t, "copy 2 answered by m0 after an ASK", func() error {
+	_, err = rl.TryAcquire(ctx, "job", clusterTTL)
+	acquireRefused(t, err)
+	runM0 := infoField(t, dst, "server", "run_id")
+	waitForCond(t, "copy 2 answered by m0 after an ASK", func() error {
 		pipe := dst.Pipeline() // one connection: ASKING, then the read
 		pipe.Do(ctx, "ASKING")
 		r := pipe.HGet(ctx, "{"+redlock.ClusterTag(2, 3)+"}:marker", "r")
@@ -141,18 +141,18 @@ func TestClusterPlacementAfterAskedMigration(t *testing.T) {
 	})
 
 	for _, m := range c.Masters() {
-		require.NoError(t, rcRedis(t, m.Addr()).Do(ctx, "CLUSTER", "SETSLOT", slot2, "NODE", dstID).Err())
+		require.NoError(t, nodeClient(t, m.Addr()).Do(ctx, "CLUSTER", "SETSLOT", slot2, "NODE", dstID).Err())
 	}
 	handed := time.Now()
 	deadline := handed.Add(5 * time.Second)
-	for i := 0; !strings.Contains(logs.String(), rcSharedWarning); i++ {
+	for i := 0; !strings.Contains(logs.String(), sharedWarning); i++ {
 		require.True(t, time.Now().Before(deadline), "no warning within 5s of the hand-over")
-		_, err := rcTryAcquire(t, rl, fmt.Sprintf("after-%d", i)).Release(ctx)
+		_, err := mustTryAcquire(t, rl, fmt.Sprintf("after-%d", i)).Release(ctx)
 		require.NoError(t, err)
 		time.Sleep(50 * time.Millisecond)
 	}
 	t.Logf("warned %v after the hand-over", time.Since(handed).Round(time.Millisecond))
-	assert.Equal(t, 1, strings.Count(logs.String(), rcSharedWarning))
+	assert.Equal(t, 1, strings.Count(logs.String(), sharedWarning))
 	_, err = l.Release(ctx)
 	require.NoError(t, err)
 }
