@@ -23,18 +23,18 @@ import (
 // while a key stays held elsewhere throughout. miniredis has no run_id, so
 // a restart is a FLUSHALL (the marker is gone, as after an empty restart).
 
-const rdMaxTTL = 5 * time.Second
+const readinessMaxTTL = 5 * time.Second
 
-// rdLate is how late the slow node of a test answers.
-const rdLate = 10 * time.Millisecond
+// lateBy is how late the slow node of a test answers.
+const lateBy = 10 * time.Millisecond
 
-// rdCfg: requests take no fake time, so NodeTimeout only bounds the TTLs.
-var rdCfg = Config{NodeTimeout: 100 * time.Millisecond, MaxTTL: rdMaxTTL}
+// readinessCfg: requests take no fake time, so NodeTimeout only bounds the TTLs.
+var readinessCfg = Config{NodeTimeout: 100 * time.Millisecond, MaxTTL: readinessMaxTTL}
 
-// rdMarker reads a node's marker straight from miniredis (no contact
+// readMarker reads a node's marker straight from miniredis (no contact
 // through a client): when its quarantine started, and whether its floor is
 // raised.
-func rdMarker(m *miniredis.Miniredis) (created time.Time, raised, ok bool) {
+func readMarker(m *miniredis.Miniredis) (created time.Time, raised, ok bool) {
 	c := m.HGet(markerKey, "c")
 	if c == "" {
 		return time.Time{}, false, false
@@ -43,9 +43,9 @@ func rdMarker(m *miniredis.Miniredis) (created time.Time, raised, ok bool) {
 	return time.UnixMilli(ms), m.HGet(markerKey, "ok") == "1", true
 }
 
-// rdEvery runs f every period until the test ends, and fails t on its
+// repeatEvery runs f every period until the test ends, and fails t on its
 // error unless the test is ending.
-func rdEvery(t *testing.T, period time.Duration, f func() error) {
+func repeatEvery(t *testing.T, period time.Duration, f func() error) {
 	go func() {
 		tick := time.NewTicker(period)
 		defer tick.Stop()
@@ -62,11 +62,11 @@ func rdEvery(t *testing.T, period time.Duration, f func() error) {
 	}()
 }
 
-// rdHold takes key on c and extends it every second until the test ends.
-func rdHold(t *testing.T, c *Client, key string) *Lock {
+// holdExtended takes key on c and extends it every second until the test ends.
+func holdExtended(t *testing.T, c *Client, key string) *Lock {
 	l, err := c.TryAcquire(t.Context(), key, 3*time.Second)
 	require.NoError(t, err)
-	rdEvery(t, time.Second, func() error { return l.Extend(t.Context(), 0) })
+	repeatEvery(t, time.Second, func() error { return l.Extend(t.Context(), 0) })
 	return l
 }
 
@@ -105,15 +105,15 @@ func TestReadyAfterQuarantineWhileKeyHeld(t *testing.T) {
 				// on the two others returns without its answer.
 				ms[2].Server().SetPreHook(func(_ *server.Peer, cmd string, _ ...string) bool {
 					if cmd == "EVAL" || cmd == "EVALSHA" {
-						time.Sleep(rdLate)
+						time.Sleep(lateBy)
 					}
 					return false
 				})
-				cfg := rdCfg
+				cfg := readinessCfg
 				cfg.Logger = testnodes.Logger(t, hclog.Info)
 				holder := newClient(t, cfg, nodes)
 				other := newClient(t, cfg, nodes)
-				rdHold(t, holder, "held")
+				holdExtended(t, holder, "held")
 				// A steady state, periodic passes included; the restart
 				// comes a second after one, so that the next falls after
 				// the quarantine and the others must raise the node.
@@ -123,25 +123,25 @@ func TestReadyAfterQuarantineWhileKeyHeld(t *testing.T) {
 				restart := time.Now()
 				ms[2].FlushAll()
 				if tc.traffic != nil {
-					rdEvery(t, tc.period, func() error { return tc.traffic(t, other) })
+					repeatEvery(t, tc.period, func() error { return tc.traffic(t, other) })
 				}
 				// The quarantine starts at the next contact.
 				var created time.Time
 				for {
 					var ok bool
-					if created, _, ok = rdMarker(ms[2]); ok {
+					if created, _, ok = readMarker(ms[2]); ok {
 						break
 					}
-					require.LessOrEqual(t, time.Since(restart), tc.startBy+rdLate, "no marker on the restarted node")
+					require.LessOrEqual(t, time.Since(restart), tc.startBy+lateBy, "no marker on the restarted node")
 					time.Sleep(10 * time.Millisecond)
 				}
 				t.Logf("quarantine started %s after the restart", created.Sub(restart))
 
 				// A healthy majority answered during the quarantine: the
 				// floor is raised by its end, with no free key.
-				time.Sleep(time.Until(created.Add(rdMaxTTL)))
+				time.Sleep(time.Until(created.Add(readinessMaxTTL)))
 				synctest.Wait()
-				_, raised, _ := rdMarker(ms[2])
+				_, raised, _ := readMarker(ms[2])
 				assert.True(t, raised, "floor not raised at the end of the quarantine")
 				in, err := other.Inspect(t.Context(), "held")
 				require.NoError(t, err)
@@ -150,7 +150,7 @@ func TestReadyAfterQuarantineWhileKeyHeld(t *testing.T) {
 				// It votes: another key is granted by all three nodes.
 				l, err := other.TryAcquire(t.Context(), "free", time.Second)
 				require.NoError(t, err)
-				time.Sleep(rdLate) // node 2's answer
+				time.Sleep(lateBy) // node 2's answer
 				synctest.Wait()
 				v, _ := ms[2].Get("free")
 				assert.Equal(t, l.Value(), v, "the restarted node voted yes")
@@ -161,11 +161,11 @@ func TestReadyAfterQuarantineWhileKeyHeld(t *testing.T) {
 	}
 }
 
-func rdLogger(l *logLines) hclog.Logger {
+func linesLogger(l *logLines) hclog.Logger {
 	return hclog.New(&hclog.LoggerOptions{Level: hclog.Debug, Output: l})
 }
 
-const rdRepeatWarning = "tokens may repeat"
+const repeatWarning = "tokens may repeat"
 
 // Without a healthy majority the floor can only be raised when the
 // quarantines are over: the first call after their end does it. Fresh
@@ -177,8 +177,8 @@ func TestReadyWithoutHealthyMajority(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		ms, nodes := testnodes.MemMinis(t, 3)
 		logs := &logLines{}
-		cfg := rdCfg
-		cfg.Logger = rdLogger(logs)
+		cfg := readinessCfg
+		cfg.Logger = linesLogger(logs)
 		c, err := New(t.Context(), cfg, nodes...) // not bootstrapped: every node quarantined
 		require.NoError(t, err)
 		t.Cleanup(func() { _ = c.Close() })
@@ -188,20 +188,20 @@ func TestReadyWithoutHealthyMajority(t *testing.T) {
 			time.Sleep(time.Until(at))
 			return c.TryAcquire(t.Context(), "k", time.Second)
 		}
-		_, err = acquireAt(start.Add(rdMaxTTL / 2))
+		_, err = acquireAt(start.Add(readinessMaxTTL / 2))
 		require.ErrorIs(t, err, ErrNotAcquired, "every node is quarantined")
 		synctest.Wait()
 		for i, m := range ms {
-			_, raised, _ := rdMarker(m)
+			_, raised, _ := readMarker(m)
 			require.False(t, raised, "node %d raised without a healthy majority, during the quarantines", i)
 		}
 
 		// The first call after the quarantines' end (this one) starts the
 		// pass; the next one finds every node ready.
-		_, err = acquireAt(start.Add(rdMaxTTL))
+		_, err = acquireAt(start.Add(readinessMaxTTL))
 		synctest.Wait()
 		for i, m := range ms {
-			_, raised, _ := rdMarker(m)
+			_, raised, _ := readMarker(m)
 			require.True(t, raised, "node %d not raised by the first call after the quarantines: %v", i, err)
 		}
 		l, err := acquireAt(time.Now())
@@ -209,7 +209,7 @@ func TestReadyWithoutHealthyMajority(t *testing.T) {
 		first := l.Token()
 		_, err = l.Release(t.Context())
 		require.NoError(t, err)
-		assert.Zero(t, logs.count(rdRepeatWarning), "fresh nodes: nothing can repeat")
+		assert.Zero(t, logs.count(repeatWarning), "fresh nodes: nothing can repeat")
 		assert.Equal(t, 3, logs.count("fresh nodes"))
 
 		// Every node loses its state: no node reports a token, but this
@@ -220,14 +220,14 @@ func TestReadyWithoutHealthyMajority(t *testing.T) {
 		lost := time.Now()
 		_, err = acquireAt(lost)
 		require.ErrorIs(t, err, ErrNotAcquired)
-		l, err = acquireAt(lost.Add(rdMaxTTL + DefaultRetryDelay))
+		l, err = acquireAt(lost.Add(readinessMaxTTL + DefaultRetryDelay))
 		if err != nil { // the pass started by the call before
 			synctest.Wait()
 			l, err = acquireAt(time.Now())
 		}
 		require.NoError(t, err)
 		assert.Greater(t, l.Token(), first, "the floor is the highest token this client saw")
-		assert.Equal(t, 3, logs.count(rdRepeatWarning))
+		assert.Equal(t, 3, logs.count(repeatWarning))
 		_, err = l.Release(t.Context())
 		require.NoError(t, err)
 	})
