@@ -28,10 +28,8 @@ func realNodes(t testing.TB, addrs []string) []redis.UniversalClient {
 	t.Helper()
 	var nodes []redis.UniversalClient
 	for _, a := range addrs {
-		c := redis.NewClient(&redis.Options{Addr: a, DialTimeout: 250 * time.Millisecond,
-			ReadTimeout: 500 * time.Millisecond, WriteTimeout: 500 * time.Millisecond, MaxRetries: -1})
-		t.Cleanup(func() { _ = c.Close() })
-		nodes = append(nodes, c)
+		nodes = append(nodes, redistest.NewClient(t, &redis.Options{Addr: a, DialTimeout: 250 * time.Millisecond,
+			ReadTimeout: 500 * time.Millisecond, WriteTimeout: 500 * time.Millisecond, MaxRetries: -1}))
 	}
 	return nodes
 }
@@ -41,10 +39,7 @@ func proxies(t testing.TB, addrs []string) []*faultproxy.Proxy {
 	t.Helper()
 	var ps []*faultproxy.Proxy
 	for _, a := range addrs {
-		p, err := faultproxy.New(a)
-		require.NoError(t, err)
-		t.Cleanup(func() { _ = p.Close() })
-		ps = append(ps, p)
+		ps = append(ps, redistest.NewProxy(t, a))
 	}
 	return ps
 }
