@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redlease/redlease/internal/locktest"
 	"github.com/redlease/redlease/internal/testnodes"
 
 	"github.com/hashicorp/go-hclog"
@@ -28,14 +29,7 @@ var unitClientCfg = redlock.Config{NodeTimeout: 500 * time.Millisecond}
 // cleanup.
 func newClient(t testing.TB, cfg redlock.Config, nodes []redis.UniversalClient) *redlock.Client {
 	t.Helper()
-	if cfg.Logger == nil {
-		cfg.Logger = testLogger(t)
-	}
-	c, err := redlock.New(context.Background(), cfg, nodes...)
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = c.Close() })
-	require.NoError(t, c.Bootstrap(context.Background()))
-	return c
+	return locktest.New(t, cfg, nodes, true)
 }
 
 // unitCfg is a Config for unit tests: short waits, logs to t.Log.

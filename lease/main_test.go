@@ -8,6 +8,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/redlease/redlease/internal/locktest"
 	"github.com/redlease/redlease/internal/testnodes"
 
 	"github.com/alicebob/miniredis/v2"
@@ -147,11 +148,7 @@ func newClient(t testing.TB, cfg redlock.Config, nodes []redis.UniversalClient) 
 	if cfg.Logger == nil {
 		cfg.Logger = testLogger(t)
 	}
-	c, err := redlock.New(context.Background(), cfg, nodes...)
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = c.Close() })
-	require.NoError(t, c.Bootstrap(context.Background()))
-	return c
+	return locktest.New(t, cfg, nodes, true)
 }
 
 // mustAcquire acquires key with one attempt and releases it on cleanup.

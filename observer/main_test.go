@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redlease/redlease/internal/locktest"
 	"github.com/redlease/redlease/internal/testnodes"
 
 	"github.com/hashicorp/go-hclog"
@@ -28,11 +29,7 @@ func newClient(t testing.TB, nodes []redis.UniversalClient, hooks ...redlock.Hoo
 	if len(hooks) > 0 {
 		cfg.Hooks = hooks[0]
 	}
-	c, err := redlock.New(context.Background(), cfg, nodes...)
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = c.Close() })
-	require.NoError(t, c.Bootstrap(context.Background()))
-	return c
+	return locktest.New(t, cfg, nodes, true)
 }
 
 // hold acquires the lease of key as id; it is released on cleanup.

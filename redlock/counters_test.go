@@ -19,6 +19,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/redlease/redlease/internal/locktest"
 	"github.com/redlease/redlease/internal/redistest"
 	"github.com/redlease/redlease/internal/unsafeopt"
 	"github.com/redlease/redlease/redlock"
@@ -78,7 +79,7 @@ func cycleKeys(t testing.TB, c *redlock.Client, prefix string, n int) {
 func TestCountersExpire(t *testing.T) {
 	t.Parallel()
 	rig := startKillable(t, 3, redistest.Options{})
-	c := newLocker(t, cyclesCfg, rig.NewNodes(t), true)
+	c := locktest.New(t, cyclesCfg, rig.NewNodes(t), true)
 	cycleKeys(t, c, "left-behind:", 10_000)
 	ctx := context.Background()
 	for i, d := range rig.Direct {
@@ -126,7 +127,7 @@ func TestTokensIncreaseAcrossCounterExpiry(t *testing.T) {
 	t.Parallel()
 	rig := startKillable(t, 3, redistest.Options{})
 	cfg := counterCfg(300*time.Millisecond, unsafeopt.Off{})
-	c := newLocker(t, cfg, rig.NewNodes(t), true)
+	c := locktest.New(t, cfg, rig.NewNodes(t), true)
 	key := testKey(t)
 	last := issueTokens(t, c, key, fenceTTL, 3, 0)
 	for round := range 3 {
@@ -159,7 +160,7 @@ func TestTokensRepeatWithCounterFromZero(t *testing.T) {
 	t.Parallel()
 	rig := startKillable(t, 3, redistest.Options{})
 	cfg := counterCfg(300*time.Millisecond, unsafeopt.Off{CounterFromZero: true})
-	c := newLocker(t, cfg, rig.NewNodes(t), true)
+	c := locktest.New(t, cfg, rig.NewNodes(t), true)
 	key := testKey(t)
 	last := issueTokens(t, c, key, fenceTTL, 3, 0)
 	expireCounters(t, rig, key)
@@ -181,7 +182,7 @@ func TestServerMemoryReturns(t *testing.T) {
 		require.NoError(t, err, "REDLEASE_MEMORY_CYCLES")
 	}
 	rig := startKillable(t, 3, redistest.Options{})
-	c := newLocker(t, counterCfg(time.Second, unsafeopt.Off{}), rig.NewNodes(t), true)
+	c := locktest.New(t, counterCfg(time.Second, unsafeopt.Off{}), rig.NewNodes(t), true)
 	ctx := context.Background()
 	cycleKeys(t, c, "warm-up:", 100) // connections, scripts, the marker
 	used := func(i int) int64 {

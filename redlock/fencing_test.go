@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/redlease/redlease/internal/locktest"
 	"github.com/redlease/redlease/internal/redistest"
 	"github.com/redlease/redlease/internal/unsafeopt"
 	"github.com/redlease/redlease/redlock"
@@ -89,7 +90,7 @@ func TestFencingFastPath(t *testing.T) {
 	cfg := fenceCfg
 	cfg.NodeTimeout = 2 * time.Second
 	cfg.MaxTTL = 10 * time.Second
-	c := newLocker(t, cfg, rig.countedNodes(t, &w), true)
+	c := locktest.New(t, cfg, rig.countedNodes(t, &w), true)
 	key := testKey(t)
 	last := uint64(0)
 	for i := range 5 {
@@ -115,7 +116,7 @@ func TestFencingFastPath(t *testing.T) {
 func TestFencingSlowPath(t *testing.T) {
 	rig := startKillable(t, 3, redistest.Options{})
 	var w writeBacks
-	c := newLocker(t, fenceCfg, rig.countedNodes(t, &w), true)
+	c := locktest.New(t, fenceCfg, rig.countedNodes(t, &w), true)
 	key := testKey(t)
 	rig.setCounter(t, key, 0, 5)
 	rig.setCounter(t, key, 1, 7)
@@ -152,7 +153,7 @@ func TestFencingResentScriptDoesNotIncrement(t *testing.T) {
 		require.NoError(t, err)
 		return res
 	}
-	newLocker(t, fenceCfg, rig.NewNodes(t), true) // a marker that votes
+	locktest.New(t, fenceCfg, rig.NewNodes(t), true) // a marker that votes
 	first, second := run(), run()
 	assert.EqualValues(t, 1, first[0], "granted: %v", first)
 	assert.EqualValues(t, 1, second[0], "ours again: %v", second)
@@ -170,7 +171,7 @@ func fenceHoleSetup(t *testing.T, cfg redlock.Config) (a, b *redlock.Lock) {
 	rig.setCounter(t, key, 0, 10)
 	rig.setCounter(t, key, 1, 1)
 	rig.setCounter(t, key, 2, 1)
-	c := newLocker(t, cfg, rig.NewNodes(t), true)
+	c := locktest.New(t, cfg, rig.NewNodes(t), true)
 	ctx := context.Background()
 	// Wait for every node's grant: with node 0 among the first majority
 	// the token is 11 whatever the path.

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/redlease/redlease/internal/locktest"
 	"github.com/redlease/redlease/redlock"
 )
 
@@ -108,7 +109,7 @@ func TestIntegrationEvictingNodeBackFromDown(t *testing.T) {
 	down := cl.Server(2)
 	require.NoError(t, down.Kill())
 	// Quarantine off: the restarted node votes at once unless refused.
-	c := newLocker(t, redlock.Config{NodeTimeout: nodeTimeout, DisableQuarantine: true}, cl.Nodes, false)
+	c := locktest.New(t, redlock.Config{NodeTimeout: nodeTimeout, DisableQuarantine: true}, cl.Nodes, false)
 	t.Cleanup(cl.Heal)
 
 	require.NoError(t, down.Restart(true))

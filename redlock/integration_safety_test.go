@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/redlease/redlease/internal/locktest"
 	"github.com/redlease/redlease/internal/redistest"
 	"github.com/redlease/redlease/redlock"
 )
@@ -213,7 +214,7 @@ func newForgetful(t *testing.T, disableQuarantine bool) *forgetful {
 	for i, s := range cl.Servers() {
 		nodes = append(nodes, redistest.NewClient(t, fastOptions(i, s.Addr())))
 	}
-	f.b = newLocker(t, cfg, nodes, false)
+	f.b = locktest.New(t, cfg, nodes, false)
 	require.True(t, f.a.Held(), "the set-up took longer than A's validity")
 	return f
 }
@@ -295,7 +296,7 @@ func TestIntegrationForgetfulNodeFloorNeedsHealthyMajority(t *testing.T) {
 	for i, s := range cl.Servers() {
 		nodes = append(nodes, redistest.NewClient(t, fastOptions(i, s.Addr())))
 	}
-	b := newLocker(t, cfg, nodes, false)
+	b := locktest.New(t, cfg, nodes, false)
 	t.Cleanup(cl.Heal) // before b.Close, which waits for requests to the paused node
 	// Node 0's quarantine started at New; the deadline leaves B many
 	// attempts after it ends.

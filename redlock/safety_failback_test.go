@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/redlease/redlease/internal/faultproxy"
+	"github.com/redlease/redlease/internal/locktest"
 	"github.com/redlease/redlease/internal/redistest"
 	"github.com/redlease/redlease/internal/unsafeopt"
 	"github.com/redlease/redlease/redlock"
@@ -83,8 +84,8 @@ func startFailback(t *testing.T, noReplIDCheck bool) *failback {
 		}
 		return out
 	}
-	c1 := newLocker(t, cfg, nodes(), true)
-	f.c2 = newLocker(t, cfg, nodes(), false)
+	c1 := locktest.New(t, cfg, nodes(), true)
+	f.c2 = locktest.New(t, cfg, nodes(), false)
 	// B holds A's marker: a faithful copy up to here. WAIT waits for this
 	// connection's own last write, and New wrote the marker on another one:
 	// a write here first puts the marker before what WAIT waits for.

@@ -34,6 +34,7 @@ import (
 
 	"github.com/redlease/redlease/internal/checker"
 	"github.com/redlease/redlease/internal/faultproxy"
+	"github.com/redlease/redlease/internal/locktest"
 	"github.com/redlease/redlease/internal/redistest"
 	"github.com/redlease/redlease/redlock"
 )
@@ -221,7 +222,7 @@ func forgetfulNode0(t *testing.T, rig *servers, c *redlock.Client, key string, l
 func TestSafetyRestartFromOlderRDBSnapshot(t *testing.T) {
 	ctx := context.Background()
 	rig := startKillable(t, 3, redistest.Options{Persistence: redistest.PersistRDB})
-	c := newLocker(t, forgetCfg, rig.NewNodes(t), true)
+	c := locktest.New(t, forgetCfg, rig.NewNodes(t), true)
 	key := testKey(t)
 
 	snap := issueTokens(t, c, key, forgetTTL, 2, 0)
@@ -256,7 +257,7 @@ func TestSafetyRestartFromOlderRDBSnapshot(t *testing.T) {
 func TestSafetyFlushAllQuarantines(t *testing.T) {
 	ctx := context.Background()
 	rig := startKillable(t, 3, redistest.Options{})
-	c := newLocker(t, forgetCfg, rig.NewNodes(t), true)
+	c := locktest.New(t, forgetCfg, rig.NewNodes(t), true)
 	key := testKey(t)
 
 	last := issueTokens(t, c, key, forgetTTL, 2, 0)
@@ -317,7 +318,7 @@ func TestSafetyNewRefusesEvictingPolicy(t *testing.T) {
 	assert.NotContains(t, err.Error(), rig.addr(0))
 
 	cfg.AllowEviction = true
-	c = newLocker(t, cfg, nodes, true)
+	c = locktest.New(t, cfg, nodes, true)
 	l, err := c.TryAcquire(ctx, testKey(t), time.Second)
 	require.NoError(t, err)
 	_, err = l.Release(ctx)
@@ -345,7 +346,7 @@ func startKilledNode(t *testing.T, disableQuarantine bool) *killedNode {
 	cfg := killedCfg
 	cfg.DisableQuarantine = disableQuarantine
 	rig := startKillable(t, 3, redistest.Options{})
-	a := newLocker(t, cfg, rig.NewNodes(t), true)
+	a := locktest.New(t, cfg, rig.NewNodes(t), true)
 	k := &killedNode{rig: rig, key: testKey(t)}
 
 	rig.setForeign(t, k.key, 2)
@@ -359,7 +360,7 @@ func startKilledNode(t *testing.T, disableQuarantine bool) *killedNode {
 	n, err := rig.Direct[0].Exists(ctx, k.key).Result()
 	require.NoError(t, err)
 	require.Zero(t, n, "node 0 forgot A's lock")
-	k.b = newLocker(t, cfg, rig.NewNodes(t), false)
+	k.b = locktest.New(t, cfg, rig.NewNodes(t), false)
 	require.True(t, k.a.Held(), "the set-up took longer than A's validity: the test proves nothing")
 	return k
 }
@@ -503,8 +504,8 @@ func startFailoverCfg(t *testing.T, cfg redlock.Config) *laggingFailover {
 		pair = append(pair, d.client(t, f.node0))
 		return []redis.UniversalClient{pair[len(pair)-1], redistest.NewClient(t, killableOptions(rig.addr(2))), redistest.NewClient(t, killableOptions(rig.addr(3)))}
 	}
-	c1 := newLocker(t, cfg, nodes(), true)
-	f.c2 = newLocker(t, cfg, nodes(), false)
+	c1 := locktest.New(t, cfg, nodes(), true)
+	f.c2 = locktest.New(t, cfg, nodes(), false)
 	if !disableQuarantine {
 		// B has A's marker: it is a faithful copy up to here. WAIT waits
 		// for this connection's own last write, and New wrote the marker on
@@ -642,7 +643,7 @@ func TestSafetyFloorNeedsHealthyMajority(t *testing.T) {
 	ctx := context.Background()
 	rig := startKillable(t, 5, redistest.Options{})
 	cfg := redlock.Config{NodeTimeout: 200 * time.Millisecond, MaxTTL: time.Second, RetryDelay: 20 * time.Millisecond}
-	c := newLocker(t, cfg, rig.NewNodes(t), true)
+	c := locktest.New(t, cfg, rig.NewNodes(t), true)
 	key := testKey(t)
 	const ttl = 500 * time.Millisecond
 
@@ -948,7 +949,7 @@ func runWorkload(t *testing.T, w workload) workloadResult {
 	clients := make([]*redlock.Client, w.clients)
 	for i := range clients {
 		nodes[i] = rig.NewNodes(t)
-		clients[i] = newLocker(t, cfg, nodes[i], i == 0)
+		clients[i] = locktest.New(t, cfg, nodes[i], i == 0)
 	}
 	// Resume paused servers before the Clients close (cleanups run last
 	// registered first), so that Close does not wait on them.

@@ -10,6 +10,7 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
 
+	"github.com/redlease/redlease/internal/locktest"
 	"github.com/redlease/redlease/internal/redistest"
 	"github.com/redlease/redlease/internal/testnodes"
 	"github.com/redlease/redlease/redlock"
@@ -79,24 +80,8 @@ func killableOptions(addr string) *redis.Options {
 // for requests stuck on a paused server or a held proxy.
 func (s *servers) locker(t testing.TB, cfg redlock.Config) *redlock.Client {
 	t.Helper()
-	c := newLocker(t, cfg, s.Nodes, true)
+	c := locktest.New(t, cfg, s.Nodes, true)
 	t.Cleanup(s.Heal)
-	return c
-}
-
-// newLocker makes a Client over nodes, closed on cleanup, logging to t.Log;
-// bootstrap declares the nodes brand new (no quarantine wait).
-func newLocker(t testing.TB, cfg redlock.Config, nodes []redis.UniversalClient, bootstrap bool) *redlock.Client {
-	t.Helper()
-	if cfg.Logger == nil {
-		cfg.Logger = testLogger(t)
-	}
-	c, err := redlock.New(context.Background(), cfg, nodes...)
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = c.Close() })
-	if bootstrap {
-		require.NoError(t, c.Bootstrap(context.Background()))
-	}
 	return c
 }
 
