@@ -41,12 +41,7 @@ func infoField(t *testing.T, c *redis.Client, section, field string) string {
 	t.Helper()
 	info, err := c.Info(context.Background(), section).Result()
 	require.NoError(t, err)
-	for line := range strings.Lines(info) {
-		if v, ok := strings.CutPrefix(strings.TrimSpace(line), field+":"); ok {
-			return v
-		}
-	}
-	return ""
+	return redistest.InfoField(info, field)
 }
 
 // waitInfo waits until c's INFO section has every field at its value.

@@ -3,7 +3,6 @@ package redlock_test
 import (
 	"context"
 	"net"
-	"strings"
 	"testing"
 	"time"
 
@@ -41,18 +40,8 @@ var failbackCfg = redlock.Config{NodeTimeout: 200 * time.Millisecond, MaxTTL: 3 
 // waitRole waits until c's INFO replication contains every one of want.
 func waitRole(t *testing.T, c *redis.Client, what string, want ...string) {
 	t.Helper()
-	require.Eventually(t, func() bool {
-		info, err := c.Info(context.Background(), "replication").Result()
-		if err != nil {
-			return false
-		}
-		for _, w := range want {
-			if !strings.Contains(info, w) {
-				return false
-			}
-		}
-		return true
-	}, 10*time.Second, attemptTick, what)
+	require.Eventually(t, func() bool { return redistest.InfoContains(context.Background(), c, "replication", want...) },
+		10*time.Second, attemptTick, what)
 }
 
 func replicaOf(t *testing.T, c *redis.Client, master string) {

@@ -67,13 +67,11 @@ func runID(t testing.TB, c *redis.Client) string {
 	t.Helper()
 	info, err := c.Info(context.Background(), "server").Result()
 	require.NoError(t, err)
-	for line := range strings.SplitSeq(info, "\n") {
-		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "run_id:"); ok {
-			return v
-		}
+	v := redistest.InfoField(info, "run_id")
+	if v == "" {
+		t.Fatalf("no run_id in INFO server")
 	}
-	t.Fatalf("no run_id in INFO server")
-	return ""
+	return v
 }
 
 // testKey is a key unique to the test.

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/redlease/redlease/internal/checker/wire"
+	"github.com/redlease/redlease/internal/redistest"
 )
 
 // failedBack is what failback leaves: the old master's client, its
@@ -24,18 +25,7 @@ type failedBack struct {
 // waitInfo waits until c's INFO replication contains every one of want.
 func (r *rig) waitInfo(c *redis.Client, what string, want ...string) {
 	r.t.Helper()
-	r.until(waitLong, what, func() bool {
-		info, err := c.Info(context.Background(), "replication").Result()
-		if err != nil {
-			return false
-		}
-		for _, w := range want {
-			if !strings.Contains(info, w) {
-				return false
-			}
-		}
-		return true
-	})
+	r.until(waitLong, what, func() bool { return redistest.InfoContains(context.Background(), c, "replication", want...) })
 }
 
 // failback (issue 22 on independent masters): server v of three is a

@@ -42,13 +42,11 @@ func infoField(t *testing.T, c *redis.Client, section, field string) string {
 	t.Helper()
 	info, err := c.Info(context.Background(), section).Result()
 	require.NoError(t, err)
-	for line := range strings.SplitSeq(info, "\r\n") {
-		if v, ok := strings.CutPrefix(line, field+":"); ok {
-			return v
-		}
+	v := redistest.InfoField(info, field)
+	if v == "" {
+		t.Fatalf("INFO %s has no %s", section, field)
 	}
-	t.Fatalf("INFO %s has no %s", section, field)
-	return ""
+	return v
 }
 
 // adminClient is a direct client of a server, for faults and checks.

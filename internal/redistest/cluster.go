@@ -651,9 +651,9 @@ func (c *Cluster) view(ctx context.Context, i int) (*clusterView, error) {
 		return nil, fmt.Errorf("%s: CLUSTER NODES: %w", s.Addr(), err)
 	}
 	v.self = s.port
-	v.state = infoField(info, "cluster_state")
-	v.role = infoField(repl, "role")
-	v.linkUp = infoField(repl, "master_link_status") == "up"
+	v.state = InfoField(info, "cluster_state")
+	v.role = InfoField(repl, "role")
+	v.linkUp = InfoField(repl, "master_link_status") == "up"
 	return v, nil
 }
 
@@ -714,16 +714,6 @@ func parseNodes(reply string) (*clusterView, error) {
 	}
 	v.slots = merged
 	return v, nil
-}
-
-// infoField returns the value of "name:value" in an INFO-style reply.
-func infoField(info, name string) string {
-	for line := range strings.Lines(info) {
-		if v, ok := strings.CutPrefix(strings.TrimSpace(line), name+":"); ok {
-			return v
-		}
-	}
-	return ""
 }
 
 // logDirs lists the servers' log files, for error messages.

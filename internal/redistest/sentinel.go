@@ -148,7 +148,7 @@ func connectedReplicas(t testing.TB, addr string) int {
 	if err != nil {
 		t.Fatalf("redistest.StartSentinels: master %s: %v", addr, err)
 	}
-	n, _ := strconv.Atoi(infoField(info, "connected_slaves"))
+	n, _ := strconv.Atoi(InfoField(info, "connected_slaves"))
 	return n
 }
 
@@ -346,9 +346,9 @@ func (s *Server) WaitReplicaOf(master string, timeout time.Duration) error {
 	var last string
 	for time.Now().Before(deadline) {
 		info, err := c.Info(context.Background(), "replication").Result()
-		if err == nil && infoField(info, "role") == "slave" && infoField(info, "master_host") == host &&
-			infoField(info, "master_port") == port && infoField(info, "master_link_status") == "up" &&
-			infoField(info, "master_sync_in_progress") == "0" {
+		if err == nil && InfoField(info, "role") == "slave" && InfoField(info, "master_host") == host &&
+			InfoField(info, "master_port") == port && InfoField(info, "master_link_status") == "up" &&
+			InfoField(info, "master_sync_in_progress") == "0" {
 			return nil
 		}
 		last = fmt.Sprint(strings.ReplaceAll(strings.TrimSpace(info), "\r\n", " "), err)
