@@ -44,13 +44,7 @@ func proxies(t testing.TB, addrs []string) []*faultproxy.Proxy {
 	return ps
 }
 
-func proxyAddrs(ps []*faultproxy.Proxy) []string {
-	var out []string
-	for _, p := range ps {
-		out = append(out, p.Addr())
-	}
-	return out
-}
+func proxyAddrs(ps []*faultproxy.Proxy) []string { return faultproxy.Addrs(ps) }
 
 // seen records the leaders an observer's watch reported.
 type seen struct {

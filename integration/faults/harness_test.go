@@ -386,13 +386,7 @@ func (r *rig) spawnRefused(sl *slot, extra ...string) wire.Event {
 	return ev
 }
 
-func (sl *slot) addrs() []string {
-	var out []string
-	for _, p := range sl.proxies {
-		out = append(out, p.Addr())
-	}
-	return out
-}
+func (sl *slot) addrs() []string { return faultproxy.Addrs(sl.proxies) }
 
 // newSlot makes a candidate seat outside the rig's slots (no fault of the
 // rig reaches it), with one new proxy per target.

@@ -100,6 +100,15 @@ func New(target string) (*Proxy, error) {
 // concurrent use.
 func (p *Proxy) Addr() string { return p.ln.Addr().String() }
 
+// Addrs returns the listen address of every proxy of ps, in order.
+func Addrs(ps []*Proxy) []string {
+	out := make([]string, len(ps))
+	for i, p := range ps {
+		out[i] = p.Addr()
+	}
+	return out
+}
+
 // Target returns the upstream address new connections are forwarded to.
 // It is safe for concurrent use.
 func (p *Proxy) Target() string {

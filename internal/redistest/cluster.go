@@ -76,14 +76,7 @@ func StartCluster(t testing.TB, masters, replicasPerMaster int, opts ...Options)
 		t.Fatalf("redistest.StartCluster: need masters >= 1, replicasPerMaster >= 0 and at most one Options, got %d, %d and %d Options",
 			masters, replicasPerMaster, len(opts))
 	}
-	var o Options
-	if len(opts) == 1 {
-		o = opts[0]
-	}
-	bin, err := serverBinary()
-	if err != nil {
-		t.Fatalf("redistest: %v: run `make test` (installs redis-server and valkey-server) or `apt-get install redis-server`, or name a server binary in %s", err, EnvServerBinary)
-	}
+	o, bin := setup(t, opts)
 	n := masters * (1 + replicasPerMaster)
 	c := &Cluster{byPort: make(map[int]int, n)}
 	// Registered before the servers' cleanups, so it runs after them.

@@ -95,14 +95,7 @@ func Start(t testing.TB, n int, opts ...Options) *Group {
 	if n < 1 || len(opts) > 1 {
 		t.Fatalf("redistest.Start: need n >= 1 and at most one Options, got n=%d and %d Options", n, len(opts))
 	}
-	var o Options
-	if len(opts) == 1 {
-		o = opts[0]
-	}
-	bin, err := serverBinary()
-	if err != nil {
-		t.Fatalf("redistest: %v: run `make test` (installs redis-server and valkey-server) or `apt-get install redis-server`, or name a server binary in %s", err, EnvServerBinary)
-	}
+	o, bin := setup(t, opts)
 	g := &Group{}
 	for i := range n {
 		s, err := startServer(t, &Server{bin: bin, opts: o})
@@ -112,6 +105,22 @@ func Start(t testing.TB, n int, opts ...Options) *Group {
 		g.servers = append(g.servers, s)
 	}
 	return g
+}
+
+// setup returns the Options of opts (the zero value when there is none;
+// the callers refuse more than one) and the server binary; it fails the
+// test when there is no binary.
+func setup(t testing.TB, opts []Options) (Options, string) {
+	t.Helper()
+	var o Options
+	if len(opts) == 1 {
+		o = opts[0]
+	}
+	bin, err := serverBinary()
+	if err != nil {
+		t.Fatalf("redistest: %v: run `make test` (installs redis-server and valkey-server) or `apt-get install redis-server`, or name a server binary in %s", err, EnvServerBinary)
+	}
+	return o, bin
 }
 
 // startServer gives s its directories, starts it on a free port and
