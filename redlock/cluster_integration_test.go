@@ -145,21 +145,23 @@ func copyKey(i, n int, key string) string {
 	return "{" + redlock.ClusterTag(i, n) + "}:" + key
 }
 
+// startLoggedCluster starts a cluster of masters without replicas, and a
+// bootstrapped NewCluster Client of 3 copies over it (clusterCfg) whose logs
+// are kept for the test to search.
+func startLoggedCluster(t *testing.T, masters int) (*redistest.Cluster, *redlock.Client, *logBuffer) {
+	t.Helper()
+	c := redistest.StartCluster(t, masters, 0)
+	logs := &logBuffer{t: t}
+	cfg := clusterCfg
+	cfg.Logger = bufferLogger(t, logs)
+	return c, newClusterLocker(t, cfg, newClusterClient(t, c.Addrs()), 3, true), logs
+}
+
 // waitForCond polls cond until it returns nil, failing with its last error
 // after clusterWait.
 func waitForCond(t *testing.T, what string, cond func() error) {
 	t.Helper()
-	deadline := time.Now().Add(clusterWait)
-	for {
-		err := cond()
-		if err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not within %v: %v", what, clusterWait, err)
-		}
-		time.Sleep(clusterTick)
-	}
+	redistest.Eventually(t, clusterWait, clusterTick, what, cond)
 }
 
 // mustTryAcquire takes a lock and checks that it took at most two fan-outs
@@ -315,11 +317,7 @@ func TestClusterLocks(t *testing.T) {
 func TestClusterSharedMasterWarning(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	c := redistest.StartCluster(t, 1, 0)
-	logs := &logBuffer{t: t}
-	cfg := clusterCfg
-	cfg.Logger = bufferLogger(t, logs)
-	rl := newClusterLocker(t, cfg, newClusterClient(t, c.Addrs()), 3, true)
+	c, rl, logs := startLoggedCluster(t, 1)
 
 	reps, shared := rl.Placement(ctx)
 	assert.True(t, shared)

@@ -10,7 +10,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/redlease/redlease/internal/redistest"
 	"github.com/redlease/redlease/redlock"
 )
 
@@ -27,11 +26,7 @@ const sharedWarning = "two copies of every lock share a master"
 func TestClusterPlacementAfterMigration(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	c := redistest.StartCluster(t, 3, 0)
-	logs := &logBuffer{t: t}
-	cfg := clusterCfg
-	cfg.Logger = bufferLogger(t, logs)
-	rl := newClusterLocker(t, cfg, newClusterClient(t, c.Addrs()), 3, true)
+	c, rl, logs := startLoggedCluster(t, 3)
 	slot0, slot2 := redlock.Slot(redlock.ClusterTag(0, 3)), redlock.Slot(redlock.ClusterTag(2, 3))
 	m0, m2 := c.MasterOf(slot0), c.MasterOf(slot2)
 	require.NotNil(t, m0)
@@ -89,11 +84,7 @@ func TestClusterPlacementAfterMigration(t *testing.T) {
 func TestClusterPlacementAfterAskedMigration(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	c := redistest.StartCluster(t, 3, 0)
-	logs := &logBuffer{t: t}
-	cfg := clusterCfg
-	cfg.Logger = bufferLogger(t, logs)
-	rl := newClusterLocker(t, cfg, newClusterClient(t, c.Addrs()), 3, true)
+	c, rl, logs := startLoggedCluster(t, 3)
 	slot2 := redlock.Slot(redlock.ClusterTag(2, 3))
 	m0, m2 := c.MasterOf(redlock.Slot(redlock.ClusterTag(0, 3))), c.MasterOf(slot2)
 	require.NotNil(t, m0)

@@ -35,17 +35,7 @@ func slotOf(t *testing.T, c *redis.ClusterClient, key string) uint16 {
 // error after d.
 func eventually(t *testing.T, d time.Duration, f func() error) {
 	t.Helper()
-	deadline := time.Now().Add(d)
-	for {
-		err := f()
-		if err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("still after %v: %v", d, err)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	redistest.Eventually(t, d, 10*time.Millisecond, "still", f)
 }
 
 func TestClusterStartFailover(t *testing.T) {
