@@ -264,30 +264,27 @@ func (s *Server) Kill() error {
 // connections, but answers nothing until Resume. On Linux, Pause returns
 // once the process is stopped.
 func (s *Server) Pause() error {
-	s.ops.Lock()
-	defer s.ops.Unlock()
-	pr := s.cur.Load()
-	if pr.exited() {
-		return fmt.Errorf("redistest: pause %s: not running", s.Addr())
-	}
-	if err := pr.p.Signal(syscall.SIGSTOP); err != nil {
-		return fmt.Errorf("redistest: pause %s: %w", s.Addr(), err)
-	}
-	return waitStopped(pr)
+	return s.signal("pause", syscall.SIGSTOP, waitStopped)
 }
 
 // Resume continues a server frozen by Pause (SIGCONT).
 func (s *Server) Resume() error {
+	return s.signal("resume", syscall.SIGCONT, func(*process) error { return nil })
+}
+
+// signal sends sig to the running process and then waits with then;
+// op names the operation in errors.
+func (s *Server) signal(op string, sig syscall.Signal, then func(*process) error) error {
 	s.ops.Lock()
 	defer s.ops.Unlock()
 	pr := s.cur.Load()
 	if pr.exited() {
-		return fmt.Errorf("redistest: resume %s: not running", s.Addr())
+		return fmt.Errorf("redistest: %s %s: not running", op, s.Addr())
 	}
-	if err := pr.p.Signal(syscall.SIGCONT); err != nil {
-		return fmt.Errorf("redistest: resume %s: %w", s.Addr(), err)
+	if err := pr.p.Signal(sig); err != nil {
+		return fmt.Errorf("redistest: %s %s: %w", op, s.Addr(), err)
 	}
-	return nil
+	return then(pr)
 }
 
 // Restart starts the server again on the same port and waits until it is

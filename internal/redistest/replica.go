@@ -34,7 +34,7 @@ func StartReplica(t testing.TB, master string, opts ...Options) *Server {
 	// The directive comes first, so that Options.Extra can still change it.
 	o.Extra = append([]string{"replicaof " + host + " " + port}, o.Extra...)
 	s := Start(t, 1, o).Server(0)
-	if err := s.waitRole(func(info string) bool {
+	if err := s.waitRole(readyTimeout, func(info string) bool {
 		return strings.Contains(info, "\nmaster_link_status:up\r") && strings.Contains(info, "\nmaster_sync_in_progress:0\r")
 	}); err != nil {
 		t.Fatalf("redistest.StartReplica of %s (%s): not synchronised: %v (log %s)", master, describe(s.bin), err, s.logPath)
@@ -60,7 +60,7 @@ func (s *Server) Promote() error {
 		}
 	}
 	s.opts.Extra = extra
-	if err := s.waitRole(func(info string) bool { return strings.Contains(info, "\nrole:master\r") }); err != nil {
+	if err := s.waitRole(readyTimeout, func(info string) bool { return strings.Contains(info, "\nrole:master\r") }); err != nil {
 		return fmt.Errorf("redistest: promote %s: %w", s.Addr(), err)
 	}
 	return nil
@@ -71,11 +71,11 @@ func (s *Server) adminClient() *redis.Client {
 		ReadTimeout: time.Second, WriteTimeout: time.Second, MaxRetries: -1})
 }
 
-// waitRole polls INFO replication until ok says yes, for up to 10s.
-func (s *Server) waitRole(ok func(info string) bool) error {
+// waitRole polls INFO replication until ok says yes, for up to timeout.
+func (s *Server) waitRole(timeout time.Duration, ok func(info string) bool) error {
 	c := s.adminClient()
 	defer c.Close()
-	deadline := time.Now().Add(readyTimeout)
+	deadline := time.Now().Add(timeout)
 	var last string
 	for time.Now().Before(deadline) {
 		info, err := c.Info(context.Background(), "replication").Result()
@@ -85,5 +85,5 @@ func (s *Server) waitRole(ok func(info string) bool) error {
 		last = fmt.Sprint(info, err)
 		time.Sleep(10 * time.Millisecond)
 	}
-	return fmt.Errorf("not within %s; INFO replication: %s", readyTimeout, strings.ReplaceAll(strings.TrimSpace(last), "\r\n", " "))
+	return fmt.Errorf("not within %s; INFO replication: %s", timeout, strings.ReplaceAll(strings.TrimSpace(last), "\r\n", " "))
 }

@@ -340,21 +340,15 @@ func (s *Server) WaitReplicaOf(master string, timeout time.Duration) error {
 	if err != nil {
 		return err
 	}
-	c := s.adminClient()
-	defer c.Close()
-	deadline := time.Now().Add(timeout)
-	var last string
-	for time.Now().Before(deadline) {
-		info, err := c.Info(context.Background(), "replication").Result()
-		if err == nil && InfoField(info, "role") == "slave" && InfoField(info, "master_host") == host &&
+	err = s.waitRole(timeout, func(info string) bool {
+		return InfoField(info, "role") == "slave" && InfoField(info, "master_host") == host &&
 			InfoField(info, "master_port") == port && InfoField(info, "master_link_status") == "up" &&
-			InfoField(info, "master_sync_in_progress") == "0" {
-			return nil
-		}
-		last = fmt.Sprint(strings.ReplaceAll(strings.TrimSpace(info), "\r\n", " "), err)
-		time.Sleep(20 * time.Millisecond)
+			InfoField(info, "master_sync_in_progress") == "0"
+	})
+	if err != nil {
+		return fmt.Errorf("redistest: %s is not a synchronised replica of %s: %w", s.Addr(), master, err)
 	}
-	return fmt.Errorf("redistest: %s is not a synchronised replica of %s within %s; INFO replication: %s", s.Addr(), master, timeout, last)
+	return nil
 }
 
 // sentinelBinary locates redis-sentinel (honouring EnvSentinelBinary), or
