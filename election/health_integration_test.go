@@ -39,13 +39,20 @@ func healthCfg(t *testing.T) Config {
 	return cfg
 }
 
+// startHealthElector starts 3 servers and an elector of key over them,
+// with healthCfg.
+func startHealthElector(t *testing.T, key string) (*redistest.Group, *Elector) {
+	t.Helper()
+	g := redistest.Start(t, 3)
+	return g, newElector(t, healthClient(t, realNodes(t, g.Addrs())), key, healthCfg(t))
+}
+
 // Run returned: both checks fail, naming why it returned.
 func TestHealthRunReturned(t *testing.T) {
 	if testing.Short() {
 		t.Skip("real redis-servers: not in -short")
 	}
-	g := redistest.Start(t, 3)
-	e := newElector(t, healthClient(t, realNodes(t, g.Addrs())), "health:returned", healthCfg(t))
+	_, e := startHealthElector(t, "health:returned")
 	ready, live := HealthCheck(e, 0), LivenessCheck(e, 0)
 	code, body := probeOf(ready)
 	assert.Equal(t, http.StatusOK, code, "before Run: nothing to judge")
@@ -153,8 +160,7 @@ func TestHealthNoMajority(t *testing.T) {
 	if testing.Short() {
 		t.Skip("real redis-servers: not in -short")
 	}
-	g := redistest.Start(t, 3)
-	e := newElector(t, healthClient(t, realNodes(t, g.Addrs())), "health:majority", healthCfg(t))
+	g, e := startHealthElector(t, "health:majority")
 	ready, live := HealthCheck(e, 0), LivenessCheck(e, 0)
 	start(t, e)
 	waitEvent(t, e.Events(), wait, kind(redlock.EventElected))
