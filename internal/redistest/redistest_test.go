@@ -47,6 +47,13 @@ func missing(t *testing.T, err error, what string) {
 	}
 }
 
+// startOne starts one server with o and returns it with a client.
+func startOne(t *testing.T, o redistest.Options) (*redistest.Server, *redis.Client) {
+	t.Helper()
+	s := redistest.Start(t, 1, o).Server(0)
+	return s, s.Client(t)
+}
+
 func TestStartGroup(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -74,8 +81,7 @@ func TestKillRestartEmpty(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	// AOF, so only wiping the data directory can lose the key.
-	s := redistest.Start(t, 1, redistest.Options{Persistence: redistest.PersistAOF}).Server(0)
-	c := s.Client(t)
+	s, c := startOne(t, redistest.Options{Persistence: redistest.PersistAOF})
 	must(t, c.Set(ctx, "k", "v", 0).Err())
 	port, pid := s.Port(), s.PID()
 
@@ -106,8 +112,7 @@ func TestRestartKeepsData(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			ctx := context.Background()
-			s := redistest.Start(t, 1, redistest.Options{Persistence: tc.p}).Server(0)
-			c := s.Client(t)
+			s, c := startOne(t, redistest.Options{Persistence: tc.p})
 			must(t, c.Set(ctx, "k", "v", 0).Err())
 
 			must(t, tc.halt(s))
@@ -121,8 +126,7 @@ func TestRestartKeepsData(t *testing.T) {
 func TestRDBSaveSurvivesKill(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	s := redistest.Start(t, 1, redistest.Options{Persistence: redistest.PersistRDB}).Server(0)
-	c := s.Client(t)
+	s, c := startOne(t, redistest.Options{Persistence: redistest.PersistRDB})
 	must(t, c.Set(ctx, "saved", "v", 0).Err())
 	must(t, c.Save(ctx).Err())
 	must(t, c.Set(ctx, "unsaved", "v", 0).Err())
@@ -136,8 +140,7 @@ func TestRDBSaveSurvivesKill(t *testing.T) {
 func TestPersistNoneLosesData(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	s := redistest.Start(t, 1).Server(0)
-	c := s.Client(t)
+	s, c := startOne(t, redistest.Options{})
 	equal(t, c.ConfigGet(ctx, "save").Val(), map[string]string{"save": ""}, "save")
 	equal(t, c.ConfigGet(ctx, "appendonly").Val(), map[string]string{"appendonly": "no"}, "appendonly")
 	must(t, c.Set(ctx, "k", "v", 0).Err())
