@@ -1,9 +1,10 @@
 package redlock_test
 
 // Integration tests against real redis-server processes (internal/redistest)
-// with in-process fault proxies (internal/faultproxy). This file holds the
-// shared helpers and the quorum, slow-node and validity cases; the other
-// integration_*_test.go files hold the safety and input cases.
+// with in-process fault proxies (internal/faultproxy), on the rig of
+// servers_test.go. This file holds the quorum, slow-node and validity
+// cases; the other integration_*_test.go files hold the safety and input
+// cases.
 //
 // Every test waits on conditions with deadlines (require.Eventually with a
 // short tick, WaitHeld), never on a fixed sleep. Time bounds asserted below

@@ -25,6 +25,7 @@ type servers struct {
 	*redistest.Rig
 }
 
+// serversConfig describes a rig for startServers.
 type serversConfig struct {
 	n       int // servers, one node each
 	proxied int // nodes 0..proxied-1 go through a faultproxy
@@ -33,6 +34,8 @@ type serversConfig struct {
 	redis   redistest.Options
 }
 
+// startServers starts the rig cc describes; everything is stopped or closed
+// on cleanup.
 func startServers(t testing.TB, cc serversConfig) *servers {
 	t.Helper()
 	if cc.options == nil {
