@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/redlease/redlease/internal/redistest"
+	"github.com/redlease/redlease/internal/testnodes"
 	"github.com/redlease/redlease/redlock"
 )
 
@@ -78,7 +79,7 @@ func startSpreadCluster(t testing.TB, buckets int) (*redlock.Client, []*redistes
 	cl := redistest.StartCluster(t, 6, 0)
 	cfg := clusterCfg
 	if tt, ok := t.(*testing.T); ok {
-		cfg.Logger = bufferLogger(tt, &logBuffer{t: tt})
+		cfg.Logger = bufferLogger(tt, &testnodes.LogBuffer{T: tt})
 	}
 	c, err := redlock.NewCluster(context.Background(), cfg, newClusterClient(t, cl.Addrs()), 3, redlock.WithBuckets(buckets))
 	require.NoError(t, err)

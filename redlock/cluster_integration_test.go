@@ -10,12 +10,10 @@ package redlock_test
 // under -race on two cores needs. Helpers are prefixed rc (Redis Cluster).
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"io"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -25,6 +23,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/redlease/redlease/internal/redistest"
+	"github.com/redlease/redlease/internal/testnodes"
 	"github.com/redlease/redlease/redlock"
 )
 
@@ -86,26 +85,6 @@ func nodeClient(t *testing.T, addr string) *redis.Client {
 	return c
 }
 
-// logBuffer collects a client's logs (and copies them to t.Log).
-type logBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-	t   *testing.T
-}
-
-func (b *logBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	b.t.Log(strings.TrimSpace(string(p)))
-	return b.buf.Write(p)
-}
-
-func (b *logBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 func bufferLogger(t *testing.T, w io.Writer) hclog.Logger {
 	return hclog.New(&hclog.LoggerOptions{Name: t.Name(), Level: hclog.Debug, Output: w})
 }
@@ -117,7 +96,7 @@ func bufferLogger(t *testing.T, w io.Writer) hclog.Logger {
 func newClusterLocker(t *testing.T, cfg redlock.Config, cc *redis.ClusterClient, n int, bootstrap bool, opts ...redlock.ClusterOption) *redlock.Client {
 	t.Helper()
 	if cfg.Logger == nil {
-		cfg.Logger = bufferLogger(t, &logBuffer{t: t})
+		cfg.Logger = bufferLogger(t, &testnodes.LogBuffer{T: t})
 	}
 	if len(opts) == 0 {
 		opts = []redlock.ClusterOption{redlock.WithBuckets(1)}
@@ -148,10 +127,10 @@ func copyKey(i, n int, key string) string {
 // startLoggedCluster starts a cluster of masters without replicas, and a
 // bootstrapped NewCluster Client of 3 copies over it (clusterCfg) whose logs
 // are kept for the test to search.
-func startLoggedCluster(t *testing.T, masters int) (*redistest.Cluster, *redlock.Client, *logBuffer) {
+func startLoggedCluster(t *testing.T, masters int) (*redistest.Cluster, *redlock.Client, *testnodes.LogBuffer) {
 	t.Helper()
 	c := redistest.StartCluster(t, masters, 0)
-	logs := &logBuffer{t: t}
+	logs := &testnodes.LogBuffer{T: t}
 	cfg := clusterCfg
 	cfg.Logger = bufferLogger(t, logs)
 	return c, newClusterLocker(t, cfg, newClusterClient(t, c.Addrs()), 3, true), logs
@@ -603,7 +582,7 @@ func TestClusterAsOneNode(t *testing.T) {
 		return []redis.UniversalClient{nodeClient(t, g.Server(0).Addr()), nodeClient(t, g.Server(1).Addr()), newClusterClient(t, c.Addrs())}
 	}
 	cfg := clusterCfg
-	cfg.Logger = bufferLogger(t, &logBuffer{t: t})
+	cfg.Logger = bufferLogger(t, &testnodes.LogBuffer{T: t})
 	a, err := redlock.New(ctx, cfg, nodes()...)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = a.Close() })

@@ -1,11 +1,8 @@
 package redlock
 
 import (
-	"bytes"
 	"context"
 	"net"
-	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -82,42 +79,13 @@ func TestNewAcceptsFailoverClients(t *testing.T) {
 	assert.Contains(t, err.Error(), "nodes 0 and 2 are the same client")
 }
 
-// logLines is a logger's output, safe for the client's goroutines.
-type logLines struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (l *logLines) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.Write(p)
-}
-
-// count is the number of lines that contain every one of parts.
-func (l *logLines) count(parts ...string) int {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	n := 0
-	for line := range strings.SplitSeq(l.buf.String(), "\n") {
-		all := line != ""
-		for _, p := range parts {
-			all = all && strings.Contains(line, p)
-		}
-		if all {
-			n++
-		}
-	}
-	return n
-}
-
 // A node that forgot its data is logged once at WARN when an answer first
 // shows its new marker, and its floor raise once at INFO, however many
 // attempts see it quarantined (they were logged on every attempt).
 func TestForgetfulNodeLoggedOnce(t *testing.T) {
 	ctx := context.Background()
 	ms, nodes := testnodes.Minis(t, 3)
-	var logs logLines
+	var logs testnodes.LogBuffer
 	cfg := unitCfg
 	cfg.MaxTTL = 5 * time.Second
 	cfg.Logger = hclog.New(&hclog.LoggerOptions{Output: &logs, Level: hclog.Info})
@@ -133,12 +101,12 @@ func TestForgetfulNodeLoggedOnce(t *testing.T) {
 	}
 	require.Eventually(t, func() bool { return ms[0].HGet(markerKey, "ok") == "1" }, 5*time.Second, 5*time.Millisecond)
 	c.Close() // waits for the background raises
-	assert.Equal(t, 1, logs.count("[WARN]", "new quarantine marker", node0), logs.buf.String())
-	assert.Equal(t, 1, logs.count("[INFO]", "fencing floor raised", node0), logs.buf.String())
-	assert.Zero(t, logs.count("[WARN]", "new quarantine marker", "node="+ms[1].Addr()))
+	assert.Equal(t, 1, logs.Count("[WARN]", "new quarantine marker", node0), logs.String())
+	assert.Equal(t, 1, logs.Count("[INFO]", "fencing floor raised", node0), logs.String())
+	assert.Zero(t, logs.Count("[WARN]", "new quarantine marker", "node="+ms[1].Addr()))
 
 	// A second loss is a second event.
-	var logs2 logLines
+	var logs2 testnodes.LogBuffer
 	cfg.Logger = hclog.New(&hclog.LoggerOptions{Output: &logs2, Level: hclog.Info})
 	c2 := newClient(t, cfg, nodes)
 	ms[0].FlushAll()
@@ -155,7 +123,7 @@ func TestForgetfulNodeLoggedOnce(t *testing.T) {
 		_, _ = l.Release(ctx)
 	}
 	c2.Close()
-	assert.Equal(t, 2, logs2.count("[WARN]", "new quarantine marker", node0), logs2.buf.String())
+	assert.Equal(t, 2, logs2.Count("[WARN]", "new quarantine marker", node0), logs2.String())
 }
 
 func TestIdentityObserve(t *testing.T) {

@@ -161,7 +161,7 @@ func TestReadyAfterQuarantineWhileKeyHeld(t *testing.T) {
 	}
 }
 
-func linesLogger(l *logLines) hclog.Logger {
+func linesLogger(l *testnodes.LogBuffer) hclog.Logger {
 	return hclog.New(&hclog.LoggerOptions{Level: hclog.Debug, Output: l})
 }
 
@@ -176,7 +176,7 @@ const repeatWarning = "tokens may repeat"
 func TestReadyWithoutHealthyMajority(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		ms, nodes := testnodes.MemMinis(t, 3)
-		logs := &logLines{}
+		logs := &testnodes.LogBuffer{}
 		cfg := readinessCfg
 		cfg.Logger = linesLogger(logs)
 		c, err := New(t.Context(), cfg, nodes...) // not bootstrapped: every node quarantined
@@ -209,8 +209,8 @@ func TestReadyWithoutHealthyMajority(t *testing.T) {
 		first := l.Token()
 		_, err = l.Release(t.Context())
 		require.NoError(t, err)
-		assert.Zero(t, logs.count(repeatWarning), "fresh nodes: nothing can repeat")
-		assert.Equal(t, 3, logs.count("fresh nodes"))
+		assert.Zero(t, logs.Count(repeatWarning), "fresh nodes: nothing can repeat")
+		assert.Equal(t, 3, logs.Count("fresh nodes"))
 
 		// Every node loses its state: no node reports a token, but this
 		// client handed one out.
@@ -227,7 +227,7 @@ func TestReadyWithoutHealthyMajority(t *testing.T) {
 		}
 		require.NoError(t, err)
 		assert.Greater(t, l.Token(), first, "the floor is the highest token this client saw")
-		assert.Equal(t, 3, logs.count(repeatWarning))
+		assert.Equal(t, 3, logs.Count(repeatWarning))
 		_, err = l.Release(t.Context())
 		require.NoError(t, err)
 	})

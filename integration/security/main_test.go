@@ -1,9 +1,7 @@
 package security
 
 import (
-	"bytes"
 	"context"
-	"sync"
 	"testing"
 
 	"github.com/redlease/redlease/internal/testnodes"
@@ -26,30 +24,9 @@ func skipShort(t *testing.T) {
 	}
 }
 
-// logBuffer is a logger that keeps what it was sent, for tests that assert
-// on a warning, and echoes it to t.Log.
-type logBuffer struct {
-	t   testing.TB
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func newLogBuffer(t testing.TB) (*logBuffer, hclog.Logger) {
-	lb := &logBuffer{t: t}
+func newLogBuffer(t testing.TB) (*testnodes.LogBuffer, hclog.Logger) {
+	lb := &testnodes.LogBuffer{T: t}
 	return lb, hclog.New(&hclog.LoggerOptions{Name: t.Name(), Level: hclog.Debug, Output: lb})
-}
-
-func (b *logBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	b.t.Log(string(bytes.TrimRight(p, "\n")))
-	return b.buf.Write(p)
-}
-
-func (b *logBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
 
 // bootstrap makes the servers of g vote at once, through the default
