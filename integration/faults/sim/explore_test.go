@@ -181,13 +181,23 @@ var controlBudget = map[bool]time.Duration{false: 60 * time.Second, true: 240 * 
 
 var controls = []string{"no-quarantine", "no-failback-check", "fencing-minority", "extend-recreates", "ignore-deadline"}
 
+// mustFind explores the control or mode (a negative control) from the
+// control seeds, stopping at the first violation, and fails the test if
+// the explorer finds none.
+func mustFind(t *testing.T, control, mode string) *exploration {
+	t.Helper()
+	ex := explore(t, 1, controlSeeds, control, mode, controlBudget, true)
+	if ex.first == nil {
+		t.Fatalf("control %q, mode %q: the explorer found no violation in %d schedules (%s)",
+			control, mode, ex.ran, ex.elapsed.Round(time.Millisecond))
+	}
+	return ex
+}
+
 func TestSimControls(t *testing.T) {
 	for _, c := range controls {
 		t.Run(c, func(t *testing.T) {
-			ex := explore(t, 1, controlSeeds, c, "", controlBudget, true)
-			if ex.first == nil {
-				t.Fatalf("control %s: the explorer found nothing in %d schedules (%s)", c, ex.ran, ex.elapsed.Round(time.Millisecond))
-			}
+			ex := mustFind(t, c, "")
 			t.Logf("control %s found at seed %d (%d schedules, %s):\n%s", c, ex.first.s.seed, ex.ran,
 				ex.elapsed.Round(time.Millisecond), report(ex.first.s, ex.first.res))
 		})
@@ -199,10 +209,7 @@ func TestSimControls(t *testing.T) {
 // forward jumps, keys expire early and two clients hold at once: the
 // explorer must find it.
 func TestSimClockJumps(t *testing.T) {
-	ex := explore(t, 1, controlSeeds, "", "clock", controlBudget, true)
-	if ex.first == nil {
-		t.Fatalf("clock mode: the explorer found no violation in %d schedules", ex.ran)
-	}
+	ex := mustFind(t, "", "clock")
 	t.Logf("clock jumps beyond the drift bound break safety, as the model says: seed %d (%d schedules):\n%s",
 		ex.first.s.seed, ex.ran, report(ex.first.s, ex.first.res))
 }
@@ -223,10 +230,7 @@ func stuckDump(s *schedule) {
 // monotonicity is not guaranteed when a majority of nodes lose their state
 // within one quarantine. The explorer must find a repeated token.
 func TestSimMajorityLoss(t *testing.T) {
-	ex := explore(t, 1, controlSeeds, "", "majority-loss", controlBudget, true)
-	if ex.first == nil {
-		t.Fatalf("majority-loss mode: the explorer found no violation in %d schedules", ex.ran)
-	}
+	ex := mustFind(t, "", "majority-loss")
 	t.Logf("a majority losing its state within one quarantine repeats tokens, as README says: seed %d (%d schedules):\n%s",
 		ex.first.s.seed, ex.ran, report(ex.first.s, ex.first.res))
 }
