@@ -80,12 +80,7 @@ func failback(t *testing.T, bin string, o rigOptions) (*rig, *failedBack) {
 	}
 	f.backAt = r.mark("server %d failed back after a full resync (%s), same run_id %.8s, without %s's key; node %d's proxies up",
 		v, gap(at, wire.Now()), f.run, l.id, v)
-	sd, _ := r.waitEv(from, waitLong, "the leader's stepdown", ended(wire.Stepdown, l, el.TS))
-	next, _ := r.waitEv(from, waitLong, "a leader after the failback", electedOther(l))
-	f.leader = next.TS
-	t.Logf("leader %s saw its term end %s after the failback; %s elected %s after it", l.id, gap(f.backAt, sd.T), next.ID, gap(f.backAt, next.TS))
-	l.slot.proxies[b].Heal()
-	r.mark("healed %s's link to node %d", l.id, b)
+	f.leader = r.handedOver(from, l, el, f.backAt, "failback", b)
 	return r, f
 }
 

@@ -185,13 +185,22 @@ func lagFailover(t *testing.T, bin string, o rigOptions) (*rig, *lagged) {
 	r.admin[v] = f.replica
 	f.switchedAt = r.mark("kill -9 server %d; replica promoted without %s's key (marker run_id %.8s, its own %.8s); node %d's proxies switched to it",
 		v, l.id, f.masterRun, f.replRun, v)
+	f.elected = r.handedOver(from, l, el, f.switchedAt, "failover", b)
+	return r, f
+}
+
+// handedOver waits, from history index from, for leader l (its term el)
+// to see its term end and for another leader, after the switch (what) at
+// at; it logs both, heals l's link to node b, and returns the new term's
+// start.
+func (r *rig) handedOver(from int, l *proc, el wire.Event, at int64, what string, b int) int64 {
+	r.t.Helper()
 	sd, _ := r.waitEv(from, waitLong, "the leader's stepdown", ended(wire.Stepdown, l, el.TS))
-	next, _ := r.waitEv(from, waitLong, "a leader after the failover", electedOther(l))
-	f.elected = next.TS
-	t.Logf("leader %s saw its term end %s after the failover; %s elected %s after it", l.id, gap(f.switchedAt, sd.T), next.ID, gap(f.switchedAt, next.TS))
+	next, _ := r.waitEv(from, waitLong, "a leader after the "+what, electedOther(l))
+	r.t.Logf("leader %s saw its term end %s after the %s; %s elected %s after it", l.id, gap(at, sd.T), what, next.ID, gap(at, next.TS))
 	l.slot.proxies[b].Heal()
 	r.mark("healed %s's link to node %d", l.id, b)
-	return r, f
+	return next.TS
 }
 
 // scFailoverLaggingReplica: the failover to a lagging replica with
