@@ -154,22 +154,9 @@ func clusterFailover(t *testing.T, bin string, o rigOptions) (r *rig, y int, mar
 	})
 	r.mark("copy %d: replication link of master %d to its replica %d cut", v, x, y)
 
-	var (
-		l     *proc
-		el    wire.Event
-		value string
-	)
-	for i := 0; ; i++ {
-		l, el = r.leader()
-		r.waitWrites(l, el.TS, 3)
-		value = get(r.admin[x], copyKey(v))
-		if value != "" && get(r.admin[cm], copyKey(c)) == value {
-			break
-		}
-		require.Less(t, i, 8, "no leader held copies %d and %d in 8 terms", v, c)
-		r.mark("leader %s does not hold copies %d and %d: a new term", l.id, v, c)
-		partitionLeader(r)
-	}
+	l, el, value := r.leaderHolding(fmt.Sprintf("copies %d and %d", v, c),
+		func() string { return get(r.admin[x], copyKey(v)) },
+		func(value string) bool { return value != "" && get(r.admin[cm], copyKey(c)) == value })
 	from := r.hist.len()
 	l.slot.proxies[bm].Partition()
 	r.mark("leader %s cut from copy %d's master %d", l.id, b, bm)

@@ -84,26 +84,14 @@ type bare struct {
 func (r *rig) bareMajority(v, b int, also func(value string) bool) bare {
 	t := r.t
 	t.Helper()
-	var (
-		l     *proc
-		el    wire.Event
-		value string
-	)
-	for i := 0; ; i++ {
-		l, el = r.leader()
-		r.waitWrites(l, el.TS, 3)
-		value = get(r.admin[v], electionKey)
-		if r.everywhereBut(b, value) {
-			break
-		}
-		// Its attempt lost the race on v or the third node to another
-		// candidate's, undone since: it holds on a bare majority without
-		// one of the nodes it must hold. Another term. (Three candidates
-		// contend at every election, so this happens often.)
-		require.Less(t, i, 8, "no leader held node %d and the third node in 8 terms", v)
-		r.mark("leader %s does not hold every node but %d: a new term", l.id, b)
-		partitionLeader(r)
-	}
+	// A leader may miss a node: its attempt lost the race on v or the
+	// third node to another candidate's, undone since, and it holds on a
+	// bare majority without one of the nodes it must hold. Another term,
+	// then. (Three candidates contend at every election, so this happens
+	// often.)
+	l, el, value := r.leaderHolding(fmt.Sprintf("every node but %d", b),
+		func() string { return get(r.admin[v], electionKey) },
+		func(value string) bool { return r.everywhereBut(b, value) })
 	from := r.hist.len()
 	l.slot.proxies[b].Partition()
 	r.mark("leader %s cut from node %d", l.id, b)
@@ -115,6 +103,23 @@ func (r *rig) bareMajority(v, b int, also func(value string) bool) bare {
 		t.Fatalf("leader %s lost its term on a bare majority before the fault: the scenario proves nothing", l.id)
 	}
 	return bare{l: l, el: el, from: from}
+}
+
+// leaderHolding waits for a leader whose value (read) satisfies holds,
+// ending up to 8 terms (partitionLeader) that do not; what names what the
+// leader must hold, in messages.
+func (r *rig) leaderHolding(what string, read func() string, holds func(value string) bool) (*proc, wire.Event, string) {
+	r.t.Helper()
+	for i := 0; ; i++ {
+		l, el := r.leader()
+		r.waitWrites(l, el.TS, 3)
+		if value := read(); holds(value) {
+			return l, el, value
+		}
+		require.Less(r.t, i, 8, "no leader held %s in 8 terms", what)
+		r.mark("leader %s does not hold %s: a new term", l.id, what)
+		partitionLeader(r)
+	}
 }
 
 // everywhereBut reports whether every node but b holds the election key
