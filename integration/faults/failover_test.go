@@ -262,9 +262,18 @@ func quarantinedThenVotes(t *testing.T, r *rig, s *redis.Client, since int64, wh
 func ctlFailoverNoQuarantine(t *testing.T, bin string) {
 	r, f := lagFailover(t, bin, rigOptions{noQuarantine: true})
 	rep := r.finish()
-	require.NotEmpty(t, rep.c1, "C1 did not catch the double leadership of a failover without quarantine")
+	first := caughtOverlap(t, rep, "the double leadership of a failover without quarantine")
+	t.Logf("caught, as it must be: %s (the new term began %s after the failover)", first, gap(f.switchedAt, f.elected))
+}
+
+// caughtOverlap checks a negative control: C1 must have seen the tenures
+// overlap (what: the double leadership the guard turned off let happen).
+// It returns C1's first report.
+func caughtOverlap(t *testing.T, rep *report, what string) string {
+	t.Helper()
+	require.NotEmpty(t, rep.c1, "C1 did not catch %s", what)
 	assert.Contains(t, strings.Join(rep.c1, "\n"), "tenures overlap")
-	t.Logf("caught, as it must be: %s (the new term began %s after the failover)", rep.c1[0], gap(f.switchedAt, f.elected))
+	return rep.c1[0]
 }
 
 // soloVote is the vote of a one-node client's node: one acquisition of a
