@@ -124,6 +124,15 @@ func copyKey(i, n int, key string) string {
 	return "{" + redlock.ClusterTag(i, n) + "}:" + key
 }
 
+// startClusterLocker starts a cluster of 3 masters with replicas each
+// (opts: see redistest.StartCluster), and a bootstrapped NewCluster Client
+// of 3 copies over it (clusterCfg).
+func startClusterLocker(t *testing.T, replicas int, opts ...redistest.Options) (*redistest.Cluster, *redlock.Client) {
+	t.Helper()
+	c := redistest.StartCluster(t, 3, replicas, opts...)
+	return c, newClusterLocker(t, clusterCfg, newClusterClient(t, c.Addrs()), 3, true)
+}
+
 // startLoggedCluster starts a cluster of masters without replicas, and a
 // bootstrapped NewCluster Client of 3 copies over it (clusterCfg) whose logs
 // are kept for the test to search.
@@ -158,8 +167,7 @@ func mustTryAcquire(t *testing.T, c *redlock.Client, key string) *redlock.Lock {
 func TestClusterLocks(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	c := redistest.StartCluster(t, 3, 1)
-	rl := newClusterLocker(t, clusterCfg, newClusterClient(t, c.Addrs()), 3, true)
+	c, rl := startClusterLocker(t, 1)
 	other := newClusterLocker(t, clusterCfg, newClusterClient(t, c.Addrs()), 3, false)
 	require.Equal(t, 2, rl.Quorum())
 
@@ -340,8 +348,7 @@ func TestClusterSharedMasterWarning(t *testing.T) {
 func TestClusterFailoverQuarantine(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	c := redistest.StartCluster(t, 3, 1, redistest.Options{Extra: []string{"cluster-require-full-coverage no"}})
-	a := newClusterLocker(t, clusterCfg, newClusterClient(t, c.Addrs()), 3, true)
+	c, a := startClusterLocker(t, 1, redistest.Options{Extra: []string{"cluster-require-full-coverage no"}})
 	b := newClusterLocker(t, clusterCfg, newClusterClient(t, c.Addrs()), 3, false)
 	slot := redlock.Slot(redlock.ClusterTag(1, 3))
 	victim := c.MasterOf(slot)
@@ -455,8 +462,7 @@ func TestClusterFailoverQuarantine(t *testing.T) {
 func TestClusterFullCoverageWindow(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	c := redistest.StartCluster(t, 3, 1)
-	rl := newClusterLocker(t, clusterCfg, newClusterClient(t, c.Addrs()), 3, true)
+	c, rl := startClusterLocker(t, 1)
 	slot := redlock.Slot(redlock.ClusterTag(1, 3))
 	victim := c.MasterOf(slot)
 	heir := c.ReplicaOf(victim)
