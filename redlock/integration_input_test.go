@@ -172,9 +172,7 @@ func TestIntegrationBadArguments(t *testing.T) {
 // error: Acquire returns it at once instead of retrying until its deadline.
 func TestIntegrationWrongType(t *testing.T) {
 	ctx := context.Background()
-	cl := startServers(t, serversConfig{n: 5})
-	c := cl.locker(t, redlock.Config{NodeTimeout: nodeTimeout})
-	key := testKey(t)
+	cl, c, key := startWithLocker(t)
 	for _, d := range cl.Direct {
 		require.NoError(t, d.RPush(ctx, key, "item").Err())
 	}
@@ -202,9 +200,7 @@ func TestIntegrationWrongType(t *testing.T) {
 // and it is not final (a failover may be under way).
 func TestIntegrationReadOnlyNode(t *testing.T) {
 	ctx := context.Background()
-	cl := startServers(t, serversConfig{n: 5})
-	c := cl.locker(t, redlock.Config{NodeTimeout: nodeTimeout})
-	key := testKey(t)
+	cl, c, key := startWithLocker(t)
 
 	master := startServers(t, serversConfig{n: 1}).Server(0)
 	replica := cl.Direct[4]
@@ -246,9 +242,7 @@ func TestIntegrationReadOnlyNode(t *testing.T) {
 // works (go-redis falls back from EVALSHA to EVAL).
 func TestIntegrationNoScript(t *testing.T) {
 	ctx := context.Background()
-	cl := startServers(t, serversConfig{n: 5})
-	c := cl.locker(t, redlock.Config{NodeTimeout: nodeTimeout})
-	key := testKey(t)
+	cl, c, key := startWithLocker(t)
 	flush := func() {
 		for _, d := range cl.Direct {
 			require.NoError(t, d.ScriptFlush(ctx).Err())
@@ -276,9 +270,7 @@ func TestIntegrationNoScript(t *testing.T) {
 // view.
 func TestIntegrationInspect(t *testing.T) {
 	ctx := context.Background()
-	cl := startServers(t, serversConfig{n: 5})
-	c := cl.locker(t, redlock.Config{NodeTimeout: nodeTimeout})
-	key := testKey(t)
+	cl, c, key := startWithLocker(t)
 	const ttl = 5 * time.Second
 
 	_, err := c.Inspect(ctx, key)

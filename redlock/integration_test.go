@@ -76,9 +76,7 @@ func driftOf(ttl time.Duration) time.Duration {
 // is acquired; with 3 it is not, and the error names every dead node's cause.
 func TestIntegrationQuorumNodesKilled(t *testing.T) {
 	ctx := context.Background()
-	cl := startServers(t, serversConfig{n: 5})
-	c := cl.locker(t, redlock.Config{NodeTimeout: nodeTimeout})
-	key := testKey(t)
+	cl, c, key := startWithLocker(t)
 
 	for down := range 4 {
 		if down > 0 {

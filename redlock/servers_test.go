@@ -51,6 +51,14 @@ func startKillable(t testing.TB, n int, o redistest.Options) *servers {
 	return startServers(t, serversConfig{n: n, redis: o, options: func(_ int, addr string) *redis.Options { return killableOptions(addr) }})
 }
 
+// startWithLocker starts 5 servers and a Client over them (NodeTimeout
+// nodeTimeout), and returns them with a key unique to the test.
+func startWithLocker(t *testing.T) (*servers, *redlock.Client, string) {
+	t.Helper()
+	cl := startServers(t, serversConfig{n: 5})
+	return cl, cl.locker(t, redlock.Config{NodeTimeout: nodeTimeout}), testKey(t)
+}
+
 // fastOptions are redistest.FastOptions: short socket timeouts, no
 // retries, one dial per request. Redlock's own NodeTimeout is what bounds
 // the calls; these only bound the stragglers.
