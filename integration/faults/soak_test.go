@@ -56,16 +56,19 @@ func soak(t *testing.T, bin string, cluster bool) {
 	r := newRig(t, bin, rigOptions{cands: 4, resignAfter: 2 * time.Second, redisDefaults: 2, cluster: cluster})
 	r.start()
 	ctx := context.Background()
-	leaderOr := func() (*proc, bool) {
-		p, _, ok := r.tryLeader(2 * time.Second)
-		return p, ok
+	// onLeader makes a fault of f, which it runs on the leader (no fault
+	// when there is none within 2s).
+	onLeader := func(f func(l *proc)) func() bool {
+		return func() bool {
+			l, _, ok := r.tryLeader(2 * time.Second)
+			if ok {
+				f(l)
+			}
+			return ok
+		}
 	}
 	faults := []soakFault{
-		{"partition-leader", func() bool {
-			l, ok := leaderOr()
-			if !ok {
-				return false
-			}
+		{"partition-leader", onLeader(func(l *proc) {
 			r.mark("soak: partition leader %s for 1.5s", l.id)
 			for _, p := range l.slot.proxies {
 				p.Partition()
@@ -74,28 +77,17 @@ func soak(t *testing.T, bin string, cluster bool) {
 			for _, p := range l.slot.proxies {
 				p.Heal()
 			}
-			return true
-		}},
-		{"kill-leader", func() bool {
-			l, ok := leaderOr()
-			if !ok {
-				return false
-			}
+		})},
+		{"kill-leader", onLeader(func(l *proc) {
 			r.kill(l)
 			time.Sleep(time.Second)
 			r.spawn(l.slot)
-			return true
-		}},
-		{"pause-leader", func() bool {
-			l, ok := leaderOr()
-			if !ok {
-				return false
-			}
+		})},
+		{"pause-leader", onLeader(func(l *proc) {
 			r.pause(l)
 			time.Sleep(2 * ttl)
 			r.resume(l)
-			return true
-		}},
+		})},
 		{"pause-server", func() bool {
 			v := r.rng.IntN(r.o.nodes)
 			r.pauseServer(v)
