@@ -65,6 +65,29 @@ func (bc *benchCluster) next(b *testing.B) (Term, time.Time) {
 	}
 }
 
+// handovers measures max(b.N, minHandovers) handovers, timed: each
+// begins with begin on the leader's member (it returns when the handover
+// began) and ends when the next term begins; then, outside the handover,
+// end (if set) runs on the old leader's member.
+func (bc *benchCluster) handovers(b *testing.B, begin func(m *member) time.Time, end func(m *member)) []time.Duration {
+	leader, _ := bc.next(b)
+	n := max(b.N, minHandovers)
+	ds := make([]time.Duration, 0, n)
+	b.ResetTimer()
+	for range n {
+		m := bc.byID(leader.ID)
+		t0 := begin(m)
+		var at time.Time
+		leader, at = bc.next(b)
+		ds = append(ds, at.Sub(t0))
+		if end != nil {
+			end(m)
+		}
+	}
+	b.StopTimer()
+	return ds
+}
+
 func (bc *benchCluster) byID(id string) *member {
 	for _, m := range bc.members {
 		if m.id == id {
@@ -104,13 +127,8 @@ func BenchmarkHandover(b *testing.B) {
 	b.Run("graceful", func(b *testing.B) {
 		cfg := Config{TTL: 10 * time.Second, ResignDelay: 5 * time.Millisecond}
 		bc := newBenchCluster(b, cfg, false)
-		leader, _ := bc.next(b)
-		n := max(b.N, minHandovers)
-		ds := make([]time.Duration, 0, n)
 		var last time.Time
-		b.ResetTimer()
-		for range n {
-			m := bc.byID(leader.ID)
+		ds := bc.handovers(b, func(m *member) time.Time {
 			// Pace the handovers 2*ResignDelay apart, so that the last
 			// leader is campaigning again: every handover finds 4
 			// standbys, as a service that rarely resigns would.
@@ -124,34 +142,24 @@ func BenchmarkHandover(b *testing.B) {
 				// machine): the handover waits for their copies to lapse.
 				b.Logf("resign: %v", err)
 			}
-			var at time.Time
-			leader, at = bc.next(b)
-			ds = append(ds, at.Sub(t0))
-		}
-		b.StopTimer()
+			return t0
+		}, nil)
 		report(b, ds)
 	})
 	b.Run("crash", func(b *testing.B) {
 		cfg := Config{TTL: 500 * time.Millisecond, RetryDelay: 100 * time.Millisecond}
 		bc := newBenchCluster(b, cfg, true)
-		leader, _ := bc.next(b)
-		n := max(b.N, minHandovers)
-		ds := make([]time.Duration, 0, n)
-		b.ResetTimer()
-		for range n {
-			m := bc.byID(leader.ID)
+		ds := bc.handovers(b, func(m *member) time.Time {
 			t0 := time.Now()
 			for _, p := range m.ps {
 				p.Disable()
 			}
-			var at time.Time
-			leader, at = bc.next(b)
-			ds = append(ds, at.Sub(t0))
+			return t0
+		}, func(m *member) {
 			for _, p := range m.ps {
 				p.Enable()
 			}
-		}
-		b.StopTimer()
+		})
 		report(b, ds)
 		b.ReportMetric(float64(cfg.TTL+cfg.RetryDelay*3/2+100*time.Millisecond)/float64(time.Millisecond), "target-ms")
 	})
