@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/redlease/redlease/internal/checker"
 	"github.com/redlease/redlease/internal/checker/wire"
 )
 
@@ -47,8 +48,8 @@ func history3(edit func(evs []wire.Event) []wire.Event) []wire.Event {
 }
 
 func checkAll(evs []wire.Event) (c1, c2, c4 []string) {
-	ts, orphans := terms(evs)
-	return checkC1(ts, orphans), checkC2(ts), checkC4(ts)
+	ts, orphans := checker.Terms(evs)
+	return checker.C1(ts, orphans), checker.C2(ts), checker.C4(ts, c4Slack)
 }
 
 func TestCheckers(t *testing.T) {
@@ -103,13 +104,13 @@ func TestCheckers(t *testing.T) {
 		evs := history3(set(2, wire.Stepdown, func(ev *wire.Event) { ev.T = 3500 * msec }))
 		_, _, c4 := checkAll(evs)
 		require.NotEmpty(t, c4)
-		evs = append(evs, wire.Event{Ev: evPause, PID: 2, T: 2100 * msec}, wire.Event{Ev: evResume, PID: 2, T: 3400 * msec})
+		evs = append(evs, wire.Event{Ev: checker.Pause, PID: 2, T: 2100 * msec}, wire.Event{Ev: checker.Resume, PID: 2, T: 3400 * msec})
 		_, _, c4 = checkAll(evs)
 		require.Empty(t, c4)
 		_, _, c4 = checkAll(history3(func(evs []wire.Event) []wire.Event {
 			evs = set(3, wire.Stepdown, func(ev *wire.Event) { ev.Ev = "dropped" })(evs)
 			evs = set(3, wire.Demoted, func(ev *wire.Event) { ev.Ev = "dropped" })(evs)
-			return append(evs, wire.Event{Ev: evKill, PID: 3, T: 3200 * msec})
+			return append(evs, wire.Event{Ev: checker.Kill, PID: 3, T: 3200 * msec})
 		}))
 		require.Empty(t, c4)
 	})

@@ -21,6 +21,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/redlease/redlease/internal/checker"
 	"github.com/redlease/redlease/internal/checker/wire"
 	"github.com/redlease/redlease/internal/faultproxy"
 	"github.com/redlease/redlease/internal/redistest"
@@ -337,7 +338,7 @@ func (r *rig) spawn(sl *slot, extra ...string) *proc {
 	r.procs = append(r.procs, p)
 	r.mu.Unlock()
 	sl.cur = p
-	r.hist.add(wire.Event{Ev: evSpawn, ID: id, PID: p.pid, T: wire.Now()})
+	r.hist.add(wire.Event{Ev: checker.Spawn, ID: id, PID: p.pid, T: wire.Now()})
 	r.readers.Go(func() {
 		sc := bufio.NewScanner(out)
 		sc.Buffer(make([]byte, 64<<10), 1<<20)
@@ -420,7 +421,7 @@ func (r *rig) cleanup() {
 func (r *rig) mark(format string, args ...any) int64 {
 	now := wire.Now()
 	what := fmt.Sprintf(format, args...)
-	r.hist.add(wire.Event{Ev: evFault, T: now, What: what})
+	r.hist.add(wire.Event{Ev: checker.Fault, T: now, What: what})
 	r.t.Logf("fault: %s", what)
 	return now
 }
@@ -539,14 +540,14 @@ func (r *rig) pause(p *proc) int64 {
 		r.t.Fatal(err)
 	}
 	now := wire.Now()
-	r.hist.add(wire.Event{Ev: evPause, ID: p.id, PID: p.pid, T: now})
+	r.hist.add(wire.Event{Ev: checker.Pause, ID: p.id, PID: p.pid, T: now})
 	r.t.Logf("fault: SIGSTOP candidate %s (pid %d)", p.id, p.pid)
 	return now
 }
 
 func (r *rig) resume(p *proc) {
 	r.t.Helper()
-	r.hist.add(wire.Event{Ev: evResume, ID: p.id, PID: p.pid, T: wire.Now()})
+	r.hist.add(wire.Event{Ev: checker.Resume, ID: p.id, PID: p.pid, T: wire.Now()})
 	if err := p.cmd.Process.Signal(syscall.SIGCONT); err != nil {
 		r.t.Errorf("SIGCONT %s: %v", p.id, err)
 	}
@@ -556,7 +557,7 @@ func (r *rig) resume(p *proc) {
 func (r *rig) kill(p *proc) int64 {
 	p.setEnding()
 	now := wire.Now()
-	r.hist.add(wire.Event{Ev: evKill, ID: p.id, PID: p.pid, T: now})
+	r.hist.add(wire.Event{Ev: checker.Kill, ID: p.id, PID: p.pid, T: now})
 	_ = p.cmd.Process.Kill()
 	<-p.exited
 	r.t.Logf("fault: kill -9 candidate %s (pid %d)", p.id, p.pid)
@@ -682,7 +683,7 @@ func (r *rig) awaitStop(p *proc) {
 
 // report is the verdict of the checkers on a scenario's history.
 type report struct {
-	terms          []*term
+	terms          []*checker.Term
 	c1, c2, c3, c4 []string
 	failovers      []time.Duration
 	path           string
@@ -721,12 +722,12 @@ func (r *rig) finish() *report {
 	}
 	rep := &report{path: r.dump()}
 	var orphans []string
-	rep.terms, orphans = terms(evs)
-	rep.c1 = checkC1(rep.terms, orphans)
-	rep.c2 = checkC2(rep.terms)
+	rep.terms, orphans = checker.Terms(evs)
+	rep.c1 = checker.C1(rep.terms, orphans)
+	rep.c2 = checker.C2(rep.terms)
 	rep.c3 = r.store.check()
-	rep.c4 = checkC4(rep.terms)
-	rep.failovers = failovers(rep.terms)
+	rep.c4 = checker.C4(rep.terms, c4Slack)
+	rep.failovers = checker.Failovers(rep.terms)
 	record(t.Name(), rep)
 	value, accepted, refused, _ := r.store.stats()
 	ids := map[string]bool{}
