@@ -22,25 +22,13 @@ import (
 // so that nothing waits on a frozen server.
 func startServers(t *testing.T) (*redistest.Group, []redis.UniversalClient, *redlock.Client) {
 	t.Helper()
-	g := redistest.Start(t, 5)
-	var nodes []redis.UniversalClient
-	for _, s := range g.Servers() {
-		// Short socket timeouts and no retries: requests stuck on a frozen
-		// server end soon after redlock stopped waiting for them.
-		c := redis.NewClient(&redis.Options{Addr: s.Addr(), DialTimeout: 250 * time.Millisecond,
-			ReadTimeout: time.Second, WriteTimeout: time.Second, MaxRetries: -1, DialerRetries: 1})
-		t.Cleanup(func() { _ = c.Close() })
-		nodes = append(nodes, c)
-	}
-	c := newClient(t, redlock.Config{NodeTimeout: 200 * time.Millisecond}, nodes)
-	t.Cleanup(func() {
-		for _, s := range g.Servers() {
-			if s.Running() {
-				_ = s.Resume()
-			}
-		}
-	})
-	return g, nodes, c
+	// Short socket timeouts and no retries (redistest.FastOptions):
+	// requests stuck on a frozen server end soon after redlock stopped
+	// waiting for them.
+	rig := redistest.StartRig(t, 5, redistest.RigOptions{})
+	c := newClient(t, redlock.Config{NodeTimeout: 200 * time.Millisecond}, rig.Nodes)
+	t.Cleanup(rig.Heal)
+	return rig.Group, rig.Nodes, c
 }
 
 // TestIntegrationPausedMajorityEndsLeaseBeforeValidity: with a majority of
