@@ -34,6 +34,7 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"github.com/redlease/redlease/internal/redistest"
 )
 
 func main() {
@@ -101,15 +102,13 @@ func run() error {
 	m := meta{start: time.Now(), loadStart: loadavg(), opts: o}
 	cpu0 := readCPU()
 
-	tmp, err := os.MkdirTemp("", "redlease-bench-")
-	if err != nil {
-		return err
-	}
 	var (
-		servers []*redisServer
-		proxies *proxyCtl
-		e       *env
-		once    sync.Once
+		err         error
+		servers     *redistest.Group
+		stopServers = func() {}
+		proxies     *proxyCtl
+		e           *env
+		once        sync.Once
 	)
 	cleanup := func() {
 		once.Do(func() {
@@ -119,8 +118,7 @@ func run() error {
 			if proxies != nil {
 				proxies.close()
 			}
-			stopServers(servers)
-			_ = os.RemoveAll(tmp)
+			stopServers()
 		})
 	}
 	defer cleanup()
@@ -134,20 +132,18 @@ func run() error {
 		if proxies != nil {
 			proxies.close()
 		}
-		stopServers(servers)
-		_ = os.RemoveAll(tmp)
+		stopServers()
 		os.Exit(130)
 	}()
 
 	fmt.Fprintf(os.Stderr, "starting %d redis-servers and the proxies (load %s)\n", numNodes, m.loadStart)
-	servers, err = startServers(numNodes, tmp)
+	// The tests' rig: redis-servers without persistence (redis-server's
+	// default noeviction policy), on free ports, stopped by PID.
+	servers, stopServers, err = redistest.StartMain(numNodes)
 	if err != nil {
 		return err
 	}
-	var addrs []string
-	for _, s := range servers {
-		addrs = append(addrs, s.addr)
-	}
+	addrs := servers.Addrs()
 	var paddrs []string
 	proxies, paddrs, err = startProxies(addrs)
 	if err != nil {
@@ -184,8 +180,8 @@ func run() error {
 	h.admin = e.admin
 	h.cmdstats = o.cmdstats
 	pids := []int{os.Getpid(), proxies.cmd.Process.Pid}
-	for _, s := range servers {
-		pids = append(pids, s.cmd.Process.Pid)
+	for _, s := range servers.Servers() {
+		pids = append(pids, s.PID())
 	}
 	own0 := ownCPU(pids)
 	err = h.rounds(secs, o.rounds, only)

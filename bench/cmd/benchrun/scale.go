@@ -27,6 +27,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/redlease/redlease/internal/redistest"
 	"github.com/redlease/redlease/lease"
 	"github.com/redlease/redlease/redlock"
 )
@@ -60,18 +61,13 @@ func runScale(o options) error {
 	if os.Getenv("BENCH_SCALE_LONG") == "1" {
 		cases = append(cases, scaleCase{name: "100,000 leases, 5 minutes", leases: 100000, window: 5 * time.Minute, runs: 1})
 	}
-	tmp, err := os.MkdirTemp("", "redlease-scale-")
-	if err != nil {
-		return err
-	}
-	defer os.RemoveAll(tmp)
 	fmt.Printf("## Leases at scale (5 redis-servers %s, GOMAXPROCS %d, %d CPUs, load at start %s)\n\n",
 		redisVersion(), runtime.GOMAXPROCS(0), nproc(), loadavg())
 	fmt.Println("| case | run | acquire | client CPU | 5 servers CPU | script calls/s | server us/call | refreshes/s | heap/lease | lost | acquire retries | load 1/5/15 |")
 	fmt.Println("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
 	for _, c := range cases {
 		for run := 1; run <= c.runs; run++ {
-			r, err := scaleRun(tmp, c)
+			r, err := scaleRun(c)
 			if err != nil {
 				return fmt.Errorf("%s, run %d: %w", c.name, run, err)
 			}
@@ -86,23 +82,19 @@ func runScale(o options) error {
 }
 
 // scaleRun is one run of a case, on fresh servers.
-func scaleRun(tmp string, c scaleCase) (scaleResult, error) {
+func scaleRun(c scaleCase) (scaleResult, error) {
 	var r scaleResult
-	dir, err := os.MkdirTemp(tmp, "run-")
+	servers, stopServers, err := redistest.StartMain(numNodes)
 	if err != nil {
 		return r, err
 	}
-	servers, err := startServers(numNodes, dir)
-	if err != nil {
-		return r, err
-	}
-	defer stopServers(servers)
+	defer stopServers()
 	var nodes []redis.UniversalClient
 	var admin []*redis.Client
-	for _, s := range servers {
-		nc := redis.NewClient(&redis.Options{Addr: s.addr, PoolSize: 16})
+	for _, addr := range servers.Addrs() {
+		nc := redis.NewClient(&redis.Options{Addr: addr, PoolSize: 16})
 		defer nc.Close()
-		ac := redis.NewClient(&redis.Options{Addr: s.addr})
+		ac := redis.NewClient(&redis.Options{Addr: addr})
 		defer ac.Close()
 		nodes, admin = append(nodes, nc), append(admin, ac)
 	}
