@@ -121,10 +121,14 @@ func (p *Proxy) Target() string {
 // instead, as a failover manager, a DNS name or a virtual IP moving to
 // another server would. Connections already open keep their upstream
 // until it ends them or ResetAll is called. Safe for concurrent use.
-func (p *Proxy) SetTarget(target string) {
+func (p *Proxy) SetTarget(target string) { p.update(func() { p.target = target }) }
+
+// update runs f under the lock, then wakes the connections' goroutines so
+// that they see the change.
+func (p *Proxy) update(f func()) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.target = target
+	f()
 	p.notifyLocked()
 }
 
@@ -155,12 +159,7 @@ func (p *Proxy) Close() error {
 // kept). The current latency is applied to undelivered chunks too, so
 // lowering it releases pending chunks early. d <= 0 disables latency. Safe
 // for concurrent use.
-func (p *Proxy) SetLatency(d time.Duration) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.latency = d
-	p.notifyLocked()
-}
+func (p *Proxy) SetLatency(d time.Duration) { p.update(func() { p.latency = d }) }
 
 // Latency returns the current latency. Safe for concurrent use.
 func (p *Proxy) Latency() time.Duration {
@@ -189,12 +188,7 @@ func (p *Proxy) Hold() {
 
 // Release ends a Hold; buffered replies are flushed in order (still subject
 // to latency and partition). Safe for concurrent use.
-func (p *Proxy) Release() {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.held = false
-	p.notifyLocked()
-}
+func (p *Proxy) Release() { p.update(func() { p.held = false }) }
 
 // Held returns the number of server->client chunks currently buffered by a
 // Hold (0 when not holding). Safe for concurrent use.
@@ -248,56 +242,35 @@ func (p *Proxy) WaitHeld(ctx context.Context) error {
 // come due during the partition) is discarded, never delivered later. New
 // connections are still accepted and dialed upstream. Safe for concurrent
 // use.
-func (p *Proxy) Partition() {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.partitioned = true
-	p.notifyLocked()
-}
+func (p *Proxy) Partition() { p.update(func() { p.partitioned = true }) }
 
 // Heal ends a Partition; data sent after Heal flows normally. Data dropped
 // during the partition is lost, so a connection used during the partition
 // may be desynchronized (e.g. a RESP client will read the wrong replies).
 // Safe for concurrent use.
-func (p *Proxy) Heal() {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.partitioned = false
-	p.notifyLocked()
-}
+func (p *Proxy) Heal() { p.update(func() { p.partitioned = false }) }
 
 // ResetAll abruptly closes every current connection: the client side is
 // reset (SO_LINGER 0, so the client sees ECONNRESET or EOF) and the upstream
 // side is closed. Undelivered data is discarded. New connections are
 // unaffected. When ResetAll returns, Conns() no longer counts the reset
 // connections. Safe for concurrent use.
-func (p *Proxy) ResetAll() {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.closeAllLocked(true)
-	p.notifyLocked()
-}
+func (p *Proxy) ResetAll() { p.update(func() { p.closeAllLocked(true) }) }
 
 // Disable emulates a dead node: all current connections are reset as by
 // ResetAll and, until Enable, new connections are reset immediately after
 // accept (the client's dial may succeed, but its first read or write fails).
 // Safe for concurrent use.
 func (p *Proxy) Disable() {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.disabled = true
-	p.closeAllLocked(true)
-	p.notifyLocked()
+	p.update(func() {
+		p.disabled = true
+		p.closeAllLocked(true)
+	})
 }
 
 // Enable ends Disable; new connections are proxied again. Safe for concurrent
 // use.
-func (p *Proxy) Enable() {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.disabled = false
-	p.notifyLocked()
-}
+func (p *Proxy) Enable() { p.update(func() { p.disabled = false }) }
 
 // Conns returns the number of currently open proxied connections. Safe for
 // concurrent use.
