@@ -94,22 +94,17 @@ func (w *World) Stats() Stats {
 	return s
 }
 
-func (w *World) countCommand(name string) {
-	w.mu.Lock()
-	w.stats.Commands[name]++
-	w.mu.Unlock()
-}
+func (w *World) countCommand(name string) { w.count(w.stats.Commands, name) }
 
-func (w *World) countScript(name string) {
-	w.mu.Lock()
-	w.stats.Scripts[name]++
-	w.mu.Unlock()
-}
+func (w *World) countScript(name string) { w.count(w.stats.Scripts, name) }
 
 // Fault counts one fault of a kind (the explorer's report).
-func (w *World) Fault(kind string) {
+func (w *World) Fault(kind string) { w.count(w.stats.Faults, kind) }
+
+// count adds one to m[k] under the world's lock (m is one of w.stats').
+func (w *World) count(m map[string]int64, k string) {
 	w.mu.Lock()
-	w.stats.Faults[kind]++
+	m[k]++
 	w.mu.Unlock()
 }
 
