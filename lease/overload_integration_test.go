@@ -15,7 +15,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/redlease/redlease/internal/faultproxy"
 	"github.com/redlease/redlease/internal/redistest"
 	"github.com/redlease/redlease/redlock"
 )
@@ -37,9 +36,7 @@ func TestIntegrationLeasesUnderOverload(t *testing.T) {
 	}
 	ctx := context.Background()
 	g := redistest.Start(t, 5)
-	proxy, err := faultproxy.New(g.Server(1).Addr())
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = proxy.Close() })
+	proxy := redistest.NewProxy(t, g.Server(1).Addr())
 	var nodes []redis.UniversalClient
 	var admin []*redis.Client
 	for i, s := range g.Servers() {
@@ -47,10 +44,8 @@ func TestIntegrationLeasesUnderOverload(t *testing.T) {
 		if i == 1 {
 			addr = proxy.Addr()
 		}
-		c := redis.NewClient(&redis.Options{Addr: addr, DialTimeout: 250 * time.Millisecond,
-			ReadTimeout: time.Second, WriteTimeout: time.Second, MaxRetries: -1, DialerRetries: 1})
-		t.Cleanup(func() { _ = c.Close() })
-		nodes = append(nodes, c)
+		nodes = append(nodes, redistest.NewClient(t, &redis.Options{Addr: addr, DialTimeout: 250 * time.Millisecond,
+			ReadTimeout: time.Second, WriteTimeout: time.Second, MaxRetries: -1, DialerRetries: 1}))
 		admin = append(admin, s.Client(t))
 	}
 	c := newClient(t, redlock.Config{NodeTimeout: 100 * time.Millisecond, Logger: hclog.NewNullLogger()}, nodes)
