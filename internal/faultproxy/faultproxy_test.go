@@ -85,6 +85,16 @@ func newProxy(t *testing.T, target string) *Proxy {
 	return p
 }
 
+// echoConn starts an echo server behind a new proxy, dials it and makes one
+// round trip of msg: a warm connection.
+func echoConn(t *testing.T, msg string) (*Proxy, net.Conn) {
+	t.Helper()
+	p := newProxy(t, startEcho(t))
+	c := dial(t, p)
+	roundTrip(t, c, msg)
+	return p, c
+}
+
 func dial(t *testing.T, p *Proxy) net.Conn {
 	t.Helper()
 	c, err := net.DialTimeout("tcp", p.Addr(), wait)
@@ -216,9 +226,7 @@ func TestUpstreamDown(t *testing.T) {
 }
 
 func TestLatency(t *testing.T) {
-	p := newProxy(t, startEcho(t))
-	c := dial(t, p)
-	roundTrip(t, c, "warm")
+	p, c := echoConn(t, "warm")
 	const d = 150 * time.Millisecond
 	p.SetLatency(d)
 	if p.Latency() != d {
@@ -240,9 +248,7 @@ func TestLatency(t *testing.T) {
 }
 
 func TestHoldRelease(t *testing.T) {
-	p := newProxy(t, startEcho(t))
-	c := dial(t, p)
-	roundTrip(t, c, "x")
+	p, c := echoConn(t, "x")
 	p.Hold()
 	if p.Held() != 0 {
 		t.Fatal("Held != 0 before any reply")
@@ -285,9 +291,7 @@ func TestWaitHeldCanceled(t *testing.T) {
 }
 
 func TestPartitionHeal(t *testing.T) {
-	p := newProxy(t, startEcho(t))
-	c := dial(t, p)
-	roundTrip(t, c, "before")
+	p, c := echoConn(t, "before")
 	p.Partition()
 	send(t, c, "lost")
 	expectSilence(t, c)
@@ -301,9 +305,7 @@ func TestPartitionHeal(t *testing.T) {
 }
 
 func TestPartitionDropsDelayedReplies(t *testing.T) {
-	p := newProxy(t, startEcho(t))
-	c := dial(t, p)
-	roundTrip(t, c, "x")
+	p, c := echoConn(t, "x")
 	p.Hold()
 	send(t, c, "dropped")
 	ctx, cancel := context.WithTimeout(context.Background(), wait)
@@ -333,9 +335,7 @@ func TestResetAll(t *testing.T) {
 }
 
 func TestDisableEnable(t *testing.T) {
-	p := newProxy(t, startEcho(t))
-	c := dial(t, p)
-	roundTrip(t, c, "1")
+	p, c := echoConn(t, "1")
 	p.Disable()
 	expectClosed(t, c)
 	c2, err := net.DialTimeout("tcp", p.Addr(), wait)
@@ -381,9 +381,7 @@ func TestCloseWithFaults(t *testing.T) {
 }
 
 func TestCloseBlockedWriters(t *testing.T) {
-	p := newProxy(t, startEcho(t))
-	c := dial(t, p)
-	roundTrip(t, c, "x")
+	p, c := echoConn(t, "x")
 	// Flood without reading.
 	chunk := bytes.Repeat([]byte("z"), 64<<10)
 	_ = c.SetWriteDeadline(time.Now().Add(wait))
