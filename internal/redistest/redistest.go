@@ -1,6 +1,10 @@
 // Package redistest runs real redis-server processes for tests: single
 // servers, replicas (StartReplica), Redis Clusters (StartCluster) and
-// redis-sentinel processes watching groups of them (StartSentinels).
+// redis-sentinel processes watching groups of them (StartSentinels). It is
+// the one real-server rig of the repository: StartRig adds the clients and
+// fault proxies a test of a client needs (Rig), NewClient and NewProxy make
+// them one at a time, and StartMain serves TestMain and the benchmark
+// harness, which have no testing.TB.
 //
 // Start launches servers on free 127.0.0.1 ports, each with its own
 // t.TempDir, and registers a t.Cleanup that stops every process it started
