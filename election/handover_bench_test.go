@@ -11,6 +11,7 @@ import (
 
 	"github.com/redlease/redlease/internal/faultproxy"
 	"github.com/redlease/redlease/internal/redistest"
+	"github.com/redlease/redlease/lease"
 	"github.com/redlease/redlease/redlock"
 )
 
@@ -43,12 +44,12 @@ func newBenchCluster(b *testing.B, cfg Config, crash bool) *benchCluster {
 		}
 		client := newClient(b, redlock.Config{Logger: hclog.NewNullLogger()}, realNodes(b, addrs))
 		c := cfg
-		c.ID = fmt.Sprintf("c%d", i)
+		c.Lease.ID = fmt.Sprintf("c%d", i)
 		c.Callbacks.OnElected = func(ctx context.Context, t Term) {
 			bc.elected <- started{t, time.Now()}
 			<-ctx.Done()
 		}
-		m := &member{id: c.ID, client: client, ps: ps}
+		m := &member{id: c.Lease.ID, client: client, ps: ps}
 		m.run = start(b, newElector(b, client, "bench", c))
 		bc.members = append(bc.members, m)
 	}
@@ -102,7 +103,7 @@ func report(b *testing.B, ds []time.Duration) {
 // and max-ms.
 func BenchmarkHandover(b *testing.B) {
 	b.Run("graceful", func(b *testing.B) {
-		cfg := Config{TTL: 10 * time.Second, ResignDelay: 5 * time.Millisecond}
+		cfg := Config{Lease: lease.Config{TTL: 10 * time.Second}, ResignDelay: 5 * time.Millisecond}
 		bc := newBenchCluster(b, cfg, false)
 		leader, _ := bc.next(b)
 		n := max(b.N, minHandovers)
@@ -132,7 +133,7 @@ func BenchmarkHandover(b *testing.B) {
 		report(b, ds)
 	})
 	b.Run("crash", func(b *testing.B) {
-		cfg := Config{TTL: 500 * time.Millisecond, RetryDelay: 100 * time.Millisecond}
+		cfg := Config{Lease: lease.Config{TTL: 500 * time.Millisecond, RetryDelay: 100 * time.Millisecond}}
 		bc := newBenchCluster(b, cfg, true)
 		leader, _ := bc.next(b)
 		n := max(b.N, minHandovers)
@@ -153,6 +154,6 @@ func BenchmarkHandover(b *testing.B) {
 		}
 		b.StopTimer()
 		report(b, ds)
-		b.ReportMetric(float64(cfg.TTL+cfg.RetryDelay*3/2+100*time.Millisecond)/float64(time.Millisecond), "target-ms")
+		b.ReportMetric(float64(cfg.Lease.TTL+cfg.Lease.RetryDelay*3/2+100*time.Millisecond)/float64(time.Millisecond), "target-ms")
 	})
 }

@@ -63,12 +63,12 @@ func TestStalledSchedulerDoesNotDelayLoss(t *testing.T) {
 		c := newClient(t, redlock.Config{NodeTimeout: 100 * time.Millisecond}, nodes)
 		start := time.Now()
 		ls := acquireMany(t, c, 10, timingConfig())
-		deadline := ls[0].Deadline()
+		deadline := ls[0].deadline()
 		for _, l := range ls {
-			require.Equal(t, deadline, l.Deadline())
+			require.Equal(t, deadline, l.deadline())
 		}
 		at(start.Add(tRenew)) // the scheduler takes the batch and stalls
-		require.Equal(t, deadline, ls[0].Deadline(), "not refreshed")
+		require.Equal(t, deadline, ls[0].deadline(), "not refreshed")
 		at(deadline.Add(-time.Nanosecond))
 		for _, l := range ls {
 			require.True(t, l.Held())
@@ -91,7 +91,7 @@ func TestStalledSchedulerDoesNotDelayLoss(t *testing.T) {
 		for _, l := range ls {
 			require.False(t, l.Held())
 			require.ErrorIs(t, l.Err(), ErrLeaseLost)
-			require.Equal(t, deadline, l.Deadline())
+			require.Equal(t, deadline, l.deadline())
 		}
 		for _, m := range ms {
 			for i := range ls {
@@ -131,7 +131,7 @@ func TestRetriesBoundedThenSteady(t *testing.T) {
 		for _, m := range ms[:2] {
 			m.heal()
 		}
-		at(ls[0].Deadline())
+		at(ls[0].deadline())
 		for i, l := range ls {
 			require.True(t, l.Held(), "lease %d lost", i)
 		}

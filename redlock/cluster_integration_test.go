@@ -25,6 +25,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/redlease/redlease/internal/redistest"
+	"github.com/redlease/redlease/internal/redlockx"
 	"github.com/redlease/redlease/redlock"
 )
 
@@ -180,7 +181,7 @@ func TestClusterLocks(t *testing.T) {
 	c := redistest.StartCluster(t, 3, 1)
 	rl := rcNewCluster(t, rcCfg, rcClusterClient(t, c.Addrs()), 3, true)
 	other := rcNewCluster(t, rcCfg, rcClusterClient(t, c.Addrs()), 3, false)
-	require.Equal(t, 2, rl.Quorum())
+	require.Equal(t, 2, redlockx.Quorum(rl))
 
 	// Copy i is in the middle of slot range i, hence on master i.
 	reps, shared := rl.Placement(ctx)
@@ -346,7 +347,7 @@ func TestClusterSharedMasterWarning(t *testing.T) {
 			assert.Empty(t, st.Value, "%s", st.Node)
 		}
 	}
-	assert.GreaterOrEqual(t, held, rl.Quorum())
+	assert.GreaterOrEqual(t, held, redlockx.Quorum(rl))
 	_, err = l.Release(ctx)
 	require.NoError(t, err)
 	assert.Equal(t, uint64(2), rcTryAcquire(t, rl, "job").Token())

@@ -25,6 +25,7 @@ import (
 
 	"github.com/redlease/redlease/internal/faultproxy"
 	"github.com/redlease/redlease/internal/redistest"
+	"github.com/redlease/redlease/internal/redlockx"
 	"github.com/redlease/redlease/redlock"
 )
 
@@ -532,7 +533,8 @@ func TestIntegrationValidity(t *testing.T) {
 }
 
 // TestIntegrationExtendTimeout: an Extend whose majority answers later than
-// NodeTimeout fails; with WithExtendTimeout above the delay it succeeds,
+// NodeTimeout fails; with a wait above the delay (internal/redlockx.Extend,
+// as the lease package's refreshes wait) it succeeds,
 // and its new validity still counts from its start, so no node's key
 // expires before the local deadline.
 func TestIntegrationExtendTimeout(t *testing.T) {
@@ -549,7 +551,7 @@ func TestIntegrationExtendTimeout(t *testing.T) {
 	// First the long wait (before a timed-out request makes go-redis dial
 	// again, through the slow proxies), then NodeTimeout.
 	t0 := time.Now()
-	require.NoError(t, l.Extend(ctx, 0, redlock.WithExtendTimeout(4*itNodeTimeout)))
+	require.NoError(t, redlockx.Extend(ctx, l, 0, 4*itNodeTimeout))
 	elapsed := time.Since(t0)
 	assert.GreaterOrEqual(t, elapsed, itNodeTimeout, "the extend waited for the slow majority")
 	until := l.ValidUntil()
@@ -568,7 +570,7 @@ func TestIntegrationExtendTimeout(t *testing.T) {
 	require.Equal(t, until, l.ValidUntil())
 
 	// A wait shorter than the delay fails, naming the wait.
-	err = l.Extend(ctx, 0, redlock.WithExtendTimeout(itNodeTimeout+10*time.Millisecond))
+	err = redlockx.Extend(ctx, l, 0, itNodeTimeout+10*time.Millisecond)
 	require.ErrorIs(t, err, redlock.ErrNotExtended)
 	assert.ErrorContains(t, err, "no answer within 210ms")
 	require.Equal(t, until, l.ValidUntil())

@@ -15,6 +15,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/redlease/redlease/internal/redlockx"
 	"github.com/redlease/redlease/redlock"
 )
 
@@ -226,6 +227,7 @@ func (n *nodes) Close() {
 // up), except to --bootstrap, whose error names them.
 func (c *connFlags) connect(ctx context.Context, set *nodeSet, log hclog.Logger) (*nodes, error) {
 	cfg := redlock.Config{NodeTimeout: c.nodeTimeout, MaxTTL: c.maxTTL, Logger: log, Hooks: c.hooks}
+	redlockx.QuietQuarantine(&cfg) // the CLI says it its own way (hintQuarantine)
 	n := &nodes{}
 	var err error
 	if c.cluster {
