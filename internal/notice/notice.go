@@ -6,7 +6,7 @@
 //
 // Notices are hints: they may be lost, late, duplicated or forged by
 // anyone who can PUBLISH, so a receiver confirms what one says with a
-// majority read or an attempt of its own (docs/design.md).
+// majority read or an attempt of its own (docs/design.md §4.12).
 package notice
 
 import "strings"

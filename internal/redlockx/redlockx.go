@@ -32,7 +32,7 @@ func Quorum(c *redlock.Client) int { return link.Get().Quorum(c) }
 
 // Drift is the clock-drift allowance c deducts from a lock of ttl: a lock
 // acquired at start is believed held until start + ttl - Drift. It is
-// redlock's rule (docs/design.md, "Clocks"); callers never re-derive it.
+// redlock's rule (docs/design.md §4.2, S3); callers never re-derive it.
 func Drift(c *redlock.Client, ttl time.Duration) time.Duration { return link.Get().Drift(c, ttl) }
 
 // CheckTTL reports why c would refuse ttl for a lock (not a whole number
