@@ -155,7 +155,11 @@ func TestIntegrationManyTerms(t *testing.T) {
 	clientCfg := redlock.Config{NodeTimeout: 250 * time.Millisecond}
 	h := newHistory()
 	cfgFor := func(id string) Config {
-		return Config{Lease: lease.Config{ID: id, TTL: time.Second, RenewInterval: 300 * time.Millisecond, SafetyMargin: 200 * time.Millisecond, RetryDelay: 50 * time.Millisecond, Logger: testLogger(t)}, Callbacks: h.callbacks(id, nil)}
+		return Config{
+			Lease: lease.Config{ID: id, TTL: time.Second, RenewInterval: 300 * time.Millisecond, SafetyMargin: 200 * time.Millisecond,
+				RetryDelay: 50 * time.Millisecond, Logger: testLogger(t)},
+			Callbacks: h.callbacks(id, nil),
+		}
 	}
 
 	var members []*member
