@@ -533,7 +533,7 @@ func snapshotAll(hs []*rtCounter) []rtSnapshot {
 }
 
 func (h *rtCounter) timed(t0 time.Time) {
-	if time.Since(t0) >= redlock.DefaultNodeTimeout {
+	if time.Since(t0) >= redlockx.Defaults().NodeTimeout {
 		h.slow.Add(1)
 	}
 }

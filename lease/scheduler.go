@@ -187,7 +187,7 @@ func (s *scheduler) take(now time.Time) []*Lease {
 	// lease (at least a full batch): leases that all fall due at once, as
 	// they do when acquired together, are never held back, and failures
 	// retried at every RetryInterval drain it within one RenewInterval.
-	limit := float64(max(s.leases, redlock.MaxExtendBatch))
+	limit := float64(max(s.leases, redlockx.MaxExtendBatch()))
 	if !s.refilled.IsZero() {
 		s.tokens = min(limit, s.tokens+2*s.rate*now.Sub(s.refilled).Seconds())
 	} else {
@@ -202,7 +202,7 @@ func (s *scheduler) take(now time.Time) []*Lease {
 	n := int(s.tokens)
 	s.tokens -= float64(n)
 	// The rest waits until the bucket holds a batch's worth again.
-	later := now.Add(time.Duration(float64(min(len(batch)-n, redlock.MaxExtendBatch)) / (2 * s.rate) * float64(time.Second)))
+	later := now.Add(time.Duration(float64(min(len(batch)-n, redlockx.MaxExtendBatch())) / (2 * s.rate) * float64(time.Second)))
 	for _, l := range batch[n:] {
 		l.due = later
 		heap.Push(&s.due, l)

@@ -13,12 +13,18 @@ import (
 // that none of it is an exported name of this package.
 func init() {
 	link.Register(link.Funcs{
-		Config: func(c any) any { return c.(*Client).cfg },
-		Quorum: func(c any) int { return c.(*Client).quorum },
+		Config:         func(c any) any { return c.(*Client).cfg },
+		Defaults:       func() any { return Config{}.withDefaults() },
+		MaxExtendBatch: MaxExtendBatch,
+		Quorum:         func(c any) int { return c.(*Client).quorum },
 		Drift: func(c any, ttl time.Duration) time.Duration {
-			return c.(*Client).cfg.drift(ttl)
+			cfg := configOf(c)
+			return cfg.drift(ttl)
 		},
-		CheckTTL: func(c any, ttl time.Duration) error { return c.(*Client).cfg.checkTTL(ttl) },
+		CheckTTL: func(c any, ttl time.Duration) error {
+			cfg := configOf(c)
+			return cfg.checkTTL(ttl)
+		},
 		Publish: func(ctx context.Context, c any, channel, message string) (int, error) {
 			return c.(*Client).publish(ctx, channel, message)
 		},
@@ -39,4 +45,13 @@ func init() {
 		QuietQuarantine: func(cfg any) { cfg.(*Config).quietQuarantine = true },
 		UnsafeOff:       func(c any) unsafeopt.Off { return c.(*Client).cfg.unsafeOff },
 	})
+}
+
+// configOf is the configuration of c, a *Client, or c itself, a Config
+// (with defaults filled in).
+func configOf(c any) Config {
+	if cl, ok := c.(*Client); ok {
+		return cl.cfg
+	}
+	return c.(Config).withDefaults()
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/redlease/redlease/election"
+	"github.com/redlease/redlease/internal/redlockx"
 	"github.com/redlease/redlease/lease"
 	"github.com/redlease/redlease/redlock"
 )
@@ -160,8 +161,11 @@ func planRun(ttl, grace time.Duration, conn connFlags) (runPlan, error) {
 	case ttl > conn.maxTTL:
 		return runPlan{}, usagef("--ttl (%s) is above --max-ttl (%s)", ttl, conn.maxTTL)
 	}
-	drift := time.Duration(float64(ttl)*redlock.DefaultDriftFactor) + redlock.MinDrift
-	if ttl <= 2*conn.nodeTimeout+drift {
+	// redlock's own TTL rule and drift allowance, for the client the
+	// flags make (connect).
+	ccfg := conn.clientConfig()
+	drift := redlockx.DriftFor(ccfg, ttl)
+	if redlockx.CheckTTLFor(ccfg, ttl) != nil { // not above NodeTimeout*2 + drift: the other cases are checked above
 		return runPlan{}, usagef("--ttl (%s) must exceed 2 × --node-timeout + drift (%s)", ttl, 2*conn.nodeTimeout+drift)
 	}
 	p := runPlan{ttl: ttl, slack: max(100*time.Millisecond, ttl/20)}

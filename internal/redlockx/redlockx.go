@@ -26,6 +26,16 @@ type Subscription = link.Subscription
 // Config returns the client's configuration with defaults filled in.
 func Config(c *redlock.Client) redlock.Config { return link.Get().Config(c).(redlock.Config) }
 
+// Defaults returns the Config of a Client made with the zero Config: every
+// default filled in (NodeTimeout, DriftFactor, MaxTTL, ...), for a program
+// that shows them (the CLI's flags) without copying them.
+func Defaults() redlock.Config { return link.Get().Defaults().(redlock.Config) }
+
+// MaxExtendBatch is how many locks one extend_many script call of
+// Client.ExtendAll carries at most: the lease scheduler sizes its batches
+// and its token bucket by it.
+func MaxExtendBatch() int { return link.Get().MaxExtendBatch }
+
 // Quorum is the number of votes a lock of c needs: N/2+1 of its nodes (of
 // one bucket's copies, on a bucketed cluster).
 func Quorum(c *redlock.Client) int { return link.Get().Quorum(c) }
@@ -35,11 +45,19 @@ func Quorum(c *redlock.Client) int { return link.Get().Quorum(c) }
 // redlock's rule (docs/design.md §4.2, S3); callers never re-derive it.
 func Drift(c *redlock.Client, ttl time.Duration) time.Duration { return link.Get().Drift(c, ttl) }
 
+// DriftFor is [Drift] for a Client made from cfg (defaults filled in), for
+// a program that checks its settings before it has a Client.
+func DriftFor(cfg redlock.Config, ttl time.Duration) time.Duration { return link.Get().Drift(cfg, ttl) }
+
 // CheckTTL reports why c would refuse ttl for a lock (not a whole number
 // of milliseconds, above MaxTTL, not above NodeTimeout*2 + drift), as an
 // error matching redlock.ErrInvalidArgument that names the values; nil
 // when c accepts it.
 func CheckTTL(c *redlock.Client, ttl time.Duration) error { return link.Get().CheckTTL(c, ttl) }
+
+// CheckTTLFor is [CheckTTL] for a Client made from cfg (defaults filled
+// in).
+func CheckTTLFor(cfg redlock.Config, ttl time.Duration) error { return link.Get().CheckTTL(cfg, ttl) }
 
 // Publish sends message on channel to every node of c at once and returns
 // how many nodes took it, waiting at most NodeTimeout. On a bucketed

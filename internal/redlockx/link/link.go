@@ -31,9 +31,11 @@ type Subscription interface {
 // what each does.
 type Funcs struct {
 	Config          func(c any) any // a redlock.Config
+	Defaults        func() any      // a redlock.Config
+	MaxExtendBatch  int
 	Quorum          func(c any) int
-	Drift           func(c any, ttl time.Duration) time.Duration
-	CheckTTL        func(c any, ttl time.Duration) error
+	Drift           func(c any, ttl time.Duration) time.Duration // c: a *redlock.Client or a redlock.Config
+	CheckTTL        func(c any, ttl time.Duration) error         // c: a *redlock.Client or a redlock.Config
 	Publish         func(ctx context.Context, c any, channel, message string) (int, error)
 	Subscribe       func(ctx context.Context, c any, channel string) (Subscription, error)
 	ReleaseNotice   func(channel, message string) any // a redlock.AcquireOption
