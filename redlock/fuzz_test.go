@@ -18,6 +18,8 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/redis/go-redis/v9"
+
+	"github.com/redlease/redlease/internal/notice"
 )
 
 // Fuzzing of every reply redlock reads. Replies are trees of the values
@@ -594,7 +596,7 @@ func clientReplies(t *testing.T, data []byte) {
 	}
 	_ = c.Bootstrap(ctx)
 
-	l, err := c.TryAcquire(ctx, "k", time.Second, releaseNotice("k:notice", "released"))
+	l, err := c.TryAcquire(ctx, "k", time.Second, releaseNotice(notice.Channel("k"), notice.Message{Kind: notice.Released}.Encode()))
 	switch {
 	case err != nil && !errors.Is(err, ErrNotAcquired):
 		t.Fatalf("TryAcquire: %v does not match ErrNotAcquired", err)

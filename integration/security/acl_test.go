@@ -288,7 +288,7 @@ func TestACLMissingPermission(t *testing.T) {
 		c, err := redlock.New(ctx, redlock.Config{NodeTimeout: nodeTimeout, Logger: testLogger(t)}, nodes...)
 		require.NoError(t, err)
 		defer c.Close()
-		l, err := c.TryAcquire(ctx, "app:f", 5*time.Second, redlockx.ReleaseNotice("app:f:notice", "released"))
+		l, err := c.TryAcquire(ctx, "app:f", 5*time.Second, redlockx.ReleaseNotice(notice.Channel("app:f"), notice.Message{Kind: notice.Released}.Encode()))
 		require.NoError(t, err)
 		n, err := l.Release(ctx)
 		// BUG: release.lua deletes the key, then its PUBLISH is refused
