@@ -46,8 +46,8 @@ FUZZ      = go test -run '^$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMIN
 fuzz:
 	$(FUZZ) -fuzz '^FuzzParseReply$$' ./redlock/
 	$(FUZZ) -fuzz '^FuzzClientReplies$$' ./redlock/
-	$(FUZZ) -fuzz '^FuzzDecodeValue$$' ./lease/
-	$(FUZZ) -fuzz '^FuzzValueRoundTrip$$' ./lease/
+	$(FUZZ) -fuzz '^FuzzDecodeValue$$' ./internal/notice/
+	$(FUZZ) -fuzz '^FuzzValueRoundTrip$$' ./internal/notice/
 
 ## soak: the fault suite's soak alone (integration/faults, -race): candidate processes
 ## under a random fault every 5s for DURATION (default 90s; 30s at least), seeded

@@ -5,10 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"strings"
 	"time"
 
 	"github.com/redlease/redlease/internal/backoff"
+	"github.com/redlease/redlease/internal/notice"
+	"github.com/redlease/redlease/internal/redlockx"
 	"github.com/redlease/redlease/lease"
 	"github.com/redlease/redlease/observer"
 	"github.com/redlease/redlease/redlock"
@@ -39,18 +40,18 @@ import (
 type candidate struct {
 	e        *Elector
 	d        *dispatcher
-	sub      *redlock.Subscription
+	sub      redlockx.Subscription
 	leaseCtx context.Context
 
-	view     Leader // the last leader seen (zero: none)
+	view     observer.Leader // the last leader seen (zero: none)
 	hasView  bool
 	maxToken uint64 // the highest token seen, own terms included
 
 	prev      *term     // the last term; no attempt while its callbacks run
 	notBefore time.Time // no attempt before (standing aside)
 
-	notices   map[string]string // per node, the last notice: released or acquired
-	triggered bool              // an attempt was made for the current release
+	notices   map[string]notice.Kind // per node, the kind of its last notice: Released or Acquired
+	triggered bool                   // an attempt was made for the current release
 
 	splits      int           // lost attempts in a row, nobody seen leading
 	lastAttempt time.Duration // how long the last attempt took
@@ -79,7 +80,7 @@ func (c *candidate) loop(ctx context.Context) error {
 			return stopped(ctx)
 		}
 		var (
-			ld   Leader
+			ld   observer.Leader
 			rerr error
 		)
 		if !try || !c.mayTry() {
@@ -87,7 +88,7 @@ func (c *candidate) loop(ctx context.Context) error {
 			if err := c.fatal(ctx, rerr); err != nil {
 				return err
 			}
-			try = errors.Is(rerr, ErrNoLeader)
+			try = errors.Is(rerr, observer.ErrNoLeader)
 		}
 		tried := false
 		if try && c.mayTry() {
@@ -103,7 +104,7 @@ func (c *candidate) loop(ctx context.Context) error {
 				// It resigned: the successor's acquire notice will say who
 				// leads, and a read now would only slow the successor
 				// down. The timer reads if no notice comes.
-				ld, rerr = Leader{}, errNotRead
+				ld, rerr = observer.Leader{}, errNotRead
 			case won: // the term was lost: look at once
 				try = false
 				continue
@@ -113,7 +114,7 @@ func (c *candidate) loop(ctx context.Context) error {
 				// would slow the winner down. The timer reads (and tries
 				// if nobody leads) soon if no notice comes.
 				tried = true
-				ld, rerr = Leader{}, errNotRead
+				ld, rerr = observer.Leader{}, errNotRead
 			}
 		}
 		var err error
@@ -128,7 +129,7 @@ func (c *candidate) loop(ctx context.Context) error {
 func (c *candidate) afterTerm() {
 	drain(c.sub)
 	for _, n := range c.e.client.Nodes() {
-		c.notices[n] = lease.NoticeReleased
+		c.notices[n] = notice.Released
 	}
 	c.triggered = true
 }
@@ -147,7 +148,7 @@ func (c *candidate) mayTry() bool {
 func (c *candidate) attempt(ctx context.Context) (bool, error) {
 	e := c.e
 	t0 := time.Now()
-	l, err := lease.TryAcquire(c.leaseCtx, e.client, e.name, e.lcfg)
+	l, err := lease.TryAcquire(c.leaseCtx, e.client, e.name, e.cfg.Lease)
 	c.lastAttempt = time.Since(t0)
 	c.lostRace = err != nil
 	e.h.attempted(err)
@@ -170,7 +171,7 @@ var errNotRead = errors.New("election: not read")
 // A new term whose token is not above the highest seen is read again a
 // few times, a millisecond apart: its token is being written back (the
 // observer does the same, but does not know this elector's own terms).
-func (c *candidate) read(ctx context.Context) (Leader, error) {
+func (c *candidate) read(ctx context.Context) (observer.Leader, error) {
 	l, err := c.e.obs.Leader(ctx)
 	for i := 0; i < unfencedRereads && err == nil && c.unfenced(l); i++ {
 		t := time.NewTimer(time.Millisecond)
@@ -178,11 +179,11 @@ func (c *candidate) read(ctx context.Context) (Leader, error) {
 		case <-t.C:
 		case <-ctx.Done():
 			t.Stop()
-			return Leader{}, ctxErr(ctx)
+			return observer.Leader{}, ctxErr(ctx)
 		}
 		l, err = c.e.obs.Leader(ctx)
 	}
-	c.failing = err != nil && !errors.Is(err, ErrNoLeader)
+	c.failing = err != nil && !errors.Is(err, observer.ErrNoLeader)
 	if !c.failing {
 		c.fails.Reset()
 	}
@@ -190,8 +191,8 @@ func (c *candidate) read(ctx context.Context) (Leader, error) {
 	case err == nil:
 		c.splits = 0 // somebody won: the next lost attempt is a new race
 		c.see(l)
-	case errors.Is(err, ErrNoLeader):
-		c.see(Leader{})
+	case errors.Is(err, observer.ErrNoLeader):
+		c.see(observer.Leader{})
 	default:
 		c.e.log.Debug("leader unknown", "error", err)
 	}
@@ -200,12 +201,12 @@ func (c *candidate) read(ctx context.Context) (Leader, error) {
 
 // unfenced reports a new term with a token that is not above the highest
 // seen.
-func (c *candidate) unfenced(l Leader) bool {
+func (c *candidate) unfenced(l observer.Leader) bool {
 	return l.Token != 0 && l.Token <= c.maxToken && (!c.hasView || l.Value != c.view.Value)
 }
 
 // see records the leader seen, and reports it when it changed.
-func (c *candidate) see(l Leader) {
+func (c *candidate) see(l observer.Leader) {
 	c.maxToken = max(c.maxToken, l.Token)
 	if c.hasView && l.Value == c.view.Value {
 		c.view = l
@@ -215,12 +216,12 @@ func (c *candidate) see(l Leader) {
 		c.e.observe(redlock.Event{Kind: redlock.EventLeaderChanged, Token: l.Token})
 	}
 	c.view, c.hasView = l, true
-	c.e.log.Debug("leader changed", "leader", l.String())
 	st := observer.StateLeader
-	if l.IsZero() {
+	if l.Value == "" {
 		st = observer.StateNoLeader
 	}
-	c.e.emit(Event{Kind: redlock.EventLeaderChanged, State: st, Leader: l})
+	c.e.log.Debug("leader changed", "leader", l.ID, "token", l.Token, "state", st)
+	c.e.emit(observer.Event{Kind: redlock.EventLeaderChanged, State: st, Leader: l})
 	if f := c.e.cfg.Callbacks.OnLeaderChange; f != nil {
 		c.d.push(func() { c.d.call("OnLeaderChange", func() { f(l) }) })
 	}
@@ -239,9 +240,9 @@ func (c *candidate) fatal(ctx context.Context, err error) error {
 
 // wait waits for the next reason to look at the election (see candidate)
 // and reports whether to try (true) or only read (false).
-func (c *candidate) wait(ctx context.Context, ld Leader, rerr error, tried bool) (bool, error) {
+func (c *candidate) wait(ctx context.Context, ld observer.Leader, rerr error, tried bool) (bool, error) {
 	e := c.e
-	d := backoff.Jitter(e.cfg.RetryDelay)
+	d := backoff.Jitter(e.cfg.Lease.RetryDelay)
 	if c.failing { // no majority answered: back off, up to 8 RetryDelays
 		d = c.fails.Next()
 	}
@@ -295,8 +296,9 @@ func (c *candidate) wait(ctx context.Context, ld Leader, rerr error, tried bool)
 				return true, nil
 			}
 		case n := <-c.sub.C():
-			switch {
-			case strings.HasPrefix(n.Payload, lease.NoticeReleased):
+			m := notice.Parse(n.Payload)
+			switch m.Kind {
+			case notice.Released:
 				if c.released(n.Node) {
 					if !c.lostRace || rand.N(2) == 0 {
 						return true, nil
@@ -306,9 +308,9 @@ func (c *candidate) wait(ctx context.Context, ld Leader, rerr error, tried bool)
 					timer.Reset(c.raceDelay())
 					tryOnTimer = true
 				}
-			case strings.HasPrefix(n.Payload, lease.NoticeAcquired):
+			case notice.Acquired:
 				c.acquired(n.Node)
-				if c.isCurrent(n.Payload) {
+				if c.isCurrent(m) {
 					continue // the term already known
 				}
 				return false, nil // another term began: read who leads
@@ -328,18 +330,17 @@ func (c *candidate) wait(ctx context.Context, ld Leader, rerr error, tried bool)
 // last race (a lone standby always does) never waits.
 func (c *candidate) raceDelay() time.Duration {
 	a := max(2*c.lastAttempt, 500*time.Microsecond)
-	return min(backoff.Uniform(a, 2*a), c.e.cfg.RetryDelay)
+	return min(backoff.Uniform(a, 2*a), c.e.cfg.Lease.RetryDelay)
 }
 
-// isCurrent reports whether a notice is the acquire notice of the term
-// the candidate already knows.
-func (c *candidate) isCurrent(payload string) bool {
-	v, ok := strings.CutPrefix(payload, lease.NoticeAcquired+" ")
-	return ok && c.hasView && !c.view.IsZero() && v == c.view.Value
+// isCurrent reports whether an acquire notice is that of the term the
+// candidate already knows.
+func (c *candidate) isCurrent(m notice.Message) bool {
+	return c.hasView && c.view.Value != "" && m.Value == c.view.Value
 }
 
 // drain drops the notices already queued.
-func drain(sub *redlock.Subscription) {
+func drain(sub redlockx.Subscription) {
 	for {
 		select {
 		case <-sub.C():
@@ -353,7 +354,7 @@ func drain(sub *redlock.Subscription) {
 // can succeed: redlock's own rule (a closed client, a bad argument, a
 // majority refusing the key for good), or a configuration the lease refused.
 func finalAttempt(err error) bool {
-	return redlock.IsFinal(err) || errors.Is(err, lease.ErrInvalidConfig)
+	return redlock.IsFinal(err) || errors.Is(err, redlock.ErrInvalidConfig)
 }
 
 // released records a release notice from node, and reports whether an
@@ -362,8 +363,8 @@ func finalAttempt(err error) bool {
 // order, so the late notices of a release already tried for do not make
 // another attempt.
 func (c *candidate) released(node string) bool {
-	c.notices[node] = lease.NoticeReleased
-	if c.releasedCount() < c.e.client.Quorum() || c.triggered {
+	c.notices[node] = notice.Released
+	if c.releasedCount() < redlockx.Quorum(c.e.client) || c.triggered {
 		return false
 	}
 	c.triggered = true
@@ -373,8 +374,8 @@ func (c *candidate) released(node string) bool {
 // acquired records an acquire notice from node: once fewer than a majority
 // are released, the next release is a new one to try for.
 func (c *candidate) acquired(node string) {
-	c.notices[node] = lease.NoticeAcquired
-	if c.releasedCount() < c.e.client.Quorum() {
+	c.notices[node] = notice.Acquired
+	if c.releasedCount() < redlockx.Quorum(c.e.client) {
 		c.triggered = false
 	}
 }
@@ -382,7 +383,7 @@ func (c *candidate) acquired(node string) {
 func (c *candidate) releasedCount() int {
 	n := 0
 	for _, v := range c.notices {
-		if v == lease.NoticeReleased {
+		if v == notice.Released {
 			n++
 		}
 	}

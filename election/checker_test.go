@@ -11,6 +11,7 @@ import (
 
 	"github.com/redlease/redlease/internal/checker"
 	"github.com/redlease/redlease/internal/testnodes"
+	"github.com/redlease/redlease/internal/unsafeopt"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -209,14 +210,15 @@ func TestHandoverGuardNegativeControl(t *testing.T) {
 					begin(t.Token)
 					on(ctx, t)
 				}
-				e := newElector(t, newClient(t, unitClientCfg, nodes), "guard", cfg)
-				e.unsafeNoHandoverWait = !guard
+				ccfg := unitClientCfg
+				unsafeopt.Apply(&ccfg, unsafeopt.Off{NoHandoverWait: !guard})
+				e := newElector(t, newClient(t, ccfg, nodes), "guard", cfg)
 				es = append(es, start(t, e))
 			}
 			first := h.next(t, wait)
 			for range 3 {
 				for _, e := range es {
-					if e.ID() == first.id {
+					if e.cfg.Lease.ID == first.id {
 						require.NoError(t, e.Resign(context.Background()))
 					}
 				}

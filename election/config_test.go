@@ -21,39 +21,51 @@ func TestConfigValidate(t *testing.T) {
 		cfg  Config
 		want string
 	}{
-		{"negative retry delay", Config{RetryDelay: -time.Millisecond}, "RetryDelay (-1ms) must not be negative"},
+		{"negative retry delay", Config{Lease: lease.Config{RetryDelay: -time.Millisecond}}, "RetryDelay (-1ms) must not be negative"},
 		{"negative resign delay", Config{ResignDelay: -time.Second}, "ResignDelay (-1s) must not be negative"},
 		{"negative stop timeout", Config{StopTimeout: -time.Second}, "StopTimeout (-1s) must not be negative"},
 		{"negative event buffer", Config{EventBuffer: -1}, "EventBuffer (-1) must not be negative"},
-		{"negative ttl", Config{TTL: -time.Second}, "TTL (-1s) must not be negative"},
-		{"ttl not in ms", Config{TTL: 1500 * time.Microsecond}, "TTL (1.5ms) must be a whole number of milliseconds"},
-		{"renew interval above ttl", Config{TTL: time.Second, RenewInterval: 2 * time.Second}, "RenewInterval (2s) must be below TTL (1s)"},
-		{"retry interval above renew interval", Config{RenewInterval: time.Second, RetryInterval: 2 * time.Second}, "RetryInterval (2s) must not exceed RenewInterval (1s)"},
-		{"safety margin too big", Config{TTL: time.Second, SafetyMargin: 900 * time.Millisecond}, "SafetyMargin (900ms)"},
-		{"metadata too big", Config{Metadata: map[string]string{"x": strings.Repeat("a", lease.MaxHolderSize)}}, "above MaxHolderSize"},
+		{"negative ttl", Config{Lease: lease.Config{TTL: -time.Second}}, "TTL (-1s) must not be negative"},
+		{"ttl not in ms", Config{Lease: lease.Config{TTL: 1500 * time.Microsecond}}, "TTL (1.5ms) must be a whole number of milliseconds"},
+		{"renew interval above ttl", Config{Lease: lease.Config{TTL: time.Second, RenewInterval: 2 * time.Second}}, "RenewInterval (2s) must be below TTL (1s)"},
+		{"retry interval above renew interval", Config{Lease: lease.Config{RenewInterval: time.Second, RetryInterval: 2 * time.Second}}, "RetryInterval (2s) must not exceed RenewInterval (1s)"},
+		{"safety margin too big", Config{Lease: lease.Config{TTL: time.Second, SafetyMargin: 900 * time.Millisecond}}, "SafetyMargin (900ms)"},
+		{"metadata too big", Config{Lease: lease.Config{Metadata: map[string]string{"x": strings.Repeat("a", 4096)}}}, "above the limit of 4096"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			err := tc.cfg.Validate()
-			require.ErrorIs(t, err, ErrInvalidConfig)
+			require.ErrorIs(t, err, redlock.ErrInvalidConfig)
 			assert.Contains(t, err.Error(), tc.want)
 			_, err = New(&redlock.Client{}, "key", tc.cfg)
-			require.ErrorIs(t, err, ErrInvalidConfig, "New validates")
+			require.ErrorIs(t, err, redlock.ErrInvalidConfig, "New validates")
 		})
 	}
 	require.NoError(t, Config{}.Validate())
 
-	d := DefaultConfig()
-	assert.Equal(t, 10*time.Second, d.TTL)
-	assert.Equal(t, d.TTL/3, d.RenewInterval)
-	assert.Equal(t, d.RenewInterval/4, d.RetryInterval)
-	assert.Equal(t, d.TTL/20, d.SafetyMargin)
-	assert.Equal(t, 100*time.Millisecond, d.RetryDelay)
-	assert.Equal(t, 2*d.RetryDelay, d.ResignDelay)
-	assert.Equal(t, d.TTL, d.StopTimeout)
+}
+
+// The defaults: the lease's, filled in by package lease (New resolves
+// them), then the elector's own, derived from them.
+func TestConfigDefaults(t *testing.T) {
+	_, nodes := testnodes.Minis(t, 3)
+	e, err := New(newClient(t, redlock.Config{}, nodes), "key", Config{})
+	require.NoError(t, err)
+	d := e.cfg
+	assert.Equal(t, 10*time.Second, d.Lease.TTL)
+	assert.Equal(t, d.Lease.TTL/3, d.Lease.RenewInterval)
+	assert.Equal(t, d.Lease.RenewInterval/4, d.Lease.RetryInterval)
+	assert.Equal(t, d.Lease.TTL/20, d.Lease.SafetyMargin)
+	assert.Equal(t, 100*time.Millisecond, d.Lease.RetryDelay)
+	assert.Equal(t, 2*d.Lease.RetryDelay, d.ResignDelay)
+	assert.Equal(t, d.Lease.TTL, d.StopTimeout)
 	assert.Equal(t, 64, d.EventBuffer)
-	assert.Equal(t, lease.DefaultConfig().ID, d.ID)
-	assert.NotEmpty(t, d.ID)
-	assert.NotNil(t, d.Logger)
+	assert.NotEmpty(t, d.Lease.ID)
+	assert.NotNil(t, d.Lease.Logger)
+
+	e, err = New(newClient(t, redlock.Config{}, nodes), "key", Config{Lease: lease.Config{TTL: 2 * time.Second, RetryDelay: 30 * time.Millisecond}})
+	require.NoError(t, err)
+	assert.Equal(t, 60*time.Millisecond, e.cfg.ResignDelay, "2 x the lease's RetryDelay")
+	assert.Equal(t, 2*time.Second, e.cfg.StopTimeout, "the lease's TTL")
 }
 
 func TestNewChecksClient(t *testing.T) {
@@ -64,14 +76,14 @@ func TestNewChecksClient(t *testing.T) {
 		cfg  Config
 		want string
 	}{
-		{"ttl above max ttl", Config{TTL: 25 * time.Second}, "TTL (25s) is above the client's MaxTTL (20s)"},
-		{"ttl too short for node timeout", Config{TTL: 200 * time.Millisecond}, "TTL (200ms) must exceed the client's NodeTimeout*2 + drift (204ms)"},
-		{"no room for a refresh", Config{TTL: time.Second, RenewInterval: 900 * time.Millisecond, SafetyMargin: 90 * time.Millisecond},
+		{"ttl above max ttl", Config{Lease: lease.Config{TTL: 25 * time.Second}}, "TTL (25s) is above MaxTTL (20s)"},
+		{"ttl too short for node timeout", Config{Lease: lease.Config{TTL: 200 * time.Millisecond}}, "TTL (200ms) must exceed NodeTimeout*2 + drift (204ms)"},
+		{"no room for a refresh", Config{Lease: lease.Config{TTL: time.Second, RenewInterval: 900 * time.Millisecond, SafetyMargin: 90 * time.Millisecond}},
 			"RenewInterval + SafetyMargin (900ms + 90ms) must be below TTL - drift (1s - 12ms)"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := New(c, "key", tc.cfg)
-			require.ErrorIs(t, err, ErrInvalidConfig)
+			require.ErrorIs(t, err, redlock.ErrInvalidConfig)
 			assert.Contains(t, err.Error(), tc.want)
 		})
 	}
@@ -81,10 +93,9 @@ func TestNewChecksClient(t *testing.T) {
 	_, err = New(c, "", Config{})
 	require.ErrorIs(t, err, redlock.ErrInvalidArgument)
 
-	e, err := New(c, "key", Config{ID: "me", Metadata: map[string]string{"a": "b"}})
+	e, err := New(c, "key", Config{Lease: lease.Config{ID: "me", Metadata: map[string]string{"a": "b"}}})
 	require.NoError(t, err)
-	assert.Equal(t, "me", e.ID())
-	assert.Equal(t, "key", e.Name())
+	assert.Equal(t, "me", e.cfg.Lease.ID)
 	assert.False(t, e.IsLeader())
 	assert.NoError(t, e.Resign(context.Background()), "nothing to resign")
 	assert.NoError(t, e.Healthy(0), "a standby is healthy")

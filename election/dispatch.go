@@ -71,12 +71,12 @@ func (d *dispatcher) run() {
 	}
 }
 
-// guard runs a callback, recovering a panic: it returns the panic as a
-// *PanicError, nil when f returned.
-func guard(name string, f func()) (perr *PanicError) {
+// guard runs a callback, recovering a panic: it returns the panic, nil
+// when f returned.
+func guard(name string, f func()) (perr *callbackPanic) {
 	defer func() {
 		if v := recover(); v != nil {
-			perr = &PanicError{Callback: name, Value: v, Stack: debug.Stack()}
+			perr = &callbackPanic{callback: name, value: v, stack: debug.Stack()}
 		}
 	}()
 	f()
@@ -86,6 +86,6 @@ func guard(name string, f func()) (perr *PanicError) {
 // call runs a callback of the dispatcher, logging a panic.
 func (d *dispatcher) call(name string, f func()) {
 	if p := guard(name, f); p != nil {
-		d.log.Error(fmt.Sprintf("%s panicked; recovered", name), "panic", p.Value, "stack", string(p.Stack))
+		d.log.Error(fmt.Sprintf("%s panicked; recovered", name), "panic", p.value, "stack", string(p.stack))
 	}
 }

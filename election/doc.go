@@ -48,8 +48,9 @@
 // goroutine of its own per term. OnDemoted and OnLeaderChange run in one
 // callback goroutine of the elector, one at a time, in the order the
 // events happened; they should return promptly. A panic in any callback
-// is recovered; in OnElected it ends the term, and the demotion cause is
-// a *[PanicError]. A blocked callback never stops the elector from ending
+// is recovered; in OnElected it ends the term, and the demotion cause
+// matches [ErrCallbackPanicked] (its message has the value and the
+// stack). A blocked callback never stops the elector from ending
 // a term, releasing it, sending events, or returning from Run (which waits
 // at most StopTimeout for callbacks). [Elector.Events] is a buffered
 // channel that the elector never waits on: events that do not fit are
@@ -70,6 +71,12 @@
 // built in ([Elector.Healthy]; [HealthCheck] for readiness, [LivenessCheck]
 // for liveness); measurements (terms, attempts, refreshes, node errors) go
 // to the Hooks of the client (redlock.Config.Hooks, docs/observability.md).
-// Package observer follows an election without campaigning; its Event is
-// this package's [Event].
+// Package observer follows an election without campaigning; its Event and
+// Leader are the types of [Elector.Events] and [Elector.Leader] too.
+//
+// # Configuration
+//
+// [Config] holds the lease.Config of the terms' leases (Config.Lease: TTL,
+// refresh timing, safety margin, ID, metadata, logger, with their defaults
+// and rules), and the elector's own settings beside it.
 package election

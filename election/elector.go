@@ -10,7 +10,8 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/redlease/redlease/internal/keycheck"
-	"github.com/redlease/redlease/lease"
+	"github.com/redlease/redlease/internal/leasex"
+	"github.com/redlease/redlease/internal/redlockx"
 	"github.com/redlease/redlease/observer"
 	"github.com/redlease/redlease/redlock"
 )
@@ -27,14 +28,13 @@ import (
 type Elector struct {
 	client *redlock.Client
 	name   string
-	cfg    Config // validated, defaults filled in
-	lcfg   lease.Config
+	cfg    Config // validated, defaults filled in (those of cfg.Lease too)
 	obs    *observer.Observer
 	log    hclog.Logger
 	hooks  redlock.Hooks // the client's; nil: none
 
 	h       health // what the health checks read
-	events  chan Event
+	events  chan observer.Event
 	dropped atomic.Uint64
 	started atomic.Bool
 	wg      sync.WaitGroup // OnElected goroutines
@@ -42,11 +42,6 @@ type Elector struct {
 	mu        sync.Mutex
 	cur       *term // the term being held or handed over; nil between terms
 	lingering *term // a past term whose OnElected had not returned when it was released
-
-	// unsafeNoHandoverWait releases a term without waiting for OnElected
-	// to return: the guard of safe handover turned off, for the negative
-	// control of the tests. Never set outside tests.
-	unsafeNoHandoverWait bool
 }
 
 // New returns an Elector for the election called name on client's nodes.
@@ -64,37 +59,38 @@ func New(client *redlock.Client, name string, cfg Config) (*Elector, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	cfg = cfg.withDefaults()
-	cfg.Metadata = maps.Clone(cfg.Metadata)
-	// As lease.Acquire will on every attempt: so that New fails, rather
+	// The lease's defaults, and its check against the client, as
+	// lease.Acquire makes them on every attempt: so that New fails, rather
 	// than every campaign attempt.
-	if err := cfg.lease().ValidateFor(client); err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrInvalidConfig, err)
-	}
-	log := cfg.Logger.With("key", name, "id", cfg.ID)
-	obs, err := observer.New(client, name, observer.Config{PollInterval: cfg.RetryDelay, Logger: log})
+	lc, err := leasex.Resolve(cfg.Lease, client)
 	if err != nil {
 		return nil, err
 	}
-	e := &Elector{client: client, name: name, cfg: cfg, obs: obs, log: log, hooks: client.Config().Hooks,
-		events: make(chan Event, cfg.EventBuffer)}
-	e.lcfg = cfg.lease()
-	return e, nil
+	lc.Metadata = maps.Clone(lc.Metadata)
+	cfg.Lease = lc
+	cfg = cfg.withDefaults()
+	log := lc.Logger.With("key", name, "id", lc.ID)
+	obs, err := observer.New(client, name, observer.Config{PollInterval: lc.RetryDelay, Logger: log})
+	if err != nil {
+		return nil, err
+	}
+	return &Elector{client: client, name: name, cfg: cfg, obs: obs, log: log, hooks: redlockx.Config(client).Hooks,
+		events: make(chan observer.Event, cfg.EventBuffer)}, nil
 }
 
-// ID returns the candidate's ID (Config.ID, or its default).
-func (e *Elector) ID() string { return e.cfg.ID }
-
-// Name returns the election's name: the key of its lease.
-func (e *Elector) Name() string { return e.name }
-
-// Events returns the channel of the elector's events (see [Event]):
-// redlock.EventElected, redlock.EventDemoted and
-// redlock.EventLeaderChanged, in the order they happened. The
-// elector never waits for a reader: events that do not fit in its buffer
-// (Config.EventBuffer) are dropped and counted by [Elector.Dropped]. The
-// channel is closed when Run returns (never, if Run is not called).
-func (e *Elector) Events() <-chan Event { return e.events }
+// Events returns the channel of the elector's events, in the order it saw
+// them, at the same moments as the callbacks: events of kind
+// redlock.EventLeaderChanged (the leader the elector sees changed: State
+// and Leader, the zero Leader for no leader) with OnLeaderChange;
+// redlock.EventElected (a term of this elector began: Leader is the term
+// as observers see it) just before OnElected starts; redlock.EventDemoted
+// (a term of this elector ended and was released: Leader is the term, Err
+// why it ended) just before OnDemoted. During a term, [Elector.Term] gives
+// the Term itself. The elector never waits for a reader: events that do
+// not fit in its buffer (Config.EventBuffer) are dropped and counted by
+// [Elector.Dropped]. The channel is closed when Run returns (never, if Run
+// is not called).
+func (e *Elector) Events() <-chan observer.Event { return e.events }
 
 // Dropped returns how many events did not fit in the Events buffer.
 func (e *Elector) Dropped() uint64 { return e.dropped.Load() }
@@ -118,11 +114,11 @@ func (e *Elector) Term() (Term, bool) {
 
 // Leader returns who leads now, from a majority read of the election's
 // key (see observer.Observer.Leader): it fails with an error matching
-// [ErrNoLeader] when nobody does, and [ErrUnknown] when fewer than a
-// majority of nodes answered. While this elector leads, the answer is
-// itself (compare Leader.ID with [Elector.ID], or Leader.Token with the
-// term's).
-func (e *Elector) Leader(ctx context.Context) (Leader, error) {
+// observer.ErrNoLeader when nobody does, and observer.ErrUnknown when
+// fewer than a majority of nodes answered. While this elector leads, the
+// answer is itself (compare Leader.ID with Config.Lease.ID, or
+// Leader.Token with the term's).
+func (e *Elector) Leader(ctx context.Context) (observer.Leader, error) {
 	return e.obs.Leader(ctx)
 }
 

@@ -11,6 +11,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/redlease/redlease/election"
+	"github.com/redlease/redlease/lease"
 	"github.com/redlease/redlease/redlock"
 )
 
@@ -32,7 +33,7 @@ func Example() {
 	}
 	defer client.Close()
 	_ = client.Bootstrap(ctx) // brand-new nodes: no quarantine to wait for
-	e, _ := election.New(client, "reports/leader", election.Config{ID: "worker-1", Callbacks: election.Callbacks{
+	e, _ := election.New(client, "reports/leader", election.Config{Lease: lease.Config{ID: "worker-1"}, Callbacks: election.Callbacks{
 		OnElected: func(ctx context.Context, t election.Term) {
 			fmt.Println("leading with token", t.Token) // pass t.Token to the store it writes
 			stop()                                     // here the service shuts down at once...

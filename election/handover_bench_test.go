@@ -11,6 +11,7 @@ import (
 
 	"github.com/redlease/redlease/internal/faultproxy"
 	"github.com/redlease/redlease/internal/redistest"
+	"github.com/redlease/redlease/lease"
 	"github.com/redlease/redlease/redlock"
 )
 
@@ -43,12 +44,12 @@ func newBenchCluster(b *testing.B, cfg Config, crash bool) *benchCluster {
 		}
 		client := newClient(b, redlock.Config{Logger: hclog.NewNullLogger()}, realNodes(b, addrs))
 		c := cfg
-		c.ID = fmt.Sprintf("c%d", i)
+		c.Lease.ID = fmt.Sprintf("c%d", i)
 		c.Callbacks.OnElected = func(ctx context.Context, t Term) {
 			bc.elected <- started{t, time.Now()}
 			<-ctx.Done()
 		}
-		m := &member{id: c.ID, client: client, ps: ps}
+		m := &member{id: c.Lease.ID, client: client, ps: ps}
 		m.run = start(b, newElector(b, client, "bench", c))
 		bc.members = append(bc.members, m)
 	}
@@ -125,7 +126,7 @@ func report(b *testing.B, ds []time.Duration) {
 // and max-ms.
 func BenchmarkHandover(b *testing.B) {
 	b.Run("graceful", func(b *testing.B) {
-		cfg := Config{TTL: 10 * time.Second, ResignDelay: 5 * time.Millisecond}
+		cfg := Config{Lease: lease.Config{TTL: 10 * time.Second}, ResignDelay: 5 * time.Millisecond}
 		bc := newBenchCluster(b, cfg, false)
 		var last time.Time
 		ds := bc.handovers(b, func(m *member) time.Time {
@@ -147,7 +148,7 @@ func BenchmarkHandover(b *testing.B) {
 		report(b, ds)
 	})
 	b.Run("crash", func(b *testing.B) {
-		cfg := Config{TTL: 500 * time.Millisecond, RetryDelay: 100 * time.Millisecond}
+		cfg := Config{Lease: lease.Config{TTL: 500 * time.Millisecond, RetryDelay: 100 * time.Millisecond}}
 		bc := newBenchCluster(b, cfg, true)
 		ds := bc.handovers(b, func(m *member) time.Time {
 			t0 := time.Now()
@@ -161,6 +162,6 @@ func BenchmarkHandover(b *testing.B) {
 			}
 		})
 		report(b, ds)
-		b.ReportMetric(float64(cfg.TTL+cfg.RetryDelay*3/2+100*time.Millisecond)/float64(time.Millisecond), "target-ms")
+		b.ReportMetric(float64(cfg.Lease.TTL+cfg.Lease.RetryDelay*3/2+100*time.Millisecond)/float64(time.Millisecond), "target-ms")
 	})
 }

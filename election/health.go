@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/redlease/redlease/internal/reach"
+	"github.com/redlease/redlease/internal/redlockx"
 	"github.com/redlease/redlease/redlock"
 )
 
@@ -82,9 +83,9 @@ func (e *Elector) Healthy(tolerance time.Duration) error {
 	if since.Before(started) {
 		since = started
 	}
-	if silent := time.Since(since); silent > e.cfg.TTL+tolerance {
+	if silent := time.Since(since); silent > e.cfg.Lease.TTL+tolerance {
 		return fmt.Errorf("%w: %q: no majority of nodes (%d of %d) has answered for %s (TTL %s, tolerance %s)",
-			ErrUnhealthy, e.name, e.client.Quorum(), len(e.client.Nodes()), silent.Round(time.Millisecond), e.cfg.TTL, tolerance)
+			ErrUnhealthy, e.name, redlockx.Quorum(e.client), len(e.client.Nodes()), silent.Round(time.Millisecond), e.cfg.Lease.TTL, tolerance)
 	}
 	return nil
 }
@@ -106,7 +107,8 @@ func (e *Elector) live(tolerance time.Duration) error {
 	cur, old := e.cur, e.lingering
 	e.mu.Unlock()
 	if cur != nil && cur.ctx.Err() == nil {
-		if late := now.Sub(cur.l.Deadline()); late > tolerance {
+		// The term's deadline: where its lease's timer ends it.
+		if late := now.Sub(cur.l.ValidUntil().Add(-e.cfg.Lease.SafetyMargin)); late > tolerance {
 			return fmt.Errorf("%w: %q: leading %s past the term's deadline (token %d, tolerance %s)",
 				ErrUnhealthy, e.name, late.Round(time.Millisecond), cur.Token, tolerance)
 		}

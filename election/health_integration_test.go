@@ -35,7 +35,7 @@ func healthClient(t *testing.T, nodes []redis.UniversalClient) *redlock.Client {
 
 func healthCfg(t *testing.T) Config {
 	cfg := unitCfg(t, "h")
-	cfg.TTL = time.Second
+	cfg.Lease.TTL = time.Second
 	return cfg
 }
 

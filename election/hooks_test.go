@@ -25,7 +25,7 @@ func TestHooks(t *testing.T) {
 	ccfg := unitClientCfg
 	ccfg.Hooks = h
 	cfg := unitCfg(t, "h")
-	cfg.TTL = 2 * time.Second
+	cfg.Lease.TTL = 2 * time.Second
 	e := newElector(t, newClient(t, ccfg, nodes), "hooks", cfg)
 	r := start(t, e)
 	waitEvent(t, e.Events(), wait, kind(redlock.EventElected))
@@ -71,7 +71,7 @@ func TestHealthCheck(t *testing.T) {
 	clientCfg := unitClientCfg
 	clientCfg.NodeTimeout = 200 * time.Millisecond
 	cfg := unitCfg(t, "hc")
-	cfg.TTL = time.Second
+	cfg.Lease.TTL = time.Second
 	cfg.StopTimeout = time.Millisecond
 	cfg.Callbacks.OnElected = func(context.Context, Term) { <-unblock }
 	e := newElector(t, newClient(t, clientCfg, nodes), "health", cfg)

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/redlease/redlease/internal/redistest"
+	"github.com/redlease/redlease/lease"
 	"github.com/redlease/redlease/redlock"
 )
 
@@ -35,7 +36,7 @@ func TestRunEndsOnAccessDenied(t *testing.T) {
 		require.NoError(t, admin.ACLSetUser(ctx, "cand", "resetpass", ">changed").Err())
 		require.NoError(t, admin.Do(ctx, "client", "kill", "user", "cand").Err())
 	}
-	e, err := New(client, "access/leader", Config{TTL: 2 * time.Second, Logger: testLogger(t)})
+	e, err := New(client, "access/leader", Config{Lease: lease.Config{TTL: 2 * time.Second, Logger: testLogger(t)}})
 	require.NoError(t, err)
 	rctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()

@@ -13,6 +13,7 @@ import (
 
 	"github.com/redlease/redlease/internal/faultproxy"
 	"github.com/redlease/redlease/internal/redistest"
+	"github.com/redlease/redlease/lease"
 	"github.com/redlease/redlease/observer"
 	"github.com/redlease/redlease/redlock"
 )
@@ -143,8 +144,11 @@ func TestIntegrationManyTerms(t *testing.T) {
 	clientCfg := redlock.Config{NodeTimeout: 250 * time.Millisecond}
 	h := newHistory()
 	cfgFor := func(id string) Config {
-		return Config{ID: id, TTL: time.Second, RenewInterval: 300 * time.Millisecond, SafetyMargin: 200 * time.Millisecond,
-			RetryDelay: 50 * time.Millisecond, Callbacks: h.callbacks(id, nil), Logger: testLogger(t)}
+		return Config{
+			Lease: lease.Config{ID: id, TTL: time.Second, RenewInterval: 300 * time.Millisecond, SafetyMargin: 200 * time.Millisecond,
+				RetryDelay: 50 * time.Millisecond, Logger: testLogger(t)},
+			Callbacks: h.callbacks(id, nil),
+		}
 	}
 
 	var members []*member

@@ -13,6 +13,8 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
 
+	"github.com/redlease/redlease/lease"
+	"github.com/redlease/redlease/observer"
 	"github.com/redlease/redlease/redlock"
 )
 
@@ -34,7 +36,7 @@ func newClient(t testing.TB, cfg redlock.Config, nodes []redis.UniversalClient) 
 
 // unitCfg is a Config for unit tests: short waits, logs to t.Log.
 func unitCfg(t testing.TB, id string) Config {
-	return Config{ID: id, TTL: 3 * time.Second, RetryDelay: 20 * time.Millisecond, Logger: testLogger(t)}
+	return Config{Lease: lease.Config{ID: id, TTL: 3 * time.Second, RetryDelay: 20 * time.Millisecond, Logger: testLogger(t)}}
 }
 
 // running is an Elector whose Run runs in a goroutine until stop.
@@ -65,7 +67,7 @@ func (r *running) stop(t testing.TB) error {
 	select {
 	case <-r.done:
 	case <-time.After(30 * time.Second):
-		t.Fatalf("Run of %s did not return", r.ID())
+		t.Fatalf("Run of %s did not return", r.cfg.Lease.ID)
 	}
 	return r.err
 }
@@ -80,7 +82,7 @@ func newElector(t testing.TB, c *redlock.Client, name string, cfg Config) *Elect
 
 // waitEvent returns the first event of e's channel matching ok, failing
 // the test after timeout. Events that do not match are passed to skip.
-func waitEvent(t testing.TB, ch <-chan Event, timeout time.Duration, ok func(Event) bool) Event {
+func waitEvent(t testing.TB, ch <-chan observer.Event, timeout time.Duration, ok func(observer.Event) bool) observer.Event {
 	t.Helper()
 	timer := time.NewTimer(timeout)
 	defer timer.Stop()
@@ -99,7 +101,9 @@ func waitEvent(t testing.TB, ch <-chan Event, timeout time.Duration, ok func(Eve
 	}
 }
 
-func kind(k redlock.EventKind) func(Event) bool { return func(ev Event) bool { return ev.Kind == k } }
+func kind(k redlock.EventKind) func(observer.Event) bool {
+	return func(ev observer.Event) bool { return ev.Kind == k }
+}
 
 // recorder records what callbacks saw, in order, from any goroutine.
 type recorder struct {

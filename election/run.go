@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/redlease/redlease/internal/backoff"
+	"github.com/redlease/redlease/internal/notice"
+	"github.com/redlease/redlease/internal/redlockx"
 	"github.com/redlease/redlease/lease"
 	"github.com/redlease/redlease/observer"
 	"github.com/redlease/redlease/redlock"
@@ -15,8 +17,9 @@ import (
 // Run campaigns until ctx ends, and returns why it stopped: an error
 // matching [ErrStopped] joined with ctx's error and cause when ctx ended;
 // an error matching redlock.ErrClosed when the client was closed; an error
-// matching lease.ErrInvalidConfig or redlock.ErrInvalidArgument when the
-// nodes refuse the election's key for good; [ErrAlreadyRun] when Run was
+// that redlock.IsFinal reports (redlock.ErrInvalidArgument,
+// redlock.ErrAccessDenied, ...), or one matching redlock.ErrInvalidConfig,
+// when the nodes refuse the election's key for good; [ErrAlreadyRun] when Run was
 // called before. Run never returns nil.
 //
 // While it runs, the elector is a standby or the leader. A standby tries
@@ -69,13 +72,13 @@ func (e *Elector) waitCallbacks(d *dispatcher) {
 
 // campaign is Run's loop; it returns why it stopped.
 func (e *Elector) campaign(ctx context.Context, d *dispatcher) error {
-	sub, err := e.client.Subscribe(ctx, lease.NoticeChannel(e.name))
+	sub, err := redlockx.Subscribe(ctx, e.client, notice.Channel(e.name))
 	if err != nil {
 		return fmt.Errorf("election: %q: subscribing to change notices: %w", e.name, err)
 	}
 	defer sub.Close()
-	c := &candidate{e: e, d: d, sub: sub, notices: map[string]string{},
-		fails: backoff.Exp{Base: e.cfg.RetryDelay},
+	c := &candidate{e: e, d: d, sub: sub, notices: map[string]notice.Kind{},
+		fails: backoff.Exp{Base: e.cfg.Lease.RetryDelay},
 		// The leases of the terms outlive Run's ctx: a term is handed
 		// over (OnElected returns, then the lease is released), not cut.
 		leaseCtx: context.WithoutCancel(ctx)}
@@ -113,12 +116,12 @@ func (c *candidate) runTerm(ctx context.Context, l *lease.Lease) {
 	e.log.Info("elected", "token", t.Token, "validity", time.Until(l.ValidUntil()))
 	c.see(t.leader())
 	e.observe(redlock.Event{Kind: redlock.EventElected, Token: t.Token}) // before the event: a reader of Events sees hooks that agree
-	e.emit(Event{Kind: redlock.EventElected, State: observer.StateLeader, Leader: t.leader()})
+	e.emit(observer.Event{Kind: redlock.EventElected, State: observer.StateLeader, Leader: t.leader()})
 	if f := e.cfg.Callbacks.OnElected; f != nil {
 		e.wg.Go(func() {
 			defer close(t.elected)
 			if p := guard("OnElected", func() { f(t.ctx, t.Term) }); p != nil {
-				e.log.Error("OnElected panicked; ending the term", "token", t.Token, "panic", p.Value, "stack", string(p.Stack))
+				e.log.Error("OnElected panicked; ending the term", "token", t.Token, "panic", p.value, "stack", string(p.stack))
 				t.cancel(p)
 			}
 		})
@@ -140,7 +143,7 @@ func (c *candidate) runTerm(ctx context.Context, l *lease.Lease) {
 func (c *candidate) handover(t *term, cause error) {
 	e := c.e
 	t.endedAt, t.validEnd = time.Now(), t.l.ValidUntil()
-	if !e.unsafeNoHandoverWait {
+	if !redlockx.UnsafeOff(e.client).NoHandoverWait { // off only in a negative control (internal/unsafeopt)
 		wait := time.NewTimer(time.Until(t.validEnd))
 		select {
 		case <-t.elected:
@@ -161,7 +164,7 @@ func (c *candidate) handover(t *term, cause error) {
 	e.log.Info("demoted", "token", t.Token, "cause", cause, "elapsed", time.Since(t.Start), "release_error", t.releaseErr)
 
 	e.observe(redlock.Event{Kind: redlock.EventDemoted, Token: t.Token, Duration: time.Since(t.Start), Err: cause})
-	e.emit(Event{Kind: redlock.EventDemoted, Leader: t.leader(), Err: cause})
+	e.emit(observer.Event{Kind: redlock.EventDemoted, Leader: t.leader(), Err: cause})
 	f := e.cfg.Callbacks.OnDemoted
 	c.d.push(func() {
 		defer close(t.demoted)

@@ -8,10 +8,6 @@ import (
 	"github.com/redlease/redlease/observer"
 )
 
-// Leader is a leader as a majority read saw it: ID, metadata, fencing
-// token, remaining validity. The zero Leader (IsZero) means no leader.
-type Leader = observer.Leader
-
 // Term is one tenure of leadership of this elector: it begins when the
 // elector acquired the election's lease and ends when the lease is
 // released or lost. A Term is a plain value, safe to copy and to share
@@ -25,7 +21,7 @@ type Term struct {
 	// term ended (a long pause). 0 when the client has fencing off.
 	Token uint64
 	// ID and Metadata are the identity the term was published with
-	// (Config.ID and Config.Metadata).
+	// (Config.Lease.ID and Config.Lease.Metadata).
 	ID       string
 	Metadata map[string]string
 	// Start is when the term began (after the acquisition), with a
@@ -35,20 +31,11 @@ type Term struct {
 	l *lease.Lease
 }
 
-// Deadline is the term's local deadline on the monotonic clock: the
-// latest moment its context is cancelled unless the term is refreshed
-// before (lease.Lease.Deadline: validity - SafetyMargin). It moves forward
-// with every refresh, and stays put once the term has ended.
-func (t Term) Deadline() time.Time {
-	if t.l == nil {
-		return time.Time{}
-	}
-	return t.l.Deadline()
-}
-
 // ValidUntil is the end of the term's validity: no other candidate can be
 // elected before it unless this term is released. It moves forward with
-// every refresh.
+// every refresh. The term's context is cancelled Config.Lease.SafetyMargin
+// before it at the latest, unless the term is refreshed before (that is
+// when [Term.Held] turns false).
 func (t Term) ValidUntil() time.Time {
 	if t.l == nil {
 		return time.Time{}
@@ -88,10 +75,10 @@ func newTerm(l *lease.Lease) *term {
 	}
 }
 
-// leader is the term as a Leader.
-func (t *term) leader() Leader {
+// leader is the term as observers see it.
+func (t *term) leader() observer.Leader {
 	vu := t.l.ValidUntil()
-	return Leader{ID: t.ID, Metadata: t.Metadata, Token: t.Token,
+	return observer.Leader{ID: t.ID, Metadata: t.Metadata, Token: t.Token,
 		Remaining: max(0, time.Until(vu)), Expires: vu, Value: t.value}
 }
 

@@ -5,44 +5,33 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"strings"
 	"time"
 
 	"github.com/redlease/redlease/internal/backoff"
 	"github.com/redlease/redlease/internal/keycheck"
+	"github.com/redlease/redlease/internal/notice"
+	"github.com/redlease/redlease/internal/redlockx"
 	"github.com/redlease/redlease/redlock"
 )
 
-// Change notices. A lease PUBLISHes on [NoticeChannel] of its key, on every
-// node, when it is acquired (from a goroutine of the lease, right after
-// acquisition) and when its keys are deleted (by redlock's release script,
-// on each node where it deleted them). Payloads:
-//
-//	NoticeAcquired + " " + value   the new holder's value (see DecodeValue)
-//	NoticeReleased                 the key was released on that node
-//
-// Notices are hints: they can be lost, late, duplicated or forged by
-// anyone who can PUBLISH, so a receiver confirms with a majority read
-// ([Inspect]) or an attempt of its own. An expired lease sends none.
-const (
-	NoticeAcquired = "acquired"
-	NoticeReleased = "released"
-)
-
-// NoticeChannel returns the Pub/Sub channel of key's change notices. It is
-// the one place that names it.
-func NoticeChannel(key string) string { return key + ":notice" }
+// Change notices (internal/notice). A lease PUBLISHes on its key's notice
+// channel, on every node, when it is acquired (from a goroutine of the
+// lease, right after acquisition: the new holder's value) and when its
+// keys are deleted (by redlock's release script, on each node where it
+// deleted them). Notices are hints: they can be lost, late, duplicated or
+// forged by anyone who can PUBLISH, so a receiver confirms with a majority
+// read ([Inspect]) or an attempt of its own. An expired lease sends none.
 
 // Acquire waits until it holds the lease on key, or ctx ends.
 //
 // It makes an attempt at once; while the key is held elsewhere it listens
-// to the key's [NoticeChannel] and tries again as soon as a release notice
+// to the key's change notices and tries again as soon as a release notice
 // arrives, or after a delay that backs off exponentially with jitter from
 // Config.RetryDelay (capped at 8 x RetryDelay) otherwise. When ctx
 // ends first, the error joins the last attempt's error (matching
-// [ErrNotAcquired], with every node's answer) and ctx.Err() (and its cause,
-// when there is one). Errors that a retry cannot cure end the wait at once:
-// an invalid Config (ErrInvalidConfig), an empty key or nil client
+// redlock.ErrNotAcquired, with every node's answer) and ctx.Err() (and its
+// cause, when there is one). Errors that a retry cannot cure end the wait
+// at once: an invalid Config (redlock.ErrInvalidConfig), an empty key or nil client
 // (redlock.ErrInvalidArgument), a closed client (redlock.ErrClosed).
 //
 // The lease is bound to ctx: when ctx is cancelled after acquisition, the
@@ -66,7 +55,7 @@ func Acquire(ctx context.Context, client *redlock.Client, key string, cfg Config
 	if stop := a.stop(ctx, err); stop != nil {
 		return nil, stop
 	}
-	sub, serr := client.Subscribe(ctx, a.channel)
+	sub, serr := redlockx.Subscribe(ctx, client, a.channel)
 	if serr != nil {
 		return nil, errors.Join(err, serr)
 	}
@@ -88,7 +77,7 @@ func Acquire(ctx context.Context, client *redlock.Client, key string, cfg Config
 
 // TryAcquire makes one attempt to acquire the lease on key; see [Acquire],
 // whose rules it follows (the lease is bound to ctx). It fails with an
-// error matching [ErrNotAcquired] when the key is held elsewhere or a
+// error matching redlock.ErrNotAcquired when the key is held elsewhere or a
 // majority of nodes could not be reached. It is safe for concurrent use.
 func TryAcquire(ctx context.Context, client *redlock.Client, key string, cfg Config) (*Lease, error) {
 	a, err := prepare(client, key, cfg)
@@ -109,7 +98,8 @@ type acquirer struct {
 	cfg     Config // validated, defaults filled in
 	fields  string // encoded ID and Metadata
 	channel string
-	retry   backoff.Exp // Acquire's waits between attempts
+	opts    []redlock.AcquireOption // the value and the release notice
+	retry   backoff.Exp             // Acquire's waits between attempts
 }
 
 func prepare(client *redlock.Client, key string, cfg Config) (*acquirer, error) {
@@ -119,29 +109,32 @@ func prepare(client *redlock.Client, key string, cfg Config) (*acquirer, error) 
 	case keycheck.Problem("key", key) != "":
 		return nil, fmt.Errorf("%w: %s", redlock.ErrInvalidArgument, keycheck.Problem("key", key))
 	}
-	if err := cfg.ValidateFor(client); err != nil {
+	if err := cfg.validateFor(client); err != nil {
 		return nil, err
 	}
-	cfg = cfg.WithDefaults()
+	cfg = cfg.withDefaults()
 	cfg.Metadata = maps.Clone(cfg.Metadata)
-	return &acquirer{client: client, key: key, cfg: cfg,
-		fields: encodeHolder(cfg.ID, cfg.Metadata), channel: NoticeChannel(key),
-		retry: backoff.Exp{Base: cfg.RetryDelay}}, nil
+	a := &acquirer{client: client, key: key, cfg: cfg,
+		fields: notice.EncodeHolder(cfg.ID, cfg.Metadata), channel: notice.Channel(key),
+		retry: backoff.Exp{Base: cfg.RetryDelay}}
+	a.opts = []redlock.AcquireOption{
+		redlock.WithValue(func(nonce string) string { return notice.EncodeValue(nonce, a.fields) }),
+		redlockx.ReleaseNotice(a.channel, notice.Message{Kind: notice.Released}.Encode()),
+	}
+	return a, nil
 }
 
 // try is one attempt. A lock whose validity does not outlast the safety
 // margin (a very slow acquisition) is released and counts as not acquired.
 func (a *acquirer) try(ctx context.Context) (*Lease, error) {
-	lock, err := a.client.TryAcquire(ctx, a.key, a.cfg.TTL,
-		redlock.WithValue(func(nonce string) string { return encodeValue(nonce, a.fields) }),
-		redlock.WithReleaseNotice(a.channel, NoticeReleased))
+	lock, err := a.client.TryAcquire(ctx, a.key, a.cfg.TTL, a.opts...)
 	if err != nil {
 		return nil, err
 	}
 	if left := time.Until(lock.ValidUntil()); left <= a.cfg.SafetyMargin {
 		_, _ = lock.Release(context.WithoutCancel(ctx))
 		return nil, fmt.Errorf("%w: %q: validity left after acquiring (%s) is not above SafetyMargin (%s)",
-			ErrNotAcquired, a.key, left, a.cfg.SafetyMargin)
+			redlock.ErrNotAcquired, a.key, left, a.cfg.SafetyMargin)
 	}
 	return newLease(ctx, a, lock), nil
 }
@@ -164,7 +157,7 @@ func (a *acquirer) stop(ctx context.Context, err error) error {
 // wait sleeps the next delay of the backoff (from RetryDelay), or until a notice other than an
 // acquisition arrives, or until ctx ends (then it returns the context's
 // error).
-func (a *acquirer) wait(ctx context.Context, sub *redlock.Subscription) error {
+func (a *acquirer) wait(ctx context.Context, sub redlockx.Subscription) error {
 	t := time.NewTimer(a.retry.Next())
 	defer t.Stop()
 	for {
@@ -172,7 +165,7 @@ func (a *acquirer) wait(ctx context.Context, sub *redlock.Subscription) error {
 		case <-t.C:
 			return nil
 		case n := <-sub.C():
-			if !strings.HasPrefix(n.Payload, NoticeAcquired) {
+			if notice.Parse(n.Payload).Kind != notice.Acquired {
 				return nil
 			}
 		case <-ctx.Done():
@@ -199,7 +192,7 @@ func newLease(ctx context.Context, a *acquirer, lock *redlock.Lock) *Lease {
 		client:     a.client,
 		lock:       lock,
 		key:        a.key,
-		holder:     DecodeValue(lock.Value()),
+		holder:     decodeValue(lock.Value()),
 		cfg:        a.cfg,
 		log:        a.cfg.Logger,
 		ctx:        lctx,
@@ -208,9 +201,9 @@ func newLease(ctx context.Context, a *acquirer, lock *redlock.Lock) *Lease {
 	}
 	l.log.Debug("lease acquired", "key", l.key, "token", lock.Token(), "holder", l.holder.ID,
 		"validity", time.Until(l.validUntil), "elapsed", time.Since(lock.AcquiredAt()))
-	msg := NoticeAcquired + " " + lock.Value()
+	msg := notice.Message{Kind: notice.Acquired, Value: lock.Value()}.Encode()
 	l.wg.Go(func() {
-		if _, err := a.client.Publish(context.WithoutCancel(ctx), a.channel, msg); err != nil {
+		if _, err := redlockx.Publish(context.WithoutCancel(ctx), a.client, a.channel, msg); err != nil {
 			l.log.Debug("acquire notice not sent", "key", l.key, "error", err)
 		}
 	})

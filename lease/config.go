@@ -8,24 +8,21 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/redlease/redlease/internal/leasex"
 	"github.com/redlease/redlease/internal/logx"
-
+	"github.com/redlease/redlease/internal/notice"
+	"github.com/redlease/redlease/internal/redlockx"
 	"github.com/redlease/redlease/redlock"
 )
 
-// Defaults of [Config]; see each field for what it means.
+// Defaults of [Config] that no other field sets (see each field).
 const (
-	DefaultTTL        = 10 * time.Second
-	DefaultRetryDelay = 100 * time.Millisecond
-
-	// MaxHolderSize is the largest encoding of ID and Metadata together
-	// (see [DecodeValue] for the format), in bytes. It keeps the lock value
-	// small: it is sent on every acquire, compare-and-extend and release.
-	MaxHolderSize = 4096
+	defaultTTL        = 10 * time.Second
+	defaultRetryDelay = 100 * time.Millisecond
 )
 
-// Config tunes a lease. The zero value of every field means its default;
-// [DefaultConfig] returns a Config with the defaults filled in. [Acquire]
+// Config tunes a lease. The zero value of every field means its default,
+// documented on the field. [Acquire]
 // copies the Config (and encodes ID and Metadata) before it starts:
 // changing it, or its Metadata map, afterwards has no effect. A Config may
 // be shared by goroutines as long as none modifies it.
@@ -34,7 +31,8 @@ type Config struct {
 	// every refresh. A holder that stops refreshing (it crashed, or lost its
 	// network) leaves the keys to expire after at most TTL. It must be a
 	// whole number of milliseconds, at most the client's MaxTTL, and longer
-	// than the client's NodeTimeout*2 + drift. Default: 10s.
+	// than the client's NodeTimeout*2 + drift (redlock's rule; Acquire
+	// checks it). Default: 10s.
 	TTL time.Duration
 
 	// RenewInterval is how long after the start of the last successful
@@ -78,9 +76,10 @@ type Config struct {
 	ID string
 
 	// Metadata is published with the ID, e.g. the holder's address. ID and
-	// Metadata together must encode to at most MaxHolderSize (4 KiB) bytes
-	// in the value format of [DecodeValue]; Validate reports the size when
-	// they do not. Default: none.
+	// Metadata together must encode to at most 4096 bytes in the lock
+	// value (escaped as in a URL query, with "id=" and "&m.<key>="
+	// framing), which is sent on every acquire, refresh and release;
+	// Validate reports the size when they do not. Default: none.
 	Metadata map[string]string
 
 	// Logger receives the lease's logs with stable keys (key, token,
@@ -88,17 +87,22 @@ type Config struct {
 	Logger hclog.Logger
 }
 
-// DefaultConfig returns a Config with every default filled in.
-func DefaultConfig() Config {
-	return Config{}.WithDefaults()
+func init() {
+	leasex.Register(func(cfg any, client *redlock.Client) (any, error) {
+		c := cfg.(Config)
+		if err := c.validateFor(client); err != nil {
+			return nil, err
+		}
+		return c.withDefaults(), nil
+	})
 }
 
-// WithDefaults returns c with every zero field set to its default (some
+// withDefaults returns c with every zero field set to its default (some
 // defaults depend on other fields: RenewInterval on TTL, RetryInterval on
 // RenewInterval, SafetyMargin on TTL).
-func (c Config) WithDefaults() Config {
+func (c Config) withDefaults() Config {
 	if c.TTL == 0 {
-		c.TTL = DefaultTTL
+		c.TTL = defaultTTL
 	}
 	if c.RenewInterval == 0 {
 		c.RenewInterval = c.TTL / 3
@@ -110,7 +114,7 @@ func (c Config) WithDefaults() Config {
 		c.SafetyMargin = c.TTL / 20
 	}
 	if c.RetryDelay == 0 {
-		c.RetryDelay = DefaultRetryDelay
+		c.RetryDelay = defaultRetryDelay
 	}
 	if c.ID == "" {
 		c.ID = defaultID()
@@ -129,69 +133,61 @@ func defaultID() string {
 }
 
 // Validate reports the first invalid setting, with its value, as an error
-// wrapping [ErrInvalidConfig]. Zero values are valid (they mean defaults);
-// the rules apply to the values with defaults filled in. Validate checks the
-// Config alone; [Acquire] also checks it against the client's settings.
+// wrapping redlock.errInvalidConfig. Zero values are valid (they mean
+// defaults); the rules apply to the values with defaults filled in.
+// Validate checks the Config alone; [Acquire] also checks it against the
+// client's settings (MaxTTL, NodeTimeout, drift).
 func (c Config) Validate() error {
-	c = c.WithDefaults()
+	c = c.withDefaults()
 	switch {
 	case c.TTL < 0:
-		return fmt.Errorf("%w: TTL (%s) must not be negative", ErrInvalidConfig, c.TTL)
+		return fmt.Errorf("%w: TTL (%s) must not be negative", errInvalidConfig, c.TTL)
 	case c.TTL%time.Millisecond != 0:
-		return fmt.Errorf("%w: TTL (%s) must be a whole number of milliseconds", ErrInvalidConfig, c.TTL)
+		return fmt.Errorf("%w: TTL (%s) must be a whole number of milliseconds", errInvalidConfig, c.TTL)
 	case c.RenewInterval < 0:
-		return fmt.Errorf("%w: RenewInterval (%s) must not be negative", ErrInvalidConfig, c.RenewInterval)
+		return fmt.Errorf("%w: RenewInterval (%s) must not be negative", errInvalidConfig, c.RenewInterval)
 	case c.RetryInterval < 0:
-		return fmt.Errorf("%w: RetryInterval (%s) must not be negative", ErrInvalidConfig, c.RetryInterval)
+		return fmt.Errorf("%w: RetryInterval (%s) must not be negative", errInvalidConfig, c.RetryInterval)
 	case c.SafetyMargin < 0:
-		return fmt.Errorf("%w: SafetyMargin (%s) must not be negative", ErrInvalidConfig, c.SafetyMargin)
+		return fmt.Errorf("%w: SafetyMargin (%s) must not be negative", errInvalidConfig, c.SafetyMargin)
 	case c.RetryDelay < 0:
-		return fmt.Errorf("%w: RetryDelay (%s) must not be negative", ErrInvalidConfig, c.RetryDelay)
+		return fmt.Errorf("%w: RetryDelay (%s) must not be negative", errInvalidConfig, c.RetryDelay)
 	case c.RenewInterval >= c.TTL:
-		return fmt.Errorf("%w: RenewInterval (%s) must be below TTL (%s)", ErrInvalidConfig, c.RenewInterval, c.TTL)
+		return fmt.Errorf("%w: RenewInterval (%s) must be below TTL (%s)", errInvalidConfig, c.RenewInterval, c.TTL)
 	case c.RetryInterval == 0:
 		return fmt.Errorf("%w: RetryInterval (%s) must be positive (RenewInterval %s is too short for the default)",
-			ErrInvalidConfig, c.RetryInterval, c.RenewInterval)
+			errInvalidConfig, c.RetryInterval, c.RenewInterval)
 	case c.RetryInterval > c.RenewInterval:
-		return fmt.Errorf("%w: RetryInterval (%s) must not exceed RenewInterval (%s)", ErrInvalidConfig, c.RetryInterval, c.RenewInterval)
+		return fmt.Errorf("%w: RetryInterval (%s) must not exceed RenewInterval (%s)", errInvalidConfig, c.RetryInterval, c.RenewInterval)
 	case c.SafetyMargin >= c.TTL-c.RenewInterval:
 		return fmt.Errorf("%w: SafetyMargin (%s) must be below TTL - RenewInterval (%s - %s = %s): the lease would end before its first refresh",
-			ErrInvalidConfig, c.SafetyMargin, c.TTL, c.RenewInterval, c.TTL-c.RenewInterval)
+			errInvalidConfig, c.SafetyMargin, c.TTL, c.RenewInterval, c.TTL-c.RenewInterval)
 	}
-	if n := len(encodeHolder(c.ID, c.Metadata)); n > MaxHolderSize {
-		return fmt.Errorf("%w: ID and Metadata encode to %d bytes, above MaxHolderSize (%d)", ErrInvalidConfig, n, MaxHolderSize)
+	if n := len(notice.EncodeHolder(c.ID, c.Metadata)); n > notice.MaxHolderSize {
+		return fmt.Errorf("%w: ID and Metadata encode to %d bytes, above the limit of %d", errInvalidConfig, n, notice.MaxHolderSize)
 	}
 	return nil
 }
 
-// ValidateFor is [Config.Validate], then a check of the Config (with
+// validateFor is [Config.Validate], then a check of the Config (with
 // defaults filled in) against the settings of the client it is to be used
-// with: TTL at most MaxTTL, above NodeTimeout*2 + drift, and room for a
-// refresh before the lease would end. [Acquire] and [TryAcquire] call it;
-// a program may call it once at start-up to fail early.
-func (c Config) ValidateFor(client *redlock.Client) error {
+// with: the TTL by redlock's own rule (at most MaxTTL, above NodeTimeout*2
+// + drift), and room for a refresh before the lease would end. [Acquire]
+// and [TryAcquire] call it; so does election.New (internal/leasex).
+func (c Config) validateFor(client *redlock.Client) error {
 	if err := c.Validate(); err != nil {
 		return err
 	}
 	if client == nil {
 		return fmt.Errorf("%w: nil *redlock.Client", redlock.ErrInvalidArgument)
 	}
-	return c.WithDefaults().checkClient(client.Config())
-}
-
-// checkClient checks a valid Config, with defaults filled in, against the
-// settings of the client it is used with.
-func (c Config) checkClient(rc redlock.Config) error {
-	drift := time.Duration(float64(c.TTL)*rc.DriftFactor) + redlock.MinDrift
-	switch {
-	case c.TTL > rc.MaxTTL:
-		return fmt.Errorf("%w: TTL (%s) is above the client's MaxTTL (%s)", ErrInvalidConfig, c.TTL, rc.MaxTTL)
-	case c.TTL <= rc.NodeTimeout*2+drift:
-		return fmt.Errorf("%w: TTL (%s) must exceed the client's NodeTimeout*2 + drift (%s)",
-			ErrInvalidConfig, c.TTL, rc.NodeTimeout*2+drift)
-	case c.RenewInterval+c.SafetyMargin >= c.TTL-drift:
+	c = c.withDefaults()
+	if err := redlockx.CheckTTL(client, c.TTL); err != nil {
+		return fmt.Errorf("%w: TTL does not suit the client: %w", errInvalidConfig, err)
+	}
+	if drift := redlockx.Drift(client, c.TTL); c.RenewInterval+c.SafetyMargin >= c.TTL-drift {
 		return fmt.Errorf("%w: RenewInterval + SafetyMargin (%s + %s) must be below TTL - drift (%s - %s): the lease would end before its first refresh",
-			ErrInvalidConfig, c.RenewInterval, c.SafetyMargin, c.TTL, drift)
+			errInvalidConfig, c.RenewInterval, c.SafetyMargin, c.TTL, drift)
 	}
 	return nil
 }

@@ -11,8 +11,8 @@ import (
 	"github.com/redlease/redlease/redlock"
 )
 
-func TestDefaultConfig(t *testing.T) {
-	c := DefaultConfig()
+func TestConfigDefaults(t *testing.T) {
+	c := Config{}.withDefaults()
 	assert.Equal(t, 10*time.Second, c.TTL)
 	assert.Equal(t, c.TTL/3, c.RenewInterval)
 	assert.Equal(t, c.RenewInterval/4, c.RetryInterval)
@@ -24,7 +24,7 @@ func TestDefaultConfig(t *testing.T) {
 	require.NoError(t, Config{}.Validate(), "the zero Config is valid")
 
 	// Derived defaults follow the fields they derive from.
-	c = Config{TTL: 3 * time.Second, RenewInterval: 2 * time.Second}.WithDefaults()
+	c = Config{TTL: 3 * time.Second, RenewInterval: 2 * time.Second}.withDefaults()
 	assert.Equal(t, 500*time.Millisecond, c.RetryInterval)
 	assert.Equal(t, 150*time.Millisecond, c.SafetyMargin)
 }
@@ -50,27 +50,31 @@ func TestConfigValidate(t *testing.T) {
 			"SafetyMargin (2s) must be below TTL - RenewInterval (10s - 8s = 2s)"},
 		{"default margin too big for RenewInterval", Config{RenewInterval: 9600 * time.Millisecond},
 			"SafetyMargin (500ms) must be below TTL - RenewInterval"},
-		{"holder too large", Config{ID: strings.Repeat("x", MaxHolderSize)}, "ID and Metadata encode to 4099 bytes, above MaxHolderSize (4096)"},
+		{"holder too large", Config{ID: strings.Repeat("x", 4096)}, "ID and Metadata encode to 4099 bytes, above the limit of 4096"},
 		{"metadata too large", Config{ID: "a", Metadata: map[string]string{"blob": strings.Repeat("é", 1000)}},
-			"ID and Metadata encode to 6012 bytes, above MaxHolderSize (4096)"},
+			"ID and Metadata encode to 6012 bytes, above the limit of 4096"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			err := tc.cfg.Validate()
-			require.ErrorIs(t, err, ErrInvalidConfig)
+			require.ErrorIs(t, err, redlock.ErrInvalidConfig)
 			assert.Contains(t, err.Error(), tc.want)
 		})
 	}
 }
 
-func TestValidateFor(t *testing.T) {
+func TestValidateForClient(t *testing.T) {
 	_, nodes := memNodes(t, 3)
 	c := newClient(t, redlock.Config{NodeTimeout: 100 * time.Millisecond, MaxTTL: 20 * time.Second}, nodes)
-	require.NoError(t, Config{}.ValidateFor(c))
-	err := Config{TTL: 30 * time.Second}.ValidateFor(c)
-	require.ErrorIs(t, err, ErrInvalidConfig)
-	assert.EqualError(t, err, "lease: invalid config: TTL (30s) is above the client's MaxTTL (20s)")
-	err = Config{TTL: -time.Second}.ValidateFor(c)
-	require.ErrorIs(t, err, ErrInvalidConfig, "Validate's own checks come first")
+	require.NoError(t, Config{}.validateFor(c))
+	err := Config{TTL: 30 * time.Second}.validateFor(c)
+	require.ErrorIs(t, err, redlock.ErrInvalidConfig)
+	require.ErrorIs(t, err, redlock.ErrInvalidArgument, "redlock's own TTL rule, called")
+	assert.EqualError(t, err, "redlock: invalid config: lease.Config: TTL does not suit the client: redlock: invalid argument: TTL (30s) is above MaxTTL (20s)")
+	err = Config{TTL: 204 * time.Millisecond}.validateFor(c)
+	require.ErrorIs(t, err, redlock.ErrInvalidConfig)
+	assert.Contains(t, err.Error(), "TTL (204ms) must exceed NodeTimeout*2 + drift (204.04ms)")
+	err = Config{TTL: -time.Second}.validateFor(c)
+	require.ErrorIs(t, err, redlock.ErrInvalidConfig, "Validate's own checks come first")
 	assert.Contains(t, err.Error(), "TTL (-1s)")
-	require.ErrorIs(t, Config{}.ValidateFor(nil), redlock.ErrInvalidArgument)
+	require.ErrorIs(t, Config{}.validateFor(nil), redlock.ErrInvalidArgument)
 }

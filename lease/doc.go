@@ -14,8 +14,9 @@
 // the release notice of the previous holder); [TryAcquire] makes one
 // attempt. The value stored in the key carries the holder's identity
 // (Config.ID, Config.Metadata) next to a random nonce, so that [Inspect]
-// and observers can tell who holds it (see [DecodeValue] for the format).
-// An acquisition publishes a change notice on [NoticeChannel].
+// and observers can tell who holds it (see [Holder] for the format).
+// An acquisition publishes a change notice on the key's notice channel
+// ("<key>:notice").
 //
 // Refresh. The leases of one redlock.Client share one scheduler (one
 // goroutine, from the Client's first lease to its last, not one per
@@ -29,7 +30,7 @@
 // success moves [Lease.ValidUntil] forward: start of the refresh + TTL -
 // drift, on the local monotonic clock.
 //
-// Loss. The lease ends at [Lease.Deadline] = ValidUntil - SafetyMargin by a
+// Loss. The lease ends at ValidUntil - SafetyMargin by a
 // local timer, unless a refresh succeeded before: it never waits for a
 // reply to decide that time is up, and a refresh that succeeds later does
 // not bring it back. It also ends as soon as a majority of nodes reports the

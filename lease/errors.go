@@ -2,6 +2,7 @@ package lease
 
 import (
 	"errors"
+	"fmt"
 
 	"github.com/redlease/redlease/redlock"
 )
@@ -18,18 +19,12 @@ var (
 
 	// ErrReleased: the lease was ended by [Lease.Release].
 	ErrReleased = errors.New("lease: released")
-
-	// ErrInvalidConfig: a [Config] is invalid, or does not fit the
-	// redlock.Client it is used with. The message names the bad values.
-	ErrInvalidConfig = errors.New("lease: invalid config")
 )
 
-// Errors of redlock that this package returns as they are; they are the
-// same values as redlock's, so errors.Is matches either name.
-var (
-	// ErrNotAcquired: [Acquire] or [TryAcquire] did not get the lease.
-	ErrNotAcquired = redlock.ErrNotAcquired
-
-	// ErrNoHolder: [Inspect] found no value held by a majority of nodes.
-	ErrNoHolder = redlock.ErrNoHolder
-)
+// Errors of redlock that this package returns: [Acquire] and [TryAcquire]
+// fail with redlock.ErrNotAcquired when they did not get the lease,
+// [Inspect] with redlock.ErrNoHolder when no value is held by a majority,
+// and an invalid [Config] is reported as an error wrapping
+// redlock.ErrInvalidConfig that starts "lease.Config:" and names the bad
+// values.
+var errInvalidConfig = fmt.Errorf("%w: lease.Config", redlock.ErrInvalidConfig)

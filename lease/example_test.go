@@ -68,7 +68,7 @@ func Example() {
 	fmt.Println("holder:", info.Holder.ID, info.Holder.Metadata["addr"], "token:", info.Token)
 
 	_, err = lease.TryAcquire(ctx, client, "reports/leader", lease.Config{ID: "worker-2"})
-	fmt.Println("worker-2:", errors.Is(err, lease.ErrNotAcquired))
+	fmt.Println("worker-2:", errors.Is(err, redlock.ErrNotAcquired))
 
 	if err := l.Release(ctx); err != nil {
 		log.Fatal(err)
@@ -82,14 +82,12 @@ func Example() {
 	// after release: false lease: released
 }
 
-// DecodeValue reads a value as stored in the nodes; values written by other
-// Redlock clients decode as foreign.
-func ExampleDecodeValue() {
-	h := lease.DecodeValue("rl1:q2sS-1bQ3v8_Xx9aZQ0kDg:id=web-1&m.zone=eu-west-1")
-	fmt.Println(h.ID, h.Metadata["zone"], h.Foreign)
-	h = lease.DecodeValue("Zm9vYmFyYmF6cXV4")
-	fmt.Println(h.Foreign, h)
+// A Holder prints as its ID; a value written by another Redlock client
+// (Inspect reports it as a foreign Holder) prints as its raw value.
+func ExampleHolder_String() {
+	fmt.Println(lease.Holder{ID: "web-1", Nonce: "q2sS-1bQ3v8_Xx9aZQ0kDg"})
+	fmt.Println(lease.Holder{Foreign: true, Raw: "Zm9vYmFyYmF6cXV4"})
 	// Output:
-	// web-1 eu-west-1 false
-	// true foreign:Zm9vYmFyYmF6cXV4
+	// web-1
+	// foreign:Zm9vYmFyYmF6cXV4
 }

@@ -23,8 +23,8 @@ type Info struct {
 	// drift allowance): an estimate for display and waiting, not a
 	// guarantee. The holder itself gives up SafetyMargin earlier.
 	Remaining time.Duration
-	// Nodes has every node's view, in the client's node order; decode a
-	// node's Value with [DecodeValue].
+	// Nodes has every node's view, in the client's node order (each
+	// node's Value as stored; Holder is the majority's, decoded).
 	Nodes []redlock.NodeState
 }
 
@@ -32,7 +32,7 @@ type Info struct {
 // majority, if any, with every node's view. When no value is held by a
 // majority (free, expiring, contended, too many nodes unreachable or
 // quarantined) it returns the Info (Holder nil, Nodes set) and an error
-// matching [ErrNoHolder]. Other errors (a closed client, an empty key)
+// matching redlock.ErrNoHolder. Other errors (a closed client, an empty key)
 // come with a nil Info. Inspect writes nothing; it is safe for concurrent
 // use.
 func Inspect(ctx context.Context, client *redlock.Client, key string) (*Info, error) {
@@ -45,7 +45,7 @@ func Inspect(ctx context.Context, client *redlock.Client, key string) (*Info, er
 	}
 	info := &Info{Key: in.Key, Token: in.Token, Remaining: in.Remaining, Nodes: in.Nodes}
 	if in.Value != "" {
-		h := DecodeValue(in.Value)
+		h := decodeValue(in.Value)
 		info.Holder = &h
 	}
 	return info, err

@@ -15,7 +15,7 @@ import (
 // Lease is a lock on a key held on a majority of Redis nodes, refreshed by
 // its own goroutine, that tells its holder when it ends: [Lease.Done] closes
 // and [Lease.Context] is cancelled, with the reason in [Lease.Err], no later
-// than [Lease.Deadline] by the local monotonic clock.
+// than ValidUntil - SafetyMargin by the local monotonic clock.
 //
 // A Lease is obtained from [Acquire] or [TryAcquire] and ends once, for
 // good: it is lost (ErrLeaseLost), released ([Lease.Release], ErrReleased),
@@ -109,16 +109,16 @@ func (l *Lease) Err() error {
 // ValidUntil returns the local deadline of the lock under the lease, on the
 // monotonic clock: the start of the last successful acquire or refresh +
 // TTL - drift. It moves forward with every refresh. The lease itself ends
-// SafetyMargin earlier, at [Lease.Deadline].
+// Config.SafetyMargin earlier: that is when [Lease.Held] turns false.
 func (l *Lease) ValidUntil() time.Time {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.validUntil
 }
 
-// Deadline returns when the lease ends unless it is refreshed before:
+// deadline returns when the lease ends unless it is refreshed before:
 // ValidUntil - SafetyMargin. It moves forward with every refresh.
-func (l *Lease) Deadline() time.Time {
+func (l *Lease) deadline() time.Time {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.deadlineLocked()
@@ -127,7 +127,7 @@ func (l *Lease) Deadline() time.Time {
 func (l *Lease) deadlineLocked() time.Time { return l.validUntil.Add(-l.cfg.SafetyMargin) }
 
 // Held reports whether the lease is still held. It checks the deadline on
-// every call, by the local clock: it is false from [Lease.Deadline] on, even
+// every call, by the local clock: it is false from ValidUntil - SafetyMargin on, even
 // if the refresh goroutine has not run yet, and false for good once the
 // lease has ended. Check it (or Done) before every action the lease guards.
 func (l *Lease) Held() bool {

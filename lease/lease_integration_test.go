@@ -58,10 +58,10 @@ func TestIntegrationPausedMajorityEndsLeaseBeforeValidity(t *testing.T) {
 	case <-l.Done():
 		ended = time.Now()
 	case <-time.After(2 * cfg.TTL):
-		t.Fatalf("the lease did not end with a majority frozen (Held=%v, deadline in %s)", l.Held(), time.Until(l.Deadline()))
+		t.Fatalf("the lease did not end with a majority frozen (Held=%v, deadline in %s)", l.Held(), time.Until(l.deadline()))
 	}
 	require.ErrorIs(t, l.Err(), ErrLeaseLost)
-	validUntil, deadline := l.ValidUntil(), l.Deadline()
+	validUntil, deadline := l.ValidUntil(), l.deadline()
 	assert.True(t, ended.Before(validUntil), "Done closed %s after ValidUntil", ended.Sub(validUntil))
 	assert.False(t, ended.Before(deadline), "Done closed %s before ValidUntil - SafetyMargin", deadline.Sub(ended))
 	assert.False(t, l.Held())

@@ -76,7 +76,7 @@ func TestReleaseRacesRefresh(t *testing.T) {
 		errs := make([]error, 8)
 		for j := range errs {
 			wg.Go(func() { errs[j] = l.Release(ctx) })
-			wg.Go(func() { _, _, _, _ = l.Held(), l.Err(), l.ValidUntil(), l.Deadline() })
+			wg.Go(func() { _, _, _, _ = l.Held(), l.Err(), l.ValidUntil(), l.deadline() })
 		}
 		wg.Wait()
 		for _, err := range errs {
@@ -103,15 +103,15 @@ func TestAcquireArguments(t *testing.T) {
 		cfg  Config
 		want string
 	}{
-		{"TTL above MaxTTL", Config{TTL: 30 * time.Second}, "TTL (30s) is above the client's MaxTTL (20s)"},
-		{"TTL too short for NodeTimeout", Config{TTL: 200 * time.Millisecond}, "TTL (200ms) must exceed the client's NodeTimeout*2 + drift (204ms)"},
+		{"TTL above MaxTTL", Config{TTL: 30 * time.Second}, "TTL (30s) is above MaxTTL (20s)"},
+		{"TTL too short for NodeTimeout", Config{TTL: 200 * time.Millisecond}, "TTL (200ms) must exceed NodeTimeout*2 + drift (204ms)"},
 		{"no room for drift", Config{TTL: 10 * time.Second, RenewInterval: 9 * time.Second, SafetyMargin: 950 * time.Millisecond},
 			"RenewInterval + SafetyMargin (9s + 950ms) must be below TTL - drift (10s - 102ms)"},
 		{"invalid config", Config{TTL: -time.Second}, "TTL (-1s) must not be negative"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := Acquire(ctx, c, "k", tc.cfg)
-			require.ErrorIs(t, err, ErrInvalidConfig)
+			require.ErrorIs(t, err, redlock.ErrInvalidConfig)
 			assert.Contains(t, err.Error(), tc.want)
 		})
 	}
@@ -123,7 +123,7 @@ func TestInspect(t *testing.T) {
 	c := newClient(t, redlock.Config{NodeTimeout: time.Second}, nodes)
 
 	info, err := Inspect(ctx, c, "inspected")
-	require.ErrorIs(t, err, ErrNoHolder)
+	require.ErrorIs(t, err, redlock.ErrNoHolder)
 	require.NotNil(t, info)
 	assert.Nil(t, info.Holder)
 	assert.Len(t, info.Nodes, 3)
@@ -137,9 +137,9 @@ func TestInspect(t *testing.T) {
 	assert.Equal(t, l.Holder().Nonce, info.Holder.Nonce)
 	assert.Equal(t, l.Token(), info.Token)
 	assert.Greater(t, info.Remaining, 9*time.Second)
-	assert.LessOrEqual(t, info.Remaining, DefaultTTL)
+	assert.LessOrEqual(t, info.Remaining, defaultTTL)
 	for _, n := range info.Nodes {
-		assert.Equal(t, "web 1: eu", DecodeValue(n.Value).ID)
+		assert.Equal(t, "web 1: eu", decodeValue(n.Value).ID)
 	}
 
 	// A lock of a plain Redlock client is a foreign holder.

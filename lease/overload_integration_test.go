@@ -57,7 +57,7 @@ func TestIntegrationLeasesUnderOverload(t *testing.T) {
 
 	const n = 500
 	cfg := Config{TTL: 2 * time.Second, ID: "overload", Logger: hclog.NewNullLogger()}
-	full := cfg.WithDefaults()
+	full := cfg.withDefaults()
 	steady := float64(n) / full.RenewInterval.Seconds() // refresh attempts per second
 	leases := make([]*Lease, n)
 	for i := range leases {
@@ -148,7 +148,7 @@ func TestIntegrationLeasesUnderOverload(t *testing.T) {
 // as not holding it.
 func checkHeld(ctx context.Context, admin []*redis.Client, l *Lease) string {
 	t1 := time.Now()
-	held, deadline := l.Held(), l.Deadline()
+	held, deadline := l.Held(), l.deadline()
 	if !held {
 		return ""
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/redlease/redlease/internal/redlockx"
 	"github.com/redlease/redlease/redlock"
 )
 
@@ -16,7 +17,7 @@ import (
 //     successful acquire or refresh, and RetryInterval after the start of
 //     a failed one (no jitter: leases that refresh together share calls);
 //   - a refresh waits up to RetryInterval for a majority (or NodeTimeout
-//     if longer: redlock.WithExtendTimeout), never past the lock's
+//     if longer: internal/redlockx.ExtendAll), never past the lock's
 //     validity; a process that refreshes thousands of leases, or is short
 //     of CPU, reads its replies late, and the nodes' yes still counts (the
 //     new validity runs from the refresh's start);
@@ -65,7 +66,7 @@ func (l *Lease) refreshed(start time.Time, err error) time.Time {
 		}
 		next := start.Add(l.cfg.RetryInterval)
 		l.log.Debug("refresh failed; retrying", "key", l.key, "error", err,
-			"failures", failures, "retry_in", max(0, time.Until(next)), "left", time.Until(l.Deadline()))
+			"failures", failures, "retry_in", max(0, time.Until(next)), "left", time.Until(l.deadline()))
 		return next
 	case !time.Now().Before(l.deadlineLocked()):
 		l.mu.Unlock()
@@ -133,7 +134,7 @@ func (l *Lease) ended() {
 // the log, and the client's Hooks (redlock.EventLost).
 func (l *Lease) reportLost(err error) {
 	l.log.Warn("lease lost", "key", l.key, "token", l.Token(), "error", err)
-	if h := l.client.Config().Hooks; h != nil {
+	if h := redlockx.Config(l.client).Hooks; h != nil {
 		h.Observe(redlock.Event{Kind: redlock.EventLost, Key: l.key, Token: l.Token(), Err: err})
 	}
 }

@@ -60,6 +60,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/redlease/redlease/internal/redistest"
+	"github.com/redlease/redlease/internal/redlockx"
 	"github.com/redlease/redlease/lease"
 	"github.com/redlease/redlease/redlock"
 )
@@ -495,7 +496,7 @@ func (p timelinePoint) since(o timelinePoint) string {
 
 // redlockDrift is redlock's drift allowance for ttl (see redlock.Config).
 func redlockDrift(c *redlock.Client, ttl time.Duration) time.Duration {
-	return time.Duration(float64(ttl)*c.Config().DriftFactor) + redlock.MinDrift
+	return redlockx.Drift(c, ttl)
 }
 
 func ratio(a, b int64) float64 {
@@ -532,7 +533,7 @@ func snapshotAll(hs []*rtCounter) []rtSnapshot {
 }
 
 func (h *rtCounter) timed(t0 time.Time) {
-	if time.Since(t0) >= redlock.DefaultNodeTimeout {
+	if time.Since(t0) >= redlockx.Defaults().NodeTimeout {
 		h.slow.Add(1)
 	}
 }

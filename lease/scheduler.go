@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/redlease/redlease/internal/redlockx"
 	"github.com/redlease/redlease/redlock"
 )
 
@@ -45,8 +46,9 @@ var (
 )
 
 type scheduler struct {
-	client *redlock.Client
-	wake   chan struct{} // buffered: a poke never blocks
+	client      *redlock.Client
+	nodeTimeout time.Duration // the client's
+	wake        chan struct{} // buffered: a poke never blocks
 
 	mu       sync.Mutex
 	due      leaseHeap
@@ -64,7 +66,7 @@ func schedule(l *Lease, due time.Time) {
 	schedMu.Lock()
 	s := schedulers[l.client]
 	if s == nil {
-		s = &scheduler{client: l.client, wake: make(chan struct{}, 1)}
+		s = &scheduler{client: l.client, nodeTimeout: redlockx.Config(l.client).NodeTimeout, wake: make(chan struct{}, 1)}
 		schedulers[l.client] = s
 	}
 	s.mu.Lock()
@@ -185,7 +187,7 @@ func (s *scheduler) take(now time.Time) []*Lease {
 	// lease (at least a full batch): leases that all fall due at once, as
 	// they do when acquired together, are never held back, and failures
 	// retried at every RetryInterval drain it within one RenewInterval.
-	limit := float64(max(s.leases, redlock.MaxExtendBatch))
+	limit := float64(max(s.leases, redlockx.MaxExtendBatch()))
 	if !s.refilled.IsZero() {
 		s.tokens = min(limit, s.tokens+2*s.rate*now.Sub(s.refilled).Seconds())
 	} else {
@@ -196,11 +198,11 @@ func (s *scheduler) take(now time.Time) []*Lease {
 		s.tokens -= float64(len(batch))
 		return batch
 	}
-	slices.SortFunc(batch, func(a, b *Lease) int { return a.Deadline().Compare(b.Deadline()) })
+	slices.SortFunc(batch, func(a, b *Lease) int { return a.deadline().Compare(b.deadline()) })
 	n := int(s.tokens)
 	s.tokens -= float64(n)
 	// The rest waits until the bucket holds a batch's worth again.
-	later := now.Add(time.Duration(float64(min(len(batch)-n, redlock.MaxExtendBatch)) / (2 * s.rate) * float64(time.Second)))
+	later := now.Add(time.Duration(float64(min(len(batch)-n, redlockx.MaxExtendBatch())) / (2 * s.rate) * float64(time.Second)))
 	for _, l := range batch[n:] {
 		l.due = later
 		heap.Push(&s.due, l)
@@ -218,10 +220,10 @@ func (s *scheduler) round(ctx context.Context, rs *roundState, start time.Time, 
 		// Not cut at the validity of the lease nearest its end: one lease
 		// about to end would fail the whole batch (each lease's own timer
 		// ends it on time, and a late yes does not revive it).
-		wait = min(wait, max(l.cfg.RetryInterval, l.client.Config().NodeTimeout))
+		wait = min(wait, max(l.cfg.RetryInterval, s.nodeTimeout))
 		l.setInflight(true)
 	}
-	errs := s.client.ExtendAll(ctx, locks, redlock.WithExtendTimeout(wait))
+	errs := redlockx.ExtendAll(ctx, s.client, locks, wait)
 	next := make([]time.Time, len(batch))
 	for i, l := range batch {
 		next[i] = l.refreshed(start, errs[i])

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/redlease/redlease/internal/redlockx"
 	"github.com/redlease/redlease/redlock"
 )
 
@@ -40,7 +41,7 @@ func TestBatchedRefresh(t *testing.T) {
 		ls := acquireMany(t, c, n, timingConfig())
 		scripts, extends := ms[0].Scripts(), ms[0].Extends()
 		at(start.Add(tRenew))
-		assert.Equal(t, scripts+2, ms[0].Scripts(), "one call per node per batch of at most %d", redlock.MaxExtendBatch)
+		assert.Equal(t, scripts+2, ms[0].Scripts(), "one call per node per batch of at most %d", redlockx.MaxExtendBatch())
 		assert.Equal(t, extends+n, ms[0].Extends(), "every lease extended once")
 		validity := tTTL - drift(c, tTTL)
 		for _, l := range ls {
@@ -63,12 +64,12 @@ func TestStalledSchedulerDoesNotDelayLoss(t *testing.T) {
 		c := newClient(t, redlock.Config{NodeTimeout: 100 * time.Millisecond}, nodes)
 		start := time.Now()
 		ls := acquireMany(t, c, 10, timingConfig())
-		deadline := ls[0].Deadline()
+		deadline := ls[0].deadline()
 		for _, l := range ls {
-			require.Equal(t, deadline, l.Deadline())
+			require.Equal(t, deadline, l.deadline())
 		}
 		at(start.Add(tRenew)) // the scheduler takes the batch and stalls
-		require.Equal(t, deadline, ls[0].Deadline(), "not refreshed")
+		require.Equal(t, deadline, ls[0].deadline(), "not refreshed")
 		at(deadline.Add(-time.Nanosecond))
 		for _, l := range ls {
 			require.True(t, l.Held())
@@ -91,7 +92,7 @@ func TestStalledSchedulerDoesNotDelayLoss(t *testing.T) {
 		for _, l := range ls {
 			require.False(t, l.Held())
 			require.ErrorIs(t, l.Err(), ErrLeaseLost)
-			require.Equal(t, deadline, l.Deadline())
+			require.Equal(t, deadline, l.deadline())
 		}
 		for _, m := range ms {
 			for i := range ls {
@@ -126,12 +127,12 @@ func TestRetriesBoundedThenSteady(t *testing.T) {
 		t.Logf("extends in a second of failures: %d, in its second half: %d (steady: %d per second)", sent, late, n)
 		steady := n // per second (RenewInterval 1s)
 		assert.LessOrEqual(t, sent, 2*steady+n, "retries beyond twice the steady rate (plus the bucket: one per lease)")
-		assert.LessOrEqual(t, late, steady+redlock.MaxExtendBatch, "bucket empty: twice the steady rate")
+		assert.LessOrEqual(t, late, steady+redlockx.MaxExtendBatch(), "bucket empty: twice the steady rate")
 		assert.Greater(t, sent, steady, "failed refreshes are retried")
 		for _, m := range ms[:2] {
 			m.heal()
 		}
-		at(ls[0].Deadline())
+		at(ls[0].deadline())
 		for i, l := range ls {
 			require.True(t, l.Held(), "lease %d lost", i)
 		}

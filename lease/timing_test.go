@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/redlease/redlease/internal/redlockx"
 	"github.com/redlease/redlease/redlock"
 )
 
@@ -29,7 +30,7 @@ func timingConfig() Config {
 
 // drift is redlock's drift allowance for ttl on client c.
 func drift(c *redlock.Client, ttl time.Duration) time.Duration {
-	return time.Duration(float64(ttl)*c.Config().DriftFactor) + redlock.MinDrift
+	return redlockx.Drift(c, ttl)
 }
 
 func sleepUntil(t time.Time) { time.Sleep(time.Until(t)) }
@@ -58,7 +59,7 @@ func TestRenewSchedule(t *testing.T) {
 		l := settledAcquire(t, c, "renew", timingConfig())
 		validity := tTTL - drift(c, tTTL)
 		assert.Equal(t, validity, l.ValidUntil().Sub(start))
-		assert.Equal(t, validity-tMargin, l.Deadline().Sub(start))
+		assert.Equal(t, validity-tMargin, l.deadline().Sub(start))
 
 		for k := 1; k <= 10; k++ {
 			renewAt := start.Add(time.Duration(k) * tRenew)
@@ -78,7 +79,7 @@ func TestRetryEveryRetryIntervalThenLost(t *testing.T) {
 		c := newClient(t, redlock.Config{NodeTimeout: 100 * time.Millisecond}, nodes)
 		start := time.Now()
 		l := settledAcquire(t, c, "retry", timingConfig())
-		deadline := l.Deadline()
+		deadline := l.deadline()
 
 		at(start.Add(tRenew / 2))
 		ms[0].fail()
@@ -113,7 +114,7 @@ func TestRetryEveryRetryIntervalThenLost(t *testing.T) {
 		require.ErrorIs(t, l.Err(), redlock.ErrNotExtended, "Err wraps the last refresh error")
 		assert.Contains(t, l.Err().Error(), "10 failed refreshes")
 		assert.Equal(t, l.Err(), context.Cause(l.Context()))
-		assert.Equal(t, deadline, l.Deadline(), "the deadline did not move")
+		assert.Equal(t, deadline, l.deadline(), "the deadline did not move")
 
 		// The keys were released in the background where nodes answer.
 		assert.False(t, healthy.Exists("retry"))
@@ -132,7 +133,7 @@ func TestInFlightRefreshDoesNotDelayLoss(t *testing.T) {
 		cfg.RenewInterval = 2 * time.Second
 		start := time.Now()
 		l := settledAcquire(t, c, "inflight", cfg)
-		deadline := l.Deadline()
+		deadline := l.deadline()
 
 		at(start.Add(time.Second))
 		ms[0].hang()
@@ -156,7 +157,7 @@ func TestLateRefreshDoesNotRevive(t *testing.T) {
 		cfg := timingConfig()
 		cfg.RenewInterval = 2 * time.Second
 		l := settledAcquire(t, c, "late", cfg)
-		deadline, validUntil := l.Deadline(), l.ValidUntil()
+		deadline, validUntil := l.deadline(), l.ValidUntil()
 
 		ms[0].hang()
 		ms[1].hang()
@@ -296,13 +297,13 @@ func TestAcquireContextEnds(t *testing.T) {
 		settledAcquire(t, c, "busy", timingConfig())
 
 		_, err := TryAcquire(t.Context(), c, "busy", timingConfig())
-		require.ErrorIs(t, err, ErrNotAcquired)
+		require.ErrorIs(t, err, redlock.ErrNotAcquired)
 
 		ctx, cancel := context.WithTimeout(t.Context(), 2*time.Second)
 		defer cancel()
 		start := time.Now()
 		_, err = Acquire(ctx, c, "busy", timingConfig())
-		require.ErrorIs(t, err, ErrNotAcquired)
+		require.ErrorIs(t, err, redlock.ErrNotAcquired)
 		require.ErrorIs(t, err, context.DeadlineExceeded)
 		var qe *redlock.QuorumError
 		require.ErrorAs(t, err, &qe, "the last attempt's answers are in the error")

@@ -7,17 +7,18 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/redlease/redlease/internal/logx"
+	"github.com/redlease/redlease/redlock"
 )
 
-// Defaults of [Config]; see each field for what it means.
+// Defaults of [Config]; see each field.
 const (
-	DefaultPollInterval = time.Second
-	DefaultEventBuffer  = 16
+	defaultPollInterval = time.Second
+	defaultEventBuffer  = 16
 )
 
 // Config tunes an [Observer]. The zero value of every field means its
-// default; [DefaultConfig] returns a Config with the defaults filled in.
-// [New] copies the Config: changing it afterwards has no effect.
+// default, documented on the field. [New] copies the Config: changing it
+// afterwards has no effect.
 type Config struct {
 	// PollInterval is the mean time between two majority reads of a
 	// [Watch] when no change notice arrives: a random time in
@@ -38,32 +39,31 @@ type Config struct {
 	Logger hclog.Logger
 }
 
-// DefaultConfig returns a Config with every default filled in.
-func DefaultConfig() Config {
-	return Config{}.withDefaults()
-}
-
 func (c Config) withDefaults() Config {
 	if c.PollInterval == 0 {
-		c.PollInterval = DefaultPollInterval
+		c.PollInterval = defaultPollInterval
 	}
 	if c.EventBuffer == 0 {
-		c.EventBuffer = DefaultEventBuffer
+		c.EventBuffer = defaultEventBuffer
 	}
 	c.Logger = logx.Flat(c.Logger) // nil: a null logger
 	return c
 }
 
 // Validate reports the first invalid setting, with its value, as an error
-// wrapping [ErrInvalidConfig]. Zero values are valid (they mean defaults).
+// wrapping redlock.ErrInvalidConfig. Zero values are valid (they mean
+// defaults).
 func (c Config) Validate() error {
 	switch {
 	case c.PollInterval < 0:
-		return fmt.Errorf("%w: PollInterval (%s) must not be negative", ErrInvalidConfig, c.PollInterval)
+		return fmt.Errorf("%w: PollInterval (%s) must not be negative", errInvalidConfig, c.PollInterval)
 	case c.PollInterval > 0 && c.PollInterval < time.Millisecond:
-		return fmt.Errorf("%w: PollInterval (%s) must be at least 1ms", ErrInvalidConfig, c.PollInterval)
+		return fmt.Errorf("%w: PollInterval (%s) must be at least 1ms", errInvalidConfig, c.PollInterval)
 	case c.EventBuffer < 0:
-		return fmt.Errorf("%w: EventBuffer (%d) must not be negative", ErrInvalidConfig, c.EventBuffer)
+		return fmt.Errorf("%w: EventBuffer (%d) must not be negative", errInvalidConfig, c.EventBuffer)
 	}
 	return nil
 }
+
+// errInvalidConfig starts the errors of Validate.
+var errInvalidConfig = fmt.Errorf("%w: observer.Config", redlock.ErrInvalidConfig)

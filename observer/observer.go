@@ -13,6 +13,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/redlease/redlease/internal/keycheck"
+	"github.com/redlease/redlease/internal/redlockx"
 	"github.com/redlease/redlease/lease"
 	"github.com/redlease/redlease/redlock"
 )
@@ -48,17 +49,14 @@ func New(client *redlock.Client, name string, cfg Config) (*Observer, error) {
 		return nil, err
 	}
 	cfg = cfg.withDefaults()
-	return &Observer{client: client, name: name, cfg: cfg, log: cfg.Logger, hooks: client.Config().Hooks}, nil
+	return &Observer{client: client, name: name, cfg: cfg, log: cfg.Logger, hooks: redlockx.Config(client).Hooks}, nil
 }
 
-// Name returns the name of the election observed (its lease key).
-func (o *Observer) Name() string { return o.name }
-
-// Leader is a leader as a majority read saw it. The zero Leader means no
-// leader (see [Leader.IsZero]). A Leader is a plain value; its Metadata map
-// is its own.
+// Leader is a leader as a majority read saw it. The zero Leader (its Value
+// empty) means no leader. A Leader is a plain value; its Metadata map is
+// its own.
 type Leader struct {
-	// ID is the leader's ID (election.Config.ID, lease.Config.ID); for a
+	// ID is the leader's ID (lease.Config.ID, election.Config.Lease.ID); for a
 	// value not written by package lease, "foreign:" and the raw value.
 	ID string
 	// Metadata is what the leader published with its ID; nil when none.
@@ -77,18 +75,18 @@ type Leader struct {
 	// will have dropped the key if the leader does not refresh it: the
 	// earliest a standby can take over after a crash. Zero when unknown.
 	Expires time.Time
-	// Value is the raw value stored in the key (see lease.DecodeValue): it
-	// is unique per term, so two Leaders with the same Value are the same
-	// term of the same leader.
+	// Value is the raw value stored in the key (see lease.Holder): it is
+	// unique per term, so two Leaders with the same Value are the same term
+	// of the same leader. It is empty for no leader.
 	Value string
 }
 
-// IsZero reports whether l is the zero Leader: no leader.
-func (l Leader) IsZero() bool { return l.Value == "" }
+// none reports whether l is the zero Leader: no leader.
+func (l Leader) none() bool { return l.Value == "" }
 
-// String returns the ID and the token, or "none" for no leader.
-func (l Leader) String() string {
-	if l.IsZero() {
+// describe returns the ID and the token, or "none" for no leader.
+func (l Leader) describe() string {
+	if l.none() {
 		return "none"
 	}
 	return fmt.Sprintf("%s (token %d)", l.ID, l.Token)
@@ -134,7 +132,7 @@ func (o *Observer) unfenced(l Leader) bool {
 }
 
 func (o *Observer) remember(l Leader) {
-	if l.IsZero() {
+	if l.none() {
 		return
 	}
 	o.mu.Lock()
@@ -153,7 +151,7 @@ func (o *Observer) readOnce(ctx context.Context) (Leader, error) {
 	if info == nil {
 		return Leader{}, err // closed client, bad argument: not the nodes' answer
 	}
-	quorum := o.client.Quorum()
+	quorum := redlockx.Quorum(o.client)
 	if info.Holder != nil {
 		h := info.Holder
 		return Leader{ID: h.String(), Metadata: maps.Clone(h.Metadata), Token: info.Token,

@@ -28,14 +28,14 @@ func TestConfigValidate(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			err := tc.cfg.Validate()
-			require.ErrorIs(t, err, ErrInvalidConfig)
+			require.ErrorIs(t, err, redlock.ErrInvalidConfig)
 			assert.Contains(t, err.Error(), tc.want)
 			_, err = New(&redlock.Client{}, "k", tc.cfg)
-			require.ErrorIs(t, err, ErrInvalidConfig)
+			require.ErrorIs(t, err, redlock.ErrInvalidConfig)
 		})
 	}
 	require.NoError(t, Config{}.Validate())
-	d := DefaultConfig()
+	d := Config{}.withDefaults()
 	assert.Equal(t, time.Second, d.PollInterval)
 	assert.Equal(t, 16, d.EventBuffer)
 	assert.NotNil(t, d.Logger)
@@ -52,12 +52,11 @@ func TestLeader(t *testing.T) {
 	c := newClient(t, nodes)
 	o, err := New(c, "svc", Config{})
 	require.NoError(t, err)
-	assert.Equal(t, "svc", o.Name())
 
 	l, err := o.Leader(ctx)
 	require.ErrorIs(t, err, ErrNoLeader)
-	assert.True(t, l.IsZero())
-	assert.Equal(t, "none", l.String())
+	assert.True(t, l.none())
+	assert.Equal(t, "none", l.describe())
 
 	ls := hold(t, c, "svc", "web-1")
 	l, err = o.Leader(ctx)
@@ -66,10 +65,10 @@ func TestLeader(t *testing.T) {
 	assert.Equal(t, map[string]string{"addr": "web-1:80"}, l.Metadata)
 	assert.Equal(t, ls.Token(), l.Token)
 	assert.Equal(t, ls.Holder().Raw, l.Value)
-	assert.Equal(t, "web-1 (token 1)", l.String())
+	assert.Equal(t, "web-1 (token 1)", l.describe())
 	assert.Positive(t, l.Remaining)
 	assert.True(t, l.Expires.After(time.Now()))
-	assert.False(t, l.IsZero())
+	assert.False(t, l.none())
 
 	ms[0].Close()
 	ms[1].Close()
@@ -81,7 +80,7 @@ func TestLeader(t *testing.T) {
 	l, err = o.Leader(ctx)
 	require.ErrorIs(t, err, ErrUnknown, "two of five answering: not a stale leader, not 'no leader'")
 	assert.NotErrorIs(t, err, ErrNoLeader)
-	assert.True(t, l.IsZero())
+	assert.True(t, l.none())
 	assert.Contains(t, err.Error(), "2 of 5 nodes could answer, 3 needed")
 
 	cancelled, cancel := context.WithCancel(ctx)
@@ -181,7 +180,7 @@ func TestWatch(t *testing.T) {
 	require.NoError(t, a.Release(ctx))
 	ev = next(t, w)
 	assert.Equal(t, StateNoLeader, ev.State)
-	assert.True(t, ev.Leader.IsZero())
+	assert.True(t, ev.Leader.none())
 
 	b := hold(t, c, "svc", "b")
 	ev = next(t, w)
@@ -221,7 +220,7 @@ func TestWatchUnknown(t *testing.T) {
 	ev = next(t, w)
 	assert.Equal(t, StateUnknown, ev.State)
 	assert.ErrorIs(t, ev.Err, ErrUnknown)
-	assert.True(t, ev.Leader.IsZero())
+	assert.True(t, ev.Leader.none())
 	assert.Equal(t, "unknown", ev.State.String())
 
 	for _, m := range ms[:3] {

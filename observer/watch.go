@@ -7,7 +7,8 @@ import (
 	"time"
 
 	"github.com/redlease/redlease/internal/backoff"
-	"github.com/redlease/redlease/lease"
+	"github.com/redlease/redlease/internal/notice"
+	"github.com/redlease/redlease/internal/redlockx"
 	"github.com/redlease/redlease/redlock"
 )
 
@@ -39,8 +40,8 @@ func (s State) String() string {
 
 // Event is one fact of an election: a change of leader seen by a [Watch]
 // or by an elector, or the beginning or end of an elector's own term. It
-// is the one event type of both streams (election.Event is this type). An
-// Event is a plain value.
+// is the one event type of both streams (election.Elector.Events carries
+// this type). An Event is a plain value.
 type Event struct {
 	// Kind is what happened: redlock.EventLeaderChanged (every event of a
 	// Watch), or, on an elector's Events only, redlock.EventElected and
@@ -71,7 +72,7 @@ func (e Event) String() string {
 	b.WriteString(": ")
 	switch {
 	case e.Kind != redlock.EventLeaderChanged || e.State == StateLeader:
-		b.WriteString(e.Leader.String())
+		b.WriteString(e.Leader.describe())
 	default:
 		b.WriteString(e.State.String())
 	}
@@ -132,7 +133,7 @@ func (o *Observer) Watch(ctx context.Context) *Watch {
 
 // watch is the goroutine of a Watch; it returns why it ended.
 func (o *Observer) watch(ctx context.Context, out chan<- Event) error {
-	sub, err := o.client.Subscribe(ctx, lease.NoticeChannel(o.name))
+	sub, err := redlockx.Subscribe(ctx, o.client, notice.Channel(o.name))
 	if err != nil {
 		return err
 	}
@@ -172,7 +173,7 @@ func (o *Observer) watch(ctx context.Context, out chan<- Event) error {
 
 // wait returns when a read is due: a notice that may mean a change, the
 // timer, or the context's end (then with the context's error).
-func (o *Observer) wait(ctx context.Context, sub *redlock.Subscription, timer *time.Timer, cur Leader) error {
+func (o *Observer) wait(ctx context.Context, sub redlockx.Subscription, timer *time.Timer, cur Leader) error {
 	for {
 		select {
 		case n := <-sub.C():
@@ -209,12 +210,12 @@ const lapseSlack = time.Millisecond
 // isCurrent reports whether a notice payload is the acquire notice of the
 // leader already known.
 func isCurrent(payload string, cur Leader) bool {
-	v, ok := strings.CutPrefix(payload, lease.NoticeAcquired+" ")
-	return ok && !cur.IsZero() && v == cur.Value
+	m := notice.Parse(payload)
+	return m.Kind == notice.Acquired && !cur.none() && m.Value == cur.Value
 }
 
 // drain drops the notices already queued: one read answers them all.
-func drain(sub *redlock.Subscription) {
+func drain(sub redlockx.Subscription) {
 	for {
 		select {
 		case <-sub.C():

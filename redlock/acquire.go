@@ -39,12 +39,12 @@ func WithRetry(f func() RetryStrategy) AcquireOption {
 	return func(o *acquireOptions) { o.retry = f }
 }
 
-// WithReleaseNotice makes Release PUBLISH message on channel, on every node
-// where it deleted the lock, so that waiters can retry at once. On a
-// cluster Client the notice is an SPUBLISH in the slot of each copy of
-// the lock; with buckets, [Client.Subscribe] hears it when channel is
-// "<key>:notice" (see there).
-func WithReleaseNotice(channel, message string) AcquireOption {
+// releaseNotice makes Release PUBLISH message on channel, on every node
+// where it deleted the lock, so that waiters can retry at once
+// (internal/redlockx). On a cluster Client the notice is an SPUBLISH in
+// the slot of each copy of the lock; with buckets, subscribe hears it
+// when channel is the key's notice channel (see there).
+func releaseNotice(channel, message string) AcquireOption {
 	return func(o *acquireOptions) { o.notice, o.msg = channel, message }
 }
 

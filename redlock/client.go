@@ -233,7 +233,7 @@ collect:
 			longest = max(longest, left)
 		}
 	}
-	if len(quarantined) > 0 {
+	if len(quarantined) > 0 && !c.cfg.quietQuarantine {
 		c.log.Warn(quarantineMsg, "nodes", strings.Join(quarantined, ", "), "wait", longest.Round(time.Millisecond),
 			"ways_out", "Client.Bootstrap for a brand-new deployment; Config.DisableQuarantine where every write is fsynced (appendfsync always)")
 	}
@@ -247,7 +247,8 @@ collect:
 }
 
 // quarantineMsg is the message of New's one log record about the nodes
-// that do not vote yet (programs may filter it to say it their way).
+// that do not vote yet (a program that says it its own way turns it off:
+// internal/redlockx.QuietQuarantine).
 const quarantineMsg = "nodes are quarantined: they have no marker, or restarted, and may have forgotten locks; they vote after the quarantine"
 
 // probe checks one node's configuration, then runs probe.lua on it. The
@@ -362,9 +363,6 @@ func (c *Client) enter() error {
 	return nil
 }
 
-// Quorum is the number of votes a lock needs: N/2+1.
-func (c *Client) Quorum() int { return c.quorum }
-
 // Nodes returns the nodes' names, in the order given to New: the address
 // of a redis.Client, the seed addresses of a ClusterClient; for the copies
 // of [NewCluster], a hash slot ("slot 2730") with one bucket, the copy's
@@ -383,9 +381,6 @@ func (c *Client) Nodes() []string {
 	}
 	return out
 }
-
-// Config returns the client's configuration with defaults filled in.
-func (c *Client) Config() Config { return c.cfg }
 
 // isNil reports a nil interface or a typed nil pointer inside one.
 func isNil(c redis.UniversalClient) bool {

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/redlease/redlease/internal/notice"
 )
 
 // DefaultReplicas is the number of copies of a lock [NewCluster] keeps when
@@ -234,17 +236,16 @@ func (c *Client) nodesFor(key string) []*node {
 	return c.sets[Bucket(key, len(c.sets))]
 }
 
-// noticeSuffix ends the notice channels of the lease package ("<key>:notice").
-const noticeSuffix = ":notice"
-
 // nodesForChannel is the set of nodes that carry a Pub/Sub channel: those of
-// its key for "<key>:notice" (the release script publishes in the lock's
-// slot), of the channel's own name otherwise.
+// its key for a key's notice channel (internal/notice.Channel: the release
+// script publishes in the lock's slot), of the channel's own name
+// otherwise.
 func (c *Client) nodesForChannel(channel string) []*node {
 	if len(c.sets) == 1 {
 		return c.nodes
 	}
-	return c.nodesFor(strings.TrimSuffix(channel, noticeSuffix))
+	key, _ := notice.KeyOf(channel) // the channel itself when not a notice channel
+	return c.nodesFor(key)
 }
 
 // Slot is the Redis Cluster hash slot of a key (CRC16 of the key, or of

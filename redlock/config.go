@@ -37,8 +37,8 @@ type Config struct {
 	// NodeTimeout bounds every request to one node, enforced by redlock
 	// itself whatever the go-redis client's own timeouts and retries are.
 	// A node that has not answered within it counts as a "no" vote.
-	// It should be small next to the TTL: a few round trips. An Extend
-	// may wait longer for late replies when asked ([WithExtendTimeout]).
+	// It should be small next to the TTL: a few round trips. The
+	// refreshes of the lease package may wait longer for late replies.
 	// Default: 50ms.
 	NodeTimeout time.Duration
 
@@ -113,6 +113,10 @@ type Config struct {
 	// unsafeOff: guards turned off by a test's negative control
 	// (internal/unsafeopt); zero in every other use.
 	unsafeOff unsafeopt.Off
+
+	// quietQuarantine: New does not log the quarantined nodes
+	// (internal/redlockx.QuietQuarantine).
+	quietQuarantine bool
 }
 
 func init() {

@@ -24,16 +24,17 @@ const MaxExtendBatch = 256
 // lock whose deadline passed, and a key that no longer holds our value is
 // never re-created). A lock of another client, or nil, gets an error
 // matching ErrInvalidArgument. Requests are bounded as in Extend
-// (NodeTimeout, or [WithExtendTimeout]); calls of one ExtendAll run
-// concurrently, and it returns when every lock has its result. Each lock
-// sent gets its EventExtend on the client's Hooks, as from Extend.
-func (c *Client) ExtendAll(ctx context.Context, locks []*Lock, opts ...ExtendOption) []error {
-	var o extendOptions
-	for _, opt := range opts {
-		if opt != nil {
-			opt(&o)
-		}
-	}
+// (NodeTimeout); calls of one ExtendAll run concurrently, and it returns
+// when every lock has its result. Each lock sent gets its EventExtend on
+// the client's Hooks, as from Extend.
+func (c *Client) ExtendAll(ctx context.Context, locks []*Lock) []error {
+	return c.extendAll(ctx, locks, 0)
+}
+
+// extendAll is ExtendAll, each request waiting up to wait (<= 0:
+// NodeTimeout), as extendWithin (internal/redlockx: the lease package's
+// refreshes).
+func (c *Client) extendAll(ctx context.Context, locks []*Lock, wait time.Duration) []error {
 	errs := make([]error, len(locks))
 	// One batch holds locks of one set of voters (on a bucketed cluster,
 	// one bucket: its n copies, one slot each), at most MaxExtendBatch.
@@ -75,12 +76,12 @@ func (c *Client) ExtendAll(ctx context.Context, locks []*Lock, opts ...ExtendOpt
 	}
 	defer c.mu.RUnlock()
 	if len(batches) == 1 {
-		c.extendBatch(ctx, o.wait, batches[0], errs)
+		c.extendBatch(ctx, wait, batches[0], errs)
 		return errs
 	}
 	var wg sync.WaitGroup
 	for _, b := range batches {
-		wg.Go(func() { c.extendBatch(ctx, o.wait, b, errs) })
+		wg.Go(func() { c.extendBatch(ctx, wait, b, errs) })
 	}
 	wg.Wait()
 	return errs

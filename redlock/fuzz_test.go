@@ -18,6 +18,8 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/redis/go-redis/v9"
+
+	"github.com/redlease/redlease/internal/notice"
 )
 
 // Fuzzing of every reply redlock reads. Replies are trees of the values
@@ -552,7 +554,7 @@ func TestFakeNodes(t *testing.T) {
 	if in, err := c.Inspect(ctx, "k"); err != nil || in.Value != "v" {
 		t.Fatalf("Inspect = %+v, %v", in, err)
 	}
-	if n, err := l.Release(ctx); err != nil || n < c.Quorum() {
+	if n, err := l.Release(ctx); err != nil || n < c.quorum {
 		t.Fatalf("Release = %d, %v", n, err)
 	}
 }
@@ -594,12 +596,12 @@ func clientReplies(t *testing.T, data []byte) {
 	}
 	_ = c.Bootstrap(ctx)
 
-	l, err := c.TryAcquire(ctx, "k", time.Second, WithReleaseNotice("k:notice", "released"))
+	l, err := c.TryAcquire(ctx, "k", time.Second, releaseNotice(notice.Channel("k"), notice.Message{Kind: notice.Released}.Encode()))
 	switch {
 	case err != nil && !errors.Is(err, ErrNotAcquired):
 		t.Fatalf("TryAcquire: %v does not match ErrNotAcquired", err)
 	case err == nil:
-		checkGranted(t, fakes, c.Quorum(), l)
+		checkGranted(t, fakes, c.quorum, l)
 		if err := l.Extend(ctx, 0); err != nil && !errors.Is(err, ErrNotExtended) && !errors.Is(err, ErrNotHeld) {
 			t.Fatalf("Extend: %v", err)
 		}
@@ -626,11 +628,11 @@ func clientReplies(t *testing.T, data []byte) {
 				held++
 			}
 		}
-		if held < c.Quorum() {
+		if held < c.quorum {
 			t.Fatalf("Inspect: %q held on %d nodes, reported as the holder", in.Value, held)
 		}
 	}
-	if n, _ := c.Publish(ctx, "k:notice", "m"); n < 0 || n > fuzzNodes {
+	if n, _ := c.publish(ctx, "k:notice", "m"); n < 0 || n > fuzzNodes {
 		t.Fatalf("Publish: %d nodes", n)
 	}
 }

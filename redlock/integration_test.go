@@ -21,6 +21,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/redlease/redlease/internal/redlockx"
 	"github.com/redlease/redlease/redlock"
 )
 
@@ -326,7 +327,8 @@ func TestIntegrationValidity(t *testing.T) {
 }
 
 // TestIntegrationExtendTimeout: an Extend whose majority answers later than
-// NodeTimeout fails; with WithExtendTimeout above the delay it succeeds,
+// NodeTimeout fails; with a wait above the delay (internal/redlockx.Extend,
+// as the lease package's refreshes wait) it succeeds,
 // and its new validity still counts from its start, so no node's key
 // expires before the local deadline.
 func TestIntegrationExtendTimeout(t *testing.T) {
@@ -343,7 +345,7 @@ func TestIntegrationExtendTimeout(t *testing.T) {
 	// First the long wait (before a timed-out request makes go-redis dial
 	// again, through the slow proxies), then NodeTimeout.
 	t0 := time.Now()
-	require.NoError(t, l.Extend(ctx, 0, redlock.WithExtendTimeout(4*nodeTimeout)))
+	require.NoError(t, redlockx.Extend(ctx, l, 0, 4*nodeTimeout))
 	elapsed := time.Since(t0)
 	assert.GreaterOrEqual(t, elapsed, nodeTimeout, "the extend waited for the slow majority")
 	until := l.ValidUntil()
@@ -362,7 +364,7 @@ func TestIntegrationExtendTimeout(t *testing.T) {
 	require.Equal(t, until, l.ValidUntil())
 
 	// A wait shorter than the delay fails, naming the wait.
-	err = l.Extend(ctx, 0, redlock.WithExtendTimeout(nodeTimeout+10*time.Millisecond))
+	err = redlockx.Extend(ctx, l, 0, nodeTimeout+10*time.Millisecond)
 	require.ErrorIs(t, err, redlock.ErrNotExtended)
 	assert.ErrorContains(t, err, "no answer within 210ms")
 	require.Equal(t, until, l.ValidUntil())

@@ -89,51 +89,32 @@ func (l *Lock) Remaining() time.Duration {
 // its local deadline, checked on every call.
 func (l *Lock) Held() bool { return l.Remaining() > 0 }
 
-// ExtendOption changes one [Lock.Extend] call.
-type ExtendOption func(*extendOptions)
-
-type extendOptions struct {
-	wait time.Duration
-}
-
-// WithExtendTimeout lets one Extend wait up to d, instead of NodeTimeout,
-// for the nodes' answers. Extend still returns as soon as a majority
-// agreed (a slow or dead node does not hold it up), and as soon as ctx
-// ends. A longer wait costs no safety: the new validity counts from the
-// start of the Extend, whenever the answers arrive, and an Extend that
-// ends after the lock's local deadline loses the lock rather than reviving
-// it. It helps a process whose own replies queue behind many others (a
-// process that refreshes thousands of leases, or one starved of CPU),
-// where NodeTimeout would fail an Extend that the nodes had granted.
-// d <= 0 means NodeTimeout. The lease package uses this for its refreshes.
-func WithExtendTimeout(d time.Duration) ExtendOption {
-	return func(o *extendOptions) { o.wait = d }
-}
-
 // Extend prolongs the lock to ttl from now (0: the TTL it was acquired
 // with) on every node that still holds our value; it never re-creates an
 // expired key. It succeeds only with a majority within validity, and fails
 // with ErrNotHeld once the local deadline has passed, even if the nodes
 // still answer yes. On failure the lock keeps its previous deadline (a
 // *QuorumError matching ErrNotExtended), or is lost (ErrNotHeld). Each
-// request is bounded by NodeTimeout, or by [WithExtendTimeout].
-func (l *Lock) Extend(ctx context.Context, ttl time.Duration, opts ...ExtendOption) error {
+// request is bounded by NodeTimeout.
+func (l *Lock) Extend(ctx context.Context, ttl time.Duration) error {
+	return l.extendWithin(ctx, ttl, 0)
+}
+
+// extendWithin is Extend, each request waiting up to wait (<= 0:
+// NodeTimeout) for its answer (internal/redlockx): a longer wait costs no
+// safety, as the new validity counts from the start of the Extend and a
+// late yes never revives a lock past its deadline.
+func (l *Lock) extendWithin(ctx context.Context, ttl, wait time.Duration) error {
 	if l == nil {
 		return fmt.Errorf("%w: nil *Lock", ErrNotHeld)
 	}
 	t0 := time.Now()
-	err := l.extend(ctx, ttl, opts)
+	err := l.extend(ctx, ttl, wait)
 	l.c.observe(Event{Kind: EventExtend, Key: l.key, Token: l.token, Duration: time.Since(t0), Err: err})
 	return err
 }
 
-func (l *Lock) extend(ctx context.Context, ttl time.Duration, opts []ExtendOption) error {
-	var o extendOptions
-	for _, opt := range opts {
-		if opt != nil {
-			opt(&o)
-		}
-	}
+func (l *Lock) extend(ctx context.Context, ttl, wait time.Duration) error {
 	c := l.c
 	ttl, err := l.extendable(ttl)
 	if err != nil {
@@ -147,7 +128,7 @@ func (l *Lock) extend(ctx context.Context, ttl time.Duration, opts []ExtendOptio
 	t0 := time.Now()
 	plain := newCall(scriptExtend, []string{l.key, markerKey, l.key + ":fence"},
 		l.value, ttl.Milliseconds(), c.maxTTLArg(), c.quarantineMode(), c.counterTTL())
-	answers := c.fanoutWithin(ctx, o.wait, l.nodes, func(ctx context.Context, n *node) answer {
+	answers := c.fanoutWithin(ctx, wait, l.nodes, func(ctx context.Context, n *node) answer {
 		sc := plain
 		if n.tag != "" {
 			sc = plain.withKeys(n.lockKey(l.key), n.marker(), n.fenceKey(l.key))

@@ -5,6 +5,8 @@ import (
 	"sync"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/redlease/redlease/internal/redlockx/link"
 )
 
 // Change notices: a holder PUBLISHes on a per-key channel when it acquires
@@ -13,9 +15,9 @@ import (
 // forged by anyone who can publish, so a receiver always confirms with a
 // majority read or an attempt of its own.
 
-// Publish sends message on channel to every node at once and returns how
-// many nodes took it, waiting at most NodeTimeout.
-func (c *Client) Publish(ctx context.Context, channel, message string) (int, error) {
+// publish sends message on channel to every node at once and returns how
+// many nodes took it, waiting at most NodeTimeout (internal/redlockx).
+func (c *Client) publish(ctx context.Context, channel, message string) (int, error) {
 	if err := c.enter(); err != nil {
 		return 0, err
 	}
@@ -41,37 +43,31 @@ func (c *Client) Publish(ctx context.Context, channel, message string) (int, err
 	return ok, nil
 }
 
-// Notice is one message received by a [Subscription].
-type Notice struct {
-	Node    string // name of the node it came from (see [Client.Nodes])
-	Payload string
-}
-
-// Subscription receives the notices published on one channel on every
+// subscription receives the notices published on one channel on every
 // node. It owns one goroutine per node until Close. Safe for concurrent use.
-type Subscription struct {
-	c      chan Notice
+type subscription struct {
+	c      chan link.Notice
 	subs   []*redis.PubSub
 	wg     sync.WaitGroup
 	cancel context.CancelFunc
 	once   sync.Once
 }
 
-// Subscribe listens on channel on every node. Nodes that are down are
-// retried by go-redis in the background. Close the subscription when done.
+// subscribe listens on channel on every node (internal/redlockx). Nodes
+// that are down are retried by go-redis in the background. Close the
+// subscription when done.
 //
-// On a cluster Client with buckets ([NewCluster]), a channel named
-// "<key>:notice" is carried by the slots of key's copies, where the
-// release of a lock on key publishes its notice ([WithReleaseNotice]):
-// name notice channels so (the lease package does) for subscribers to
-// hear them. Other channels are carried in the slots of their own name.
-func (c *Client) Subscribe(ctx context.Context, channel string) (*Subscription, error) {
+// On a cluster Client with buckets ([NewCluster]), a notice channel
+// (internal/notice.Channel) is carried by the slots of its key's copies,
+// where the release of a lock on key publishes its notice (releaseNotice).
+// Other channels are carried in the slots of their own name.
+func (c *Client) subscribe(ctx context.Context, channel string) (*subscription, error) {
 	if err := c.enter(); err != nil {
 		return nil, err
 	}
 	defer c.mu.RUnlock()
 	ctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	s := &Subscription{c: make(chan Notice, 64), cancel: cancel}
+	s := &subscription{c: make(chan link.Notice, 64), cancel: cancel}
 	for _, n := range c.nodesForChannel(channel) {
 		uc := n.client
 		var ps *redis.PubSub
@@ -90,7 +86,7 @@ func (c *Client) Subscribe(ctx context.Context, channel string) (*Subscription, 
 						return
 					}
 					select {
-					case s.c <- Notice{Node: n.addr, Payload: m.Payload}:
+					case s.c <- link.Notice{Node: n.addr, Payload: m.Payload}:
 					default: // a notice is a hint; a full buffer already wakes the reader
 					}
 				case <-ctx.Done():
@@ -103,11 +99,11 @@ func (c *Client) Subscribe(ctx context.Context, channel string) (*Subscription, 
 }
 
 // C returns the notices. It is never closed; stop reading after Close.
-func (s *Subscription) C() <-chan Notice { return s.c }
+func (s *subscription) C() <-chan link.Notice { return s.c }
 
 // Close ends the subscription on every node and waits for its goroutines.
 // Closing twice is safe.
-func (s *Subscription) Close() error {
+func (s *subscription) Close() error {
 	s.once.Do(func() {
 		s.cancel()
 		for _, ps := range s.subs {

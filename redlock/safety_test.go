@@ -36,6 +36,7 @@ import (
 	"github.com/redlease/redlease/internal/faultproxy"
 	"github.com/redlease/redlease/internal/locktest"
 	"github.com/redlease/redlease/internal/redistest"
+	"github.com/redlease/redlease/internal/redlockx"
 	"github.com/redlease/redlease/redlock"
 )
 
@@ -173,7 +174,7 @@ const forgetTTL = time.Second
 // votes no for MaxTTL, and that every token after its return exceeds last.
 func forgetfulNode0(t *testing.T, rig *servers, c *redlock.Client, key string, last uint64, lostAt time.Time) {
 	ctx := context.Background()
-	maxTTL := c.Config().MaxTTL
+	maxTTL := redlockx.Config(c).MaxTTL
 	rig.setForeign(t, key, 1)
 	rig.free(t, key, 2)
 

@@ -115,14 +115,14 @@ func TestEvenNodesWarn(t *testing.T) {
 	require.NoError(t, err)
 	defer c.Close()
 	assert.Contains(t, buf.String(), "even number of nodes")
-	assert.Equal(t, 2, c.Quorum())
+	assert.Equal(t, 2, c.quorum)
 }
 
 func TestSingleNode(t *testing.T) {
 	ctx := context.Background()
 	_, nodes := testnodes.Minis(t, 1)
 	c := newClient(t, unitCfg, nodes)
-	assert.Equal(t, 1, c.Quorum())
+	assert.Equal(t, 1, c.quorum)
 	l, err := c.TryAcquire(ctx, "one", 5*time.Second)
 	require.NoError(t, err)
 	_, err = c.TryAcquire(ctx, "one", 5*time.Second)

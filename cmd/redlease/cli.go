@@ -98,7 +98,7 @@ func (o *outputs) logger(level hclog.Level, verbose bool) hclog.Logger {
 		level = hclog.Debug
 	}
 	// Flat: one line per record, a joined error's parts separated by "; ".
-	return logx.Flat(hclog.New(&hclog.LoggerOptions{Name: "redlease", Level: level, Output: o.err, Exclude: dropLibQuarantine}))
+	return logx.Flat(hclog.New(&hclog.LoggerOptions{Name: "redlease", Level: level, Output: o.err}))
 }
 
 // usageError is an error in the command line: exit code 2.

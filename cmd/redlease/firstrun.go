@@ -2,23 +2,18 @@ package main
 
 import (
 	"context"
-	"strings"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/redlease/redlease/internal/redlockx"
 	"github.com/redlease/redlease/redlock"
 )
 
-// libQuarantineMsg begins redlock.New's log record about quarantined
-// nodes, which names the library's way out (Client.Bootstrap); the CLI
-// drops it and says it in its own terms (hintQuarantine).
-const libQuarantineMsg = "nodes are quarantined"
-
-// dropLibQuarantine is the hclog Exclude of the CLI's loggers.
-func dropLibQuarantine(_ hclog.Level, msg string, _ ...any) bool {
-	return strings.HasPrefix(msg, libQuarantineMsg)
-}
+// redlock.New logs the quarantined nodes naming the library's way out
+// (Client.Bootstrap); the CLI's clients do not (connect turns that record
+// off: internal/redlockx.QuietQuarantine), and the CLI says it in its own
+// terms instead (hintQuarantine).
 
 // hintQuarantine says, in one line, why nobody can be elected yet when too
 // few of the nodes vote because they are new to redlease (or restarted),
@@ -42,11 +37,12 @@ func hintQuarantine(ctx context.Context, client *redlock.Client, name string, lo
 			longest = max(longest, n.Quarantine)
 		}
 	}
-	if waiting == 0 || ready >= client.Quorum() {
+	quorum := redlockx.Quorum(client)
+	if waiting == 0 || ready >= quorum {
 		return
 	}
 	log.Warn("nobody can be elected until the nodes' quarantine ends: they are new to redlease (or restarted) "+
 		"and vote only --max-ttl after first contact, so that a node that lost its data cannot grant a lock twice; "+
 		"on brand-new nodes, --bootstrap skips the wait",
-		"quarantined", waiting, "ready", ready, "needed", client.Quorum(), "wait", longest.Round(time.Millisecond))
+		"quarantined", waiting, "ready", ready, "needed", quorum, "wait", longest.Round(time.Millisecond))
 }

@@ -7,8 +7,6 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"github.com/redlease/redlease/election"
 )
 
 // On fresh nodes, run says in one line why nobody is elected yet and
@@ -48,7 +46,7 @@ func TestRunExitsWhenNoMajorityAnswers(t *testing.T) {
 // without --grace; an explicit --grace that does not fit is refused.
 func TestGraceDefaultFitsTTL(t *testing.T) {
 	conn := connFlags{nodeTimeout: 50 * time.Millisecond, maxTTL: 30 * time.Second}
-	for _, ttl := range []time.Duration{200 * time.Millisecond, time.Second, 5 * time.Second, election.DefaultTTL, 30 * time.Second} {
+	for _, ttl := range []time.Duration{200 * time.Millisecond, time.Second, 5 * time.Second, defaultTTL, 30 * time.Second} {
 		p, err := planRun(ttl, -1, conn)
 		require.NoError(t, err, "--ttl %s with the default --grace", ttl)
 		assert.LessOrEqual(t, p.grace, ttl/4, "--ttl %s", ttl)

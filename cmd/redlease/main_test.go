@@ -17,6 +17,7 @@ import (
 
 	"github.com/redlease/redlease/election"
 	"github.com/redlease/redlease/internal/redistest"
+	"github.com/redlease/redlease/lease"
 	"github.com/redlease/redlease/redlock"
 )
 
@@ -181,6 +182,7 @@ func newTestClient(t testing.TB, open func() (*redlock.Client, error)) *redlock.
 // candidate is an Elector of the test, running until cleanup.
 type candidate struct {
 	*election.Elector
+	id     string
 	cancel context.CancelFunc
 	done   chan struct{}
 }
@@ -197,10 +199,10 @@ func campaign(t testing.TB, client *redlock.Client, name, id string) *candidate 
 // standBy runs an Elector called id for the election name on client.
 func standBy(t testing.TB, client *redlock.Client, name, id string) *candidate {
 	t.Helper()
-	e, err := election.New(client, name, election.Config{ID: id, TTL: 3 * time.Second, RetryDelay: 20 * time.Millisecond, Logger: testLogger(t)})
+	e, err := election.New(client, name, election.Config{Lease: lease.Config{ID: id, TTL: 3 * time.Second, RetryDelay: 20 * time.Millisecond, Logger: testLogger(t)}})
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
-	c := &candidate{Elector: e, cancel: cancel, done: make(chan struct{})}
+	c := &candidate{Elector: e, id: id, cancel: cancel, done: make(chan struct{})}
 	go func() {
 		defer close(c.done)
 		_ = e.Run(ctx)
@@ -221,7 +223,7 @@ func (c *candidate) waitElected(t testing.TB) {
 				return
 			}
 		case <-timer.C:
-			t.Fatalf("%s was not elected within %s", c.ID(), waitLong)
+			t.Fatalf("%s was not elected within %s", c.id, waitLong)
 		}
 	}
 }
@@ -230,6 +232,6 @@ func (c *candidate) waitElected(t testing.TB) {
 func (c *candidate) term(t testing.TB) election.Term {
 	t.Helper()
 	term, ok := c.Term()
-	require.True(t, ok, "%s leads", c.ID())
+	require.True(t, ok, "%s leads", c.id)
 	return term
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/redlease/redlease/internal/redlockx"
 	"github.com/redlease/redlease/redlock"
 )
 
@@ -225,7 +226,9 @@ func (n *nodes) Close() {
 // redlock, naming them, and are not an error (they vote once they are
 // up), except to --bootstrap, whose error names them.
 func (c *connFlags) connect(ctx context.Context, set *nodeSet, log hclog.Logger) (*nodes, error) {
-	cfg := redlock.Config{NodeTimeout: c.nodeTimeout, MaxTTL: c.maxTTL, Logger: log, Hooks: c.hooks}
+	cfg := c.clientConfig()
+	cfg.Logger, cfg.Hooks = log, c.hooks
+	redlockx.QuietQuarantine(&cfg) // the CLI says it its own way (hintQuarantine)
 	n := &nodes{}
 	var err error
 	if c.cluster {
@@ -252,6 +255,12 @@ func (c *connFlags) connect(ctx context.Context, set *nodeSet, log hclog.Logger)
 	return n, nil
 }
 
+// clientConfig is the redlock.Config of the flags' client, without its
+// logger and hooks.
+func (c *connFlags) clientConfig() redlock.Config {
+	return redlock.Config{NodeTimeout: c.nodeTimeout, MaxTTL: c.maxTTL}
+}
+
 // validate checks the connection flags that need no node.
 func (c *connFlags) validate(fs *flag.FlagSet) error {
 	switch {
@@ -261,8 +270,9 @@ func (c *connFlags) validate(fs *flag.FlagSet) error {
 		return usagef("--max-ttl (%s) must be positive", c.maxTTL)
 	case c.maxTTL%time.Millisecond != 0:
 		return usagef("--max-ttl (%s) must be a whole number of milliseconds", c.maxTTL)
-	case c.nodeTimeout*2+redlock.MinDrift >= c.maxTTL:
-		return usagef("--max-ttl (%s) must exceed 2 × --node-timeout + %s (%s)", c.maxTTL, redlock.MinDrift, c.nodeTimeout*2+redlock.MinDrift)
+	case c.clientConfig().Validate() != nil: // redlock's rule: room for a TTL above 2 × NodeTimeout + drift
+		minDrift := redlockx.DriftFor(c.clientConfig(), 0) // the drift of a zero TTL: its fixed part
+		return usagef("--max-ttl (%s) must exceed 2 × --node-timeout + %s (%s)", c.maxTTL, minDrift, c.nodeTimeout*2+minDrift)
 	case c.replicas < 1 || c.replicas > 15 || c.replicas%2 == 0:
 		return usagef("--replicas (%d) must be odd, from 1 to 15", c.replicas)
 	}

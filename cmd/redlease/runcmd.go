@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -15,6 +16,8 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/redlease/redlease/election"
+	"github.com/redlease/redlease/internal/redlockx"
+	"github.com/redlease/redlease/lease"
 	"github.com/redlease/redlease/redlock"
 )
 
@@ -53,13 +56,16 @@ var errCommandExited = errors.New("redlease: the command exited")
 // --wait-majority.
 var errNoMajority = errors.New("no majority of the nodes answers")
 
+// defaultTTL is --ttl's default: that of lease.Config.TTL.
+const defaultTTL = 10 * time.Second
+
 // defaultWaitMajority is --wait-majority's default.
 const defaultWaitMajority = 30 * time.Second
 
 func cmdRun(ctx context.Context, args []string, out *outputs) int {
 	c := newCommand("run", runUsage, out)
 	name := c.fs.String("name", "", "the election's `name` (required)")
-	ttl := c.fs.Duration("ttl", election.DefaultTTL, "time-to-live of the leadership: a crashed leader is replaced within it")
+	ttl := c.fs.Duration("ttl", defaultTTL, "time-to-live of the leadership: a crashed leader is replaced within it")
 	id := c.fs.String("id", "", "this candidate's `ID`, as status and watch show it (default <hostname>-<pid>)")
 	grace := c.fs.Duration("grace", 0, "time COMMAND has to exit after SIGTERM before SIGKILL (default TTL/4)")
 	restart := c.fs.Bool("restart", false, "when COMMAND exits on its own, campaign again rather than exit")
@@ -155,8 +161,11 @@ func planRun(ttl, grace time.Duration, conn connFlags) (runPlan, error) {
 	case ttl > conn.maxTTL:
 		return runPlan{}, usagef("--ttl (%s) is above --max-ttl (%s)", ttl, conn.maxTTL)
 	}
-	drift := time.Duration(float64(ttl)*redlock.DefaultDriftFactor) + redlock.MinDrift
-	if ttl <= 2*conn.nodeTimeout+drift {
+	// redlock's own TTL rule and drift allowance, for the client the
+	// flags make (connect).
+	ccfg := conn.clientConfig()
+	drift := redlockx.DriftFor(ccfg, ttl)
+	if redlockx.CheckTTLFor(ccfg, ttl) != nil { // not above NodeTimeout*2 + drift: the other cases are checked above
 		return runPlan{}, usagef("--ttl (%s) must exceed 2 × --node-timeout + drift (%s)", ttl, 2*conn.nodeTimeout+drift)
 	}
 	p := runPlan{ttl: ttl, slack: max(100*time.Millisecond, ttl/20)}
@@ -200,9 +209,9 @@ func (r *runner) campaign(ctx context.Context, client *redlock.Client, id string
 	runCtx, stop := context.WithCancelCause(ctx)
 	defer stop(nil)
 	e, err := election.New(client, r.name, election.Config{
-		ID: id, TTL: r.plan.ttl, RenewInterval: r.plan.renew, SafetyMargin: r.plan.margin,
-		ResignDelay: restartDelay, Logger: r.log,
-		Callbacks: election.Callbacks{OnElected: r.onElected},
+		Lease:       lease.Config{ID: id, TTL: r.plan.ttl, RenewInterval: r.plan.renew, SafetyMargin: r.plan.margin, Logger: r.log},
+		ResignDelay: restartDelay,
+		Callbacks:   election.Callbacks{OnElected: r.onElected},
 	})
 	if err != nil {
 		return 0, err
@@ -213,7 +222,7 @@ func (r *runner) campaign(ctx context.Context, client *redlock.Client, id string
 	}
 	done := make(chan error, 1)
 	go func() { done <- e.Run(runCtx) }()
-	r.log.Info("campaigning", "key", r.name, "id", e.ID(), "ttl", r.plan.ttl, "grace", r.plan.grace,
+	r.log.Info("campaigning", "key", r.name, "id", cmp.Or(id, "<hostname>-<pid>"), "ttl", r.plan.ttl, "grace", r.plan.grace,
 		"gives_up_before_validity_end", r.plan.margin)
 
 	select {

@@ -10,6 +10,8 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/redlease/redlease/internal/notice"
+	"github.com/redlease/redlease/internal/redlockx"
 	"github.com/redlease/redlease/lease"
 	"github.com/redlease/redlease/observer"
 	"github.com/redlease/redlease/redlock"
@@ -106,7 +108,7 @@ func status(ctx context.Context, client *redlock.Client, name string) (*statusRe
 		nr := nodeReport{Node: n.Node, Master: n.Master, TTLMs: n.TTL.Milliseconds(), Token: n.Counter,
 			Ready: n.Ready && n.Quarantine == 0, QuarantineMs: n.Quarantine.Milliseconds()}
 		if n.Value != "" {
-			nr.Holder = lease.DecodeValue(n.Value).String()
+			nr.Holder = lease.Holder(notice.DecodeValue(n.Value)).String()
 		}
 		if n.Err != nil {
 			nr.Error = n.Err.Error()
@@ -114,7 +116,7 @@ func status(ctx context.Context, client *redlock.Client, name string) (*statusRe
 		}
 		rep.Nodes = append(rep.Nodes, nr)
 	}
-	rep.Verdict = judge(info, client.Quorum())
+	rep.Verdict = judge(info, redlockx.Quorum(client))
 	return rep, nil
 }
 

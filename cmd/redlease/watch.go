@@ -39,7 +39,7 @@ func cmdWatch(ctx context.Context, args []string, out *outputs) int {
 	c := newCommand("watch", watchUsage, out)
 	name := c.fs.String("name", "", "the election's `name` (required)")
 	asJSON := c.fs.Bool("json", false, "print one JSON object per change")
-	poll := c.fs.Duration("poll", observer.DefaultPollInterval, "mean time between two reads when no change notice arrives")
+	poll := c.fs.Duration("poll", time.Second, "mean time between two reads when no change notice arrives")
 	if code := c.parse(args); code >= 0 {
 		return code
 	}

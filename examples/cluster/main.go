@@ -25,6 +25,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/redlease/redlease/election"
+	"github.com/redlease/redlease/lease"
 	"github.com/redlease/redlease/redlock"
 )
 
@@ -113,7 +114,7 @@ func elect(ctx context.Context, w io.Writer, addrs []string, bootstrap bool) err
 	}
 	fmt.Fprintf(w, "%s resigns\n", first.ID)
 	for _, c := range cands {
-		if c.e.ID() == first.ID {
+		if c.id == first.ID {
 			if err := c.e.Resign(ctx); err != nil {
 				return err
 			}
@@ -147,6 +148,7 @@ func printPlacement(ctx context.Context, w io.Writer, client *redlock.Client) {
 
 // candidate is one campaigning process.
 type candidate struct {
+	id     string
 	client *redlock.Client
 	e      *election.Elector
 	cancel context.CancelFunc
@@ -154,7 +156,7 @@ type candidate struct {
 }
 
 func campaign(ctx context.Context, client *redlock.Client, id string, onElected func(election.Term)) (*candidate, error) {
-	e, err := election.New(client, name, election.Config{ID: id, TTL: 3 * time.Second, RetryDelay: 50 * time.Millisecond,
+	e, err := election.New(client, name, election.Config{Lease: lease.Config{ID: id, TTL: 3 * time.Second, RetryDelay: 50 * time.Millisecond},
 		Callbacks: election.Callbacks{OnElected: func(ctx context.Context, t election.Term) {
 			onElected(t)
 			<-ctx.Done() // lead until the term ends
@@ -163,7 +165,7 @@ func campaign(ctx context.Context, client *redlock.Client, id string, onElected 
 		return nil, err
 	}
 	runCtx, cancel := context.WithCancel(ctx)
-	c := &candidate{client: client, e: e, cancel: cancel, done: make(chan struct{})}
+	c := &candidate{id: id, client: client, e: e, cancel: cancel, done: make(chan struct{})}
 	go func() {
 		defer close(c.done)
 		_ = e.Run(runCtx)

@@ -24,6 +24,7 @@ import (
 
 	"github.com/redlease/redlease/election"
 	"github.com/redlease/redlease/examples/internal/nodes"
+	"github.com/redlease/redlease/lease"
 	"github.com/redlease/redlease/redlock"
 )
 
@@ -106,7 +107,7 @@ func startWorker(ctx context.Context, ns *nodes.Nodes, id string, every time.Dur
 	if err != nil {
 		return nil, err
 	}
-	e, err := election.New(client, name, election.Config{ID: id, TTL: 2 * time.Second, RetryDelay: 50 * time.Millisecond,
+	e, err := election.New(client, name, election.Config{Lease: lease.Config{ID: id, TTL: 2 * time.Second, RetryDelay: 50 * time.Millisecond},
 		Callbacks: election.Callbacks{
 			OnElected: func(ctx context.Context, t election.Term) { lead(ctx, t, every, l) },
 		}})

@@ -18,6 +18,7 @@ import (
 	"github.com/alicebob/miniredis/v2"
 
 	"github.com/redlease/redlease/election"
+	"github.com/redlease/redlease/lease"
 	"github.com/redlease/redlease/observer"
 	"github.com/redlease/redlease/redlock"
 )
@@ -77,7 +78,7 @@ func run(ctx context.Context, w io.Writer) error {
 			})
 			continue
 		}
-		e, err := election.New(c, name, election.Config{ID: id, TTL: ttl, RetryDelay: 50 * time.Millisecond,
+		e, err := election.New(c, name, election.Config{Lease: lease.Config{ID: id, TTL: ttl, RetryDelay: 50 * time.Millisecond},
 			Callbacks: election.Callbacks{
 				OnElected: func(ctx context.Context, t election.Term) { elected <- t; <-ctx.Done() }, // lead until the term ends
 				OnDemoted: func(t election.Term, cause error) { say("%s: term %d over: %v", t.ID, t.Token, cause) },

@@ -31,7 +31,7 @@ func serve(ctx context.Context, addrs []string, mux *http.ServeMux) error {
 	}
 	defer client.Close()
 	e, err := election.New(client, "reports/leader", election.Config{
-		ID: "worker-1",
+		Lease: lease.Config{ID: "worker-1"},
 		Callbacks: election.Callbacks{
 			OnElected: func(ctx context.Context, t election.Term) {
 				// Lead until ctx ends: it is cancelled before the term's validity
@@ -200,7 +200,7 @@ func Example_slog() {
 func Example_health() {
 	client := dial()
 	defer client.Close()
-	e, _ := election.New(client, "reports/leader", election.Config{ID: "worker-1"})
+	e, _ := election.New(client, "reports/leader", election.Config{Lease: lease.Config{ID: "worker-1"}})
 
 	mux := http.NewServeMux()
 	mux.Handle("/readyz", election.HealthCheck(e, time.Second))  // Redis down, key unusable, Run over

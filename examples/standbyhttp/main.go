@@ -38,6 +38,7 @@ import (
 
 	"github.com/redlease/redlease/election"
 	"github.com/redlease/redlease/examples/internal/nodes"
+	"github.com/redlease/redlease/lease"
 	"github.com/redlease/redlease/observer"
 	"github.com/redlease/redlease/redlock"
 )
@@ -127,7 +128,7 @@ func newInstance(ctx context.Context, ns *nodes.Nodes, id, addr string, logf fun
 	}
 	in := &instance{id: id, url: "http://" + ln.Addr().String(), ln: ln, client: client, logf: logf}
 	in.e, err = election.New(client, name, election.Config{
-		ID: id, Metadata: map[string]string{"url": in.url}, TTL: 3 * time.Second,
+		Lease: lease.Config{ID: id, Metadata: map[string]string{"url": in.url}, TTL: 3 * time.Second},
 		Callbacks: election.Callbacks{
 			OnElected: func(ctx context.Context, t election.Term) {
 				logf("%s: leading (token %d) at %s", id, t.Token, in.url)

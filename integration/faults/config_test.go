@@ -16,7 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/redlease/redlease/internal/checker/wire"
-	"github.com/redlease/redlease/lease"
+	"github.com/redlease/redlease/internal/notice"
 )
 
 // infoInt reads one integer field of an INFO section.
@@ -270,7 +270,7 @@ func scEvictingPolicy(t *testing.T, bin string) {
 	stop()
 	require.Greater(t, pel.TS, bound, "the leader %s was not elected after the bound", p.id)
 	for _, n := range []int{e.b, e.c} {
-		if h := lease.DecodeValue(get(r.admin[n], electionKey)); h.ID != p.id {
+		if h := notice.DecodeValue(get(r.admin[n], electionKey)); h.ID != p.id {
 			t.Errorf("node %d holds %q, not leader %s's key", n, h.Raw, p.id)
 		}
 	}

@@ -10,7 +10,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/redlease/redlease/internal/notice"
 	"github.com/redlease/redlease/internal/redistest"
+	"github.com/redlease/redlease/internal/redlockx"
 	"github.com/redlease/redlease/lease"
 	"github.com/redlease/redlease/redlock"
 )
@@ -55,12 +57,12 @@ func TestACLLeastPrivilegeCluster(t *testing.T) {
 	require.NoError(t, err)
 
 	const key = "app:lease"
-	sub, err := c.Subscribe(ctx, lease.NoticeChannel(key))
+	sub, err := redlockx.Subscribe(ctx, c, notice.Channel(key))
 	require.NoError(t, err)
 	defer sub.Close()
 	// The subscriptions are in place once a published notice arrives.
 	require.Eventually(t, func() bool {
-		if _, err := c.Publish(ctx, lease.NoticeChannel(key), "ping"); err != nil {
+		if _, err := redlockx.Publish(ctx, c, notice.Channel(key), "ping"); err != nil {
 			return false
 		}
 		select {
@@ -74,10 +76,10 @@ func TestACLLeastPrivilegeCluster(t *testing.T) {
 	alice, err := lease.Acquire(ctx, c, key, lease.Config{TTL: 3 * time.Second, ID: "alice"})
 	require.NoError(t, err)
 	require.NoError(t, alice.Release(ctx))
-	waitNotices(t, sub, lease.NoticeReleased, c.Quorum())
+	waitNotices(t, sub, notice.Message{Kind: notice.Released}.Encode(), redlockx.Quorum(c))
 }
 
-func drain(sub *redlock.Subscription) {
+func drain(sub redlockx.Subscription) {
 	for {
 		select {
 		case <-sub.C():

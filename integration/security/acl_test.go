@@ -14,7 +14,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/redlease/redlease/internal/notice"
 	"github.com/redlease/redlease/internal/redistest"
+	"github.com/redlease/redlease/internal/redlockx"
 	"github.com/redlease/redlease/lease"
 	"github.com/redlease/redlease/redlock"
 )
@@ -114,7 +116,7 @@ func TestACLLeastPrivilege(t *testing.T) {
 		assert.Equal(t, l.Token(), in.Token)
 		n, err := l.Release(ctx)
 		require.NoError(t, err)
-		assert.GreaterOrEqual(t, n, c.Quorum())
+		assert.GreaterOrEqual(t, n, redlockx.Quorum(c))
 		_, err = c.Inspect(ctx, "app:lock")
 		require.ErrorIs(t, err, redlock.ErrNoHolder)
 	})
@@ -122,15 +124,15 @@ func TestACLLeastPrivilege(t *testing.T) {
 	t.Run("lease with notices", func(t *testing.T) {
 		const key = "app:lease"
 		admins := g.Clients(t)
-		sub, err := c.Subscribe(ctx, lease.NoticeChannel(key))
+		sub, err := redlockx.Subscribe(ctx, c, notice.Channel(key))
 		require.NoError(t, err)
 		defer sub.Close()
-		waitSubscribers(t, admins, lease.NoticeChannel(key), 1)
+		waitSubscribers(t, admins, notice.Channel(key), 1)
 
 		cfg := lease.Config{TTL: 3 * time.Second, ID: "alice", Metadata: map[string]string{"zone": "eu"}}
 		alice, err := lease.Acquire(ctx, c, key, cfg)
 		require.NoError(t, err)
-		waitNotices(t, sub, lease.NoticeAcquired+" "+alice.Holder().Raw, len(nodes))
+		waitNotices(t, sub, notice.Message{Kind: notice.Acquired, Value: alice.Holder().Raw}.Encode(), len(nodes))
 		info, err := lease.Inspect(ctx, c, key)
 		require.NoError(t, err)
 		assert.Equal(t, "alice", info.Holder.ID)
@@ -151,10 +153,10 @@ func TestACLLeastPrivilege(t *testing.T) {
 			got <- result{l, err}
 		})
 		defer wg.Wait()
-		waitSubscribers(t, admins, lease.NoticeChannel(key), 2)
+		waitSubscribers(t, admins, notice.Channel(key), 2)
 
 		require.NoError(t, alice.Release(ctx))
-		waitNotices(t, sub, lease.NoticeReleased, len(nodes))
+		waitNotices(t, sub, notice.Message{Kind: notice.Released}.Encode(), len(nodes))
 		select {
 		case r := <-got:
 			require.NoError(t, r.err)
@@ -183,7 +185,7 @@ func waitSubscribers(t *testing.T, admins []*redis.Client, channel string, n int
 }
 
 // waitNotices waits until payload arrived from n distinct nodes.
-func waitNotices(t *testing.T, sub *redlock.Subscription, payload string, n int) {
+func waitNotices(t *testing.T, sub redlockx.Subscription, payload string, n int) {
 	t.Helper()
 	from := map[string]bool{}
 	timeout := time.After(waitFor)
@@ -286,14 +288,14 @@ func TestACLMissingPermission(t *testing.T) {
 		c, err := redlock.New(ctx, redlock.Config{NodeTimeout: nodeTimeout, Logger: testLogger(t)}, nodes...)
 		require.NoError(t, err)
 		defer c.Close()
-		l, err := c.TryAcquire(ctx, "app:f", 5*time.Second, redlock.WithReleaseNotice("app:f:notice", "released"))
+		l, err := c.TryAcquire(ctx, "app:f", 5*time.Second, redlockx.ReleaseNotice(notice.Channel("app:f"), notice.Message{Kind: notice.Released}.Encode()))
 		require.NoError(t, err)
 		n, err := l.Release(ctx)
 		// BUG: release.lua deletes the key, then its PUBLISH is refused
 		// and the script fails: the node counts as an error although the
 		// key is gone, and Release reports ErrNotReleased.
 		assert.NoError(t, err, "the lock was released; only its notice was refused")
-		assert.GreaterOrEqual(t, n, c.Quorum())
+		assert.GreaterOrEqual(t, n, redlockx.Quorum(c))
 		for _, s := range g.Servers() {
 			assert.Zero(t, s.Client(t).Exists(ctx, "app:f").Val(), "the key is deleted on %s", s.Addr())
 		}

@@ -11,13 +11,14 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/redlease/redlease/internal/notice"
 	"github.com/redlease/redlease/internal/redistest"
 	"github.com/redlease/redlease/lease"
 	"github.com/redlease/redlease/redlock"
 )
 
 // TestHolderSizeLimit: ID and Metadata must encode to at most
-// lease.MaxHolderSize bytes (escaped, with their "id=" and "&m.k=" framing).
+// notice.MaxHolderSize bytes (escaped, with their "id=" and "&m.k=" framing).
 // At the limit a lease is taken and read back whole; one byte above, the
 // error wraps ErrInvalidConfig, names both sizes, and nothing is sent.
 func TestHolderSizeLimit(t *testing.T) {
@@ -33,7 +34,7 @@ func TestHolderSizeLimit(t *testing.T) {
 	defer c.Close()
 	require.NoError(t, c.Bootstrap(ctx))
 
-	const max = lease.MaxHolderSize
+	const max = notice.MaxHolderSize
 	for i, tc := range []struct {
 		name string
 		id   string
@@ -62,10 +63,10 @@ func TestHolderSizeLimit(t *testing.T) {
 				assert.Equal(t, tc.md["k"], info.Holder.Metadata["k"])
 				return
 			}
-			require.ErrorIs(t, err, lease.ErrInvalidConfig)
+			require.ErrorIs(t, err, redlock.ErrInvalidConfig)
 			assert.Nil(t, l)
-			assert.Contains(t, err.Error(), "ID and Metadata encode to "+strconv.Itoa(tc.size)+" bytes, above MaxHolderSize (4096)")
-			require.ErrorIs(t, cfg.Validate(), lease.ErrInvalidConfig, "Validate says the same")
+			assert.Contains(t, err.Error(), "ID and Metadata encode to "+strconv.Itoa(tc.size)+" bytes, above the limit of 4096")
+			require.ErrorIs(t, cfg.Validate(), redlock.ErrInvalidConfig, "Validate says the same")
 			assert.Zero(t, nodes[0].Exists(ctx, key).Val(), "nothing was written")
 		})
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/redlease/redlease/election"
 	"github.com/redlease/redlease/internal/testnodes"
+	"github.com/redlease/redlease/lease"
 	"github.com/redlease/redlease/redlock"
 )
 
@@ -71,7 +72,7 @@ func Scenario(t testing.TB, h redlock.Hooks, c Checks) {
 		c.NodeDown(down)
 	}
 
-	e, err := election.New(client, Election, election.Config{ID: "scenario"})
+	e, err := election.New(client, Election, election.Config{Lease: lease.Config{ID: "scenario"}})
 	require.NoError(t, err)
 	runCtx, stop := context.WithCancel(ctx)
 	done := make(chan error, 1)

@@ -29,6 +29,11 @@ type Off struct {
 	// write-back.
 	FastPathMinority bool
 
+	// NoHandoverWait: an elector (package election) releases a term as
+	// soon as its context is cancelled, without waiting for OnElected to
+	// return, so that the next leader's work can overlap the last one's.
+	NoHandoverWait bool
+
 	// CounterTTL, when positive, replaces the fencing counters' TTL (ten
 	// times MaxTTL) so that a test sees counters expire. It weakens no
 	// guard: tokens must stay strictly increasing with any value.
@@ -43,7 +48,8 @@ var setRedlock func(cfg any, off Off)
 func Register(set func(cfg any, off Off)) { setRedlock = set }
 
 // Apply records off in cfg, a *redlock.Config: a Client made from it runs
-// with those guards off.
+// with those guards off, and so do the leases and electors built on it
+// (internal/redlockx.UnsafeOff reads them back).
 func Apply(cfg any, off Off) {
 	if setRedlock == nil {
 		panic("unsafeopt: package redlock is not linked in")

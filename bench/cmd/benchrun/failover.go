@@ -29,17 +29,19 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/redlease/redlease/election"
+	"github.com/redlease/redlease/lease"
 	"github.com/redlease/redlease/redlock"
 )
 
 const (
 	numCandidates = 3
 	// failoverTTL is the lease TTL of both libraries in both failover
-	// cases (redlease election.Config.TTL; redsync WithExpiry).
+	// cases (redlease election.Config.Lease.TTL; redsync WithExpiry).
 	failoverTTL = 500 * time.Millisecond
-	// failoverRetryDelay is redlease's RetryDelay (its default); redsync
-	// keeps its own retry delay (random 50-250ms, 32 tries per Lock).
-	failoverRetryDelay = election.DefaultRetryDelay
+	// failoverRetryDelay is redlease's RetryDelay (lease.Config's default,
+	// set explicitly); redsync keeps its own retry delay (random 50-250ms,
+	// 32 tries per Lock).
+	failoverRetryDelay = 100 * time.Millisecond
 	// redleaseResignDelay is how long a redlease leader that resigned
 	// stands aside: its default, 2*RetryDelay.
 	redleaseResignDelay = 2 * failoverRetryDelay
@@ -203,7 +205,7 @@ func redleaseElection(cc *candidateClients) func(name string, proxied bool) (*cl
 		els := make([]*election.Elector, len(rcs))
 		for i, rc := range rcs {
 			cfg := election.Config{
-				ID: fmt.Sprintf("c%d", i), TTL: failoverTTL, RetryDelay: failoverRetryDelay,
+				Lease: lease.Config{ID: fmt.Sprintf("c%d", i), TTL: failoverTTL, RetryDelay: failoverRetryDelay},
 				Callbacks: election.Callbacks{OnElected: func(ctx context.Context, _ election.Term) {
 					c.notify(i)
 					<-ctx.Done()

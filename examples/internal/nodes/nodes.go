@@ -127,7 +127,7 @@ func hintQuarantine(ctx context.Context, c *redlock.Client) {
 		}
 		longest = max(longest, s.Quarantine)
 	}
-	if ready < c.Quorum() && longest > 0 {
+	if ready < len(in.Nodes)/2+1 && longest > 0 { // fewer than a majority of the key's voters
 		fmt.Fprintf(os.Stderr, "nobody can be elected for up to %s: the nodes are new to redlease (or restarted) and vote only MaxTTL after first contact; on brand-new nodes REDLEASE_BOOTSTRAP=1 (Client.Bootstrap) skips the wait\n",
 			longest.Round(time.Second))
 	}

@@ -79,6 +79,11 @@ func (p *proc) gate() {
 	}
 }
 
+// margin is the SafetyMargin of the leases and terms (lease.Config's
+// default, set explicitly so that the events can report each deadline:
+// ValidUntil - margin).
+func (p *proc) margin() time.Duration { return p.r.s.ttl / 20 }
+
 func (p *proc) ignoreDeadline() bool { return p.r.s.control == "ignore-deadline" }
 
 func (p *proc) work(ctx context.Context) {
@@ -134,11 +139,11 @@ func (p *proc) sampler(ctx context.Context, look func() (held, bool)) {
 func (p *proc) elect(ctx context.Context) {
 	var flag atomic.Pointer[held] // the control's own belief
 	var e *election.Elector
-	cfg := election.Config{ID: p.name, TTL: p.r.s.ttl, Callbacks: election.Callbacks{
+	cfg := election.Config{Lease: lease.Config{ID: p.name, TTL: p.r.s.ttl, SafetyMargin: p.margin()}, Callbacks: election.Callbacks{
 		OnElected: func(tctx context.Context, t election.Term) {
 			p.gate()
 			h := &held{ts: p.r.of(t.Start), vu: p.r.of(t.ValidUntil()), token: t.Token}
-			p.r.emit(wire.Event{Ev: wire.Elected, ID: p.name, PID: p.pid, TS: h.ts, Token: t.Token, VU: h.vu, DL: p.r.of(t.Deadline())})
+			p.r.emit(wire.Event{Ev: wire.Elected, ID: p.name, PID: p.pid, TS: h.ts, Token: t.Token, VU: h.vu, DL: p.r.of(t.ValidUntil().Add(-p.margin()))})
 			if p.ignoreDeadline() {
 				flag.Store(h)
 			}
@@ -223,13 +228,13 @@ func (p *proc) leases(ctx context.Context) {
 	defer wg.Wait()
 	for ctx.Err() == nil {
 		p.gate()
-		l, err := lease.Acquire(ctx, p.rc, "lease", lease.Config{TTL: p.r.s.ttl, ID: p.name})
+		l, err := lease.Acquire(ctx, p.rc, "lease", lease.Config{TTL: p.r.s.ttl, ID: p.name, SafetyMargin: p.margin()})
 		if err != nil {
 			sleep(ctx, p.rnd.dur(10*time.Millisecond, 100*time.Millisecond)) // (a final error returns at once)
 			continue
 		}
 		h := &held{ts: p.r.now(), vu: p.r.of(l.ValidUntil()), token: l.Token()}
-		p.r.emit(wire.Event{Ev: wire.Elected, ID: p.name, PID: p.pid, TS: h.ts, Token: h.token, VU: h.vu, DL: p.r.of(l.Deadline())})
+		p.r.emit(wire.Event{Ev: wire.Elected, ID: p.name, PID: p.pid, TS: h.ts, Token: h.token, VU: h.vu, DL: p.r.of(l.ValidUntil().Add(-p.margin()))})
 		believed.Store(h)
 		cur.Store(l)
 		hold := time.NewTimer(p.rnd.dur(p.r.s.ttl/2, 3*p.r.s.ttl))

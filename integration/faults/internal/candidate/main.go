@@ -37,6 +37,7 @@ import (
 	"github.com/redlease/redlease/election"
 	"github.com/redlease/redlease/internal/checker/wire"
 	"github.com/redlease/redlease/internal/unsafeopt"
+	"github.com/redlease/redlease/lease"
 	"github.com/redlease/redlease/redlock"
 )
 
@@ -111,6 +112,11 @@ type held struct {
 	term election.Term
 	ts   int64
 }
+
+// margin is the terms' SafetyMargin (lease.Config's default, set
+// explicitly so that the events can report each term's deadline:
+// ValidUntil - margin).
+func (o options) margin() time.Duration { return o.ttl / 20 }
 
 type candidate struct {
 	o     options
@@ -199,7 +205,8 @@ func run(o options) error {
 	}
 	defer client.Close()
 	c.e, err = election.New(client, o.key, election.Config{
-		ID: o.id, TTL: o.ttl, RetryDelay: o.retryDelay, Logger: log,
+		Lease: lease.Config{ID: o.id, TTL: o.ttl, RetryDelay: o.retryDelay, Logger: log,
+			SafetyMargin: o.margin()},
 		Callbacks: election.Callbacks{OnElected: c.onElected, OnDemoted: c.onDemoted},
 	})
 	if err != nil {
@@ -304,7 +311,7 @@ func (c *candidate) belief() (bool, int64, uint64) {
 func (c *candidate) onElected(ctx context.Context, t election.Term) {
 	ts := c.clock.Of(t.Start)
 	c.cur.Store(&held{term: t, ts: ts})
-	c.emit(wire.Event{Ev: wire.Elected, TS: ts, Token: t.Token, VU: c.clock.Of(t.ValidUntil()), DL: c.clock.Of(t.Deadline())})
+	c.emit(wire.Event{Ev: wire.Elected, TS: ts, Token: t.Token, VU: c.clock.Of(t.ValidUntil()), DL: c.clock.Of(t.ValidUntil().Add(-c.o.margin()))})
 	if c.o.unsafe {
 		c.flag.Store(ts)
 	}
@@ -421,7 +428,7 @@ func (c *candidate) sample(ctx context.Context) {
 			period = time.Millisecond
 			if vu := c.clock.Of(h.term.ValidUntil()); vu != lastVU {
 				lastVU = vu
-				c.emit(wire.Event{Ev: wire.Refresh, TS: h.ts, Token: h.term.Token, VU: vu, DL: c.clock.Of(h.term.Deadline())})
+				c.emit(wire.Event{Ev: wire.Refresh, TS: h.ts, Token: h.term.Token, VU: vu, DL: c.clock.Of(h.term.ValidUntil().Add(-c.o.margin()))})
 			}
 		}
 		if active {

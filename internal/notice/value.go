@@ -1,4 +1,4 @@
-package lease
+package notice
 
 import (
 	"maps"
@@ -20,13 +20,17 @@ import (
 // a new prefix ("rl2:"), which older decoders report as foreign.
 const valuePrefix = "rl1:"
 
-// Holder is the identity of a lease's holder, decoded from the value stored
-// in its keys. A Holder is a plain value; its Metadata map is its own (a
-// fresh map per decode), so the Holder may be shared read-only.
+// MaxHolderSize is the largest encoding of a holder's ID and Metadata
+// together (EncodeHolder), in bytes. It keeps the lock value small: it is
+// sent on every acquire, compare-and-extend and release.
+const MaxHolderSize = 4096
+
+// Holder is a decoded lock value; package lease converts it to its own
+// Holder (the same fields). Its Metadata map is a fresh one per decode.
 type Holder struct {
-	// ID is the holder's [Config.ID].
+	// ID is the holder's lease.Config.ID.
 	ID string
-	// Metadata is the holder's [Config.Metadata]; nil when it had none.
+	// Metadata is the holder's lease.Config.Metadata; nil when it had none.
 	Metadata map[string]string
 	// Nonce is the random part of the value: unique per acquisition.
 	Nonce string
@@ -36,14 +40,6 @@ type Holder struct {
 	Foreign bool
 	// Raw is the value as stored.
 	Raw string
-}
-
-// String returns the ID, or "foreign:<raw value>" for a foreign holder.
-func (h Holder) String() string {
-	if h.Foreign {
-		return "foreign:" + h.Raw
-	}
-	return h.ID
 }
 
 // DecodeValue decodes a lock value. It never fails and never panics: a
@@ -88,8 +84,8 @@ func DecodeValue(v string) Holder {
 	return h
 }
 
-// encodeHolder returns the fields part of a value: ID and Metadata.
-func encodeHolder(id string, md map[string]string) string {
+// EncodeHolder returns the fields part of a value: ID and Metadata.
+func EncodeHolder(id string, md map[string]string) string {
 	var b strings.Builder
 	b.WriteString("id=")
 	b.WriteString(url.QueryEscape(id))
@@ -102,8 +98,8 @@ func encodeHolder(id string, md map[string]string) string {
 	return b.String()
 }
 
-// encodeValue makes the value of one acquisition attempt from its nonce and
-// the encoded holder fields.
-func encodeValue(nonce, fields string) string {
+// EncodeValue makes the value of one acquisition attempt from its nonce
+// (redlock's) and the holder's fields (EncodeHolder).
+func EncodeValue(nonce, fields string) string {
 	return valuePrefix + nonce + ":" + fields
 }
