@@ -3,7 +3,7 @@ SHELL       := /bin/bash
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 GO_PKGS     := ./...
 
-.PHONY: test check servers redis-server unit fuzz bench soak sim contrib
+.PHONY: test check servers redis-server unit fuzz bench soak sim sim-wasm-build sim-replay sim-wasm sim-exact contrib
 
 ## test: install the servers if missing (see servers), then gofmt, vet, staticcheck
 ## (of the root module and of the adapter modules, CONTRIB),
@@ -69,6 +69,44 @@ soak: servers
 sim:
 	@set -o pipefail; REDLEASE_SIM=$(DURATION) $(if $(SEED),REDLEASE_SIM_SEED=$(SEED)) \
 	  go test -count=1 -timeout 0 -v -run '^TestSimSoak$$' ./integration/faults/sim/ | grep -v -E '^(=== |    --- |--- PASS: TestSimSoak/)'
+	@$(MAKE) --no-print-directory sim-exact
+
+# The simulator built for wasip1 and run by Node.js's WASI (wasi/run.mjs):
+# one thread, and the Go runtime's random source seeded, so that a schedule
+# run twice with the same RAND takes the same path (docs/design.md §7.2).
+SIM_DIR  := integration/faults/sim
+SIM_WASM ?= $(or $(TMPDIR),/tmp)/redlease-sim.wasm
+TRIES    ?= 20
+SIM_ARGS  = -test.run 'TestSimReplay$$' $(if $(CONTROL),-control $(CONTROL)) $(if $(MODE),-mode $(MODE))
+
+sim-wasm-build:
+	@command -v node >/dev/null || { echo "the exact replay needs Node.js (apt-get install nodejs)"; exit 1; }
+	GOOS=wasip1 GOARCH=wasm go test -c -o $(SIM_WASM) ./$(SIM_DIR)/
+
+## sim-replay: replay one schedule exactly, as the explorer's report says
+## (SEED=, CONTROL=, MODE=). With RAND=<k> it runs once; without, it tries the
+## random seeds 1..TRIES and names the one that shows the violation.
+sim-replay: sim-wasm-build
+	@test -n "$(SEED)" || { echo "sim-replay: set SEED=<n> (and CONTROL=, MODE= as the report says)"; exit 2; }
+	cd $(SIM_DIR) && node wasi/run.mjs $(if $(RAND),-rand $(RAND),-pin $(TRIES)) $(SIM_WASM) $(SIM_ARGS) -test.v -seed $(SEED)
+
+## sim-wasm: explore the schedules FROM..FROM+N-1 (CONTROL=, MODE= as for
+## sim-replay) in the exact build, each with its seed as RAND: a failure is
+## run twice more, checked to repeat its history, and named with the command
+## that replays it.
+FROM ?= 1
+N    ?= 500
+sim-wasm: sim-wasm-build
+	cd $(SIM_DIR) && node wasi/run.mjs -explore $(FROM):$(shell expr $(FROM) + $(N)) $(SIM_WASM) $(SIM_ARGS)
+
+## sim-exact: the exact build finds the no-quarantine control (and repeats
+## it exactly), and 100 schedules of the default menu pass (make sim runs it).
+sim-exact: sim-wasm-build
+	@cd $(SIM_DIR) && out="$$(node wasi/run.mjs -explore 1:2000 $(SIM_WASM) -test.run 'TestSimReplay$$' -control no-quarantine)"; \
+	  status=$$?; echo "$$out" | grep '^run.mjs:'; \
+	  if [ $$status -ne 1 ] || ! echo "$$out" | grep -q 'printed the same history'; then \
+	    echo "sim-exact: the exact build did not find and repeat the no-quarantine control"; exit 1; fi
+	cd $(SIM_DIR) && node wasi/run.mjs -explore 1:101 $(SIM_WASM) -test.run 'TestSimReplay$$'
 
 ## check: formatting and static analysis only.
 check:

@@ -21,6 +21,7 @@ var (
 	modeFlag    = flag.String("mode", "", "TestSimReplay: the mode (\"\", clock or majority-loss)")
 	triesFlag   = flag.Int("tries", 1, "TestSimReplay: runs of the seed until one violates a check")
 	serverLog   = flag.Bool("serverlog", false, "TestSimReplay: trace every script the servers run")
+	randFlag    = flag.Uint64("rand", 0, "TestSimReplay under wasip1: the seed wasi/run.mjs gave the Go runtime's random source (set by run.mjs)")
 )
 
 // report prints a failing schedule: its seed, how to replay it, and the
@@ -28,14 +29,25 @@ var (
 func report(s *schedule, res result) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s\n", s)
-	fmt.Fprintf(&b, "replay: go test ./integration/faults/sim -run 'TestSimReplay$' -tries 20 -seed %d", s.seed)
+	var args strings.Builder
+	fmt.Fprintf(&args, "SEED=%d", s.seed)
 	if s.control != "" {
-		fmt.Fprintf(&b, " -control %s", s.control)
+		fmt.Fprintf(&args, " CONTROL=%s", s.control)
 	}
 	if s.mode != "" {
-		fmt.Fprintf(&b, " -mode %s", s.mode)
+		fmt.Fprintf(&args, " MODE=%s", s.mode)
 	}
-	b.WriteString(" -v\nviolations:\n")
+	if runtime.GOOS == "wasip1" {
+		// Single-threaded, with the runtime's randomness from run.mjs's
+		// seed: this run repeats exactly.
+		fmt.Fprintf(&b, "replay exactly: make sim-replay %s RAND=%d", args.String(), *randFlag)
+	} else {
+		// Goroutines of one virtual instant interleave differently from
+		// run to run here; sim-replay finds a random seed of the wasip1
+		// build that shows the violation, and then replays it exactly.
+		fmt.Fprintf(&b, "replay: make sim-replay %s (finds the random seed that repeats it exactly)", args.String())
+	}
+	b.WriteString("\nviolations:\n")
 	for _, v := range res.violations {
 		fmt.Fprintf(&b, "  %s\n", v)
 	}
@@ -52,18 +64,21 @@ func report(s *schedule, res result) string {
 
 // TestSimReplay replays one seed. The schedule (topology, workload,
 // faults and their times, every random choice of the simulated clients) is
-// a function of the seed alone, but goroutines that run at the same
-// virtual instant may interleave differently, and lease and election draw
-// their jitter from the global random source: a replay takes the same
-// path only part of the time (README: how often). So it runs the seed up
-// to -tries times, on one P (GOMAXPROCS=1 makes replays agree more often),
-// until it violates a check, and fails with the first run that did.
+// a function of the seed alone. Natively, goroutines that run at the same
+// virtual instant may interleave differently and the runtime's random
+// source (select, map order, lease and election jitter) differs from run
+// to run, so a replay takes the same path only part of the time: it runs
+// the seed up to -tries times, on one P, until it violates a check. Built
+// for wasip1 and run by wasi/run.mjs (make sim-replay), the program is
+// single-threaded and its random source seeded (-rand): the same seed and
+// -rand give the same history, digest included, every time.
 func TestSimReplay(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
 	s := newSchedule(*seedFlag, *controlFlag, *modeFlag)
 	s.serverLog = *serverLog
 	for try := 1; try <= *triesFlag; try++ {
 		res := runSchedule(t, s)
+		fmt.Printf("sim-replay: seed=%d rand=%d violations=%d history=%x\n", s.seed, *randFlag, len(res.violations), sha256.Sum256([]byte(res.digest)))
 		if len(res.violations) > 0 {
 			t.Errorf("run %d of %d:\n%s", try, *triesFlag, report(s, res))
 			return

@@ -9,8 +9,6 @@ package wire
 
 import (
 	"time"
-
-	"golang.org/x/sys/unix"
 )
 
 // Event kinds a candidate reports.
@@ -63,15 +61,6 @@ type Event struct {
 	Cause  string `json:"cause,omitempty"`
 	// What describes a fault injected by the test (test-side events only).
 	What string `json:"what,omitempty"`
-}
-
-// Now reads CLOCK_MONOTONIC, in nanoseconds.
-func Now() int64 {
-	var ts unix.Timespec
-	if err := unix.ClockGettime(unix.CLOCK_MONOTONIC, &ts); err != nil {
-		panic(err)
-	}
-	return ts.Nano()
 }
 
 // Clock converts a time.Time with a monotonic reading (time.Now, and what
