@@ -59,66 +59,7 @@ func (c *Client) fanoutWithin(ctx context.Context, wait time.Duration, nodes []*
 	for i, n := range nodes {
 		c.dispatch(n, job{f, i})
 	}
-
-	answers, got := f.answers(len(nodes))
-	pending := len(nodes)
-	take := func(r indexed) bool {
-		answers[r.i], got[r.i] = r.a, true
-		pending--
-		return done != nil && done(answers, got)
-	}
-	var cut error // why the nodes still pending get no answer
-collect:
-	for pending > 0 {
-		select {
-		case r := <-f.ch:
-			if take(r) {
-				cut = ErrNotAwaited
-				break collect
-			}
-		case <-ctx.Done():
-			cut = ctx.Err()
-			break collect
-		case <-nctx.Done():
-			// Answers may have arrived together with the deadline.
-			for drained := false; !drained && pending > 0; {
-				select {
-				case r := <-f.ch:
-					if take(r) {
-						cut = ErrNotAwaited
-						break collect
-					}
-				default:
-					drained = true
-				}
-			}
-			if cut = ctx.Err(); cut == nil {
-				cut = timedOut
-			}
-			break collect
-		}
-	}
-
-	f.mu.Lock()
-	f.closed = true
-	f.mu.Unlock()
-	// Answers that arrived after the last look are late too.
-	for drained := false; !drained; {
-		select {
-		case r := <-f.ch:
-			if late != nil {
-				c.wg.Go(func() { late(nodes[r.i], r.a) })
-			}
-		default:
-			drained = true
-		}
-	}
-	for i := range answers {
-		if !got[i] {
-			answers[i] = answer{vote: VoteError, err: cut}
-		}
-	}
-	return answers
+	return f.collect(done)
 }
 
 // direct is the fan-out of a single node whose go-redis client cuts its

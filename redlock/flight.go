@@ -62,3 +62,78 @@ func (f *flight) request(i int, n *node) {
 		f.late(n, a)
 	}
 }
+
+// collect gathers the answers until done says so, every node answered,
+// the requests' deadline passed or the caller's context ended; then it
+// stops the flight (see stop) and gives each node still pending an error
+// vote saying why. answers[i] belongs to f.nodes[i].
+func (f *flight) collect(done func(answers []answer, got []bool) bool) []answer {
+	answers, got := f.answers(len(f.nodes))
+	cut := f.wait(answers, got, done) // why the nodes still pending get no answer
+	f.stop()
+	for i := range answers {
+		if !got[i] {
+			answers[i] = answer{vote: VoteError, err: cut}
+		}
+	}
+	return answers
+}
+
+// wait fills answers and got as the answers arrive and returns why it
+// stopped before every node answered: ErrNotAwaited when done said so, the
+// caller's context error, or f.timedOut at the requests' deadline (nil
+// when every node answered).
+func (f *flight) wait(answers []answer, got []bool, done func([]answer, []bool) bool) error {
+	pending := len(f.nodes)
+	take := func(r indexed) bool {
+		answers[r.i], got[r.i] = r.a, true
+		pending--
+		return done != nil && done(answers, got)
+	}
+	for pending > 0 {
+		select {
+		case r := <-f.ch:
+			if take(r) {
+				return ErrNotAwaited
+			}
+		case <-f.ctx.Done():
+			return f.ctx.Err()
+		case <-f.nctx.Done():
+			// Answers may have arrived together with the deadline.
+			for drained := false; !drained && pending > 0; {
+				select {
+				case r := <-f.ch:
+					if take(r) {
+						return ErrNotAwaited
+					}
+				default:
+					drained = true
+				}
+			}
+			if err := f.ctx.Err(); err != nil {
+				return err
+			}
+			return f.timedOut
+		}
+	}
+	return nil
+}
+
+// stop ends the collection: answers that arrive from now on, and those
+// that arrived after the last look, go to late (in a goroutine c.wg
+// tracks) or nowhere.
+func (f *flight) stop() {
+	f.mu.Lock()
+	f.closed = true
+	f.mu.Unlock()
+	for drained := false; !drained; {
+		select {
+		case r := <-f.ch:
+			if f.late != nil {
+				f.c.wg.Go(func() { f.late(f.nodes[r.i], r.a) })
+			}
+		default:
+			drained = true
+		}
+	}
+}
