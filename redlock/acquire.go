@@ -227,7 +227,8 @@ func (c *Client) attempt(ctx context.Context, key string, ttl time.Duration, o a
 	var token uint64
 	if !c.cfg.DisableFencing {
 		var err error
-		if token, err = c.token(ctx, nodes, key, value, answers); err != nil {
+		step := newFenceStep(c, nodes, key, value, answers)
+		if token, err = step.token(ctx); err != nil {
 			var qe *QuorumError
 			if errors.As(err, &qe) {
 				return fail(qe)

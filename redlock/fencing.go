@@ -6,73 +6,108 @@ import (
 	"strconv"
 )
 
-// token decides the acquisition's fencing token (docs/design.md §4.5): t
-// is the highest counter the yes-nodes replied (each set it by its grant). When a majority of them replied t, a majority holds
-// t: it is handed out at once. Otherwise t is written back on the yes-nodes
-// below it where our value still holds, and handed out once a majority holds
-// it; a counter found above t fails the acquisition (never hand it out).
-func (c *Client) token(ctx context.Context, nodes []*node, key, value string, answers []answer) (uint64, error) {
-	var t int64
+// fenceStep decides the fencing token of one acquisition (docs/design.md
+// §4.5), given the answers of a quorum of grants: t is the highest counter
+// the yes-nodes replied (each set it by its grant). When a majority of them replied t, a majority holds t: it is
+// handed out at once. Otherwise t is written back on the yes-nodes below
+// it where our value still holds, and handed out once a majority holds it;
+// a counter found above t fails the acquisition (never hand it out).
+type fenceStep struct {
+	c          *Client
+	nodes      []*node
+	answers    []answer // the acquisition's: answers[i] is nodes[i]'s
+	key, value string
+
+	t      int64   // the highest counter of the yes-nodes
+	at     int     // how many yes-nodes replied t
+	behind []*node // the yes-nodes below t
+}
+
+// newFenceStep tallies the grants among answers.
+func newFenceStep(c *Client, nodes []*node, key, value string, answers []answer) fenceStep {
+	f := fenceStep{c: c, nodes: nodes, answers: answers, key: key, value: value}
 	for _, a := range answers {
 		if a.vote == VoteYes {
-			t = max(t, a.counter)
+			f.t = max(f.t, a.counter)
 		}
 	}
-	if t <= 0 {
-		return 0, fmt.Errorf("no fencing counter in the grants")
-	}
-	at := 0
-	var behind []*node
 	for i, a := range answers {
 		switch {
 		case a.vote != VoteYes:
-		case a.counter == t:
-			at++
+		case a.counter == f.t:
+			f.at++
 		default:
-			behind = append(behind, nodes[i])
+			f.behind = append(f.behind, nodes[i])
 		}
 	}
-	c.sawHigh(t)
-	if at >= c.quorum || c.cfg.unsafeOff.FastPathMinority {
-		return uint64(t), nil
+	return f
+}
+
+// token returns the acquisition's token, writing it back first where a
+// majority does not hold it yet; an error fails the acquisition.
+func (f *fenceStep) token(ctx context.Context) (uint64, error) {
+	if f.t <= 0 {
+		return 0, fmt.Errorf("no fencing counter in the grants")
 	}
-	need := c.quorum - at
-	plain := newCall(scriptFence, []string{key, key + ":fence", markerKey}, value, strconv.FormatInt(t, 10), c.counterTTL())
-	res := c.fanout(ctx, behind, func(ctx context.Context, n *node) answer {
-		sc := plain
-		if n.tag != "" {
-			sc = plain.withKeys(n.lockKey(key), n.fenceKey(key), n.marker())
-		}
-		v, err := intReply(n.run(ctx, sc))
-		switch {
-		case err != nil:
-			return answer{vote: VoteError, err: err}
-		case v == 1:
-			return answer{vote: VoteYes}
-		case v == 0:
-			return answer{vote: VoteNo}
-		default:
-			return answer{vote: VoteError, err: fmt.Errorf("fencing counter is above token %d", t)}
-		}
-	}, quorumDone(need), nil)
-	yes := at
+	c := f.c
+	c.sawHigh(f.t)
+	if f.at >= c.quorum || c.cfg.unsafeOff.FastPathMinority {
+		return uint64(f.t), nil
+	}
+	res := f.writeBack(ctx)
+	yes := f.at
 	for _, a := range res {
 		if a.vote == VoteYes {
 			yes++
 		}
 	}
 	if yes < c.quorum {
-		qe := &QuorumError{Op: "fence", Key: key, Need: c.quorum, Yes: yes, target: ErrNotAcquired,
-			Reason: fmt.Sprintf("%d nodes held token %d already", at, t)}
-		for i, a := range answers {
-			if a.vote == VoteYes && a.counter == t {
-				qe.Nodes = append(qe.Nodes, nodeResult(nodes[i], a))
-			}
-		}
-		for i, a := range res {
-			qe.Nodes = append(qe.Nodes, nodeResult(behind[i], a))
-		}
-		return 0, qe
+		return 0, f.failed(yes, res)
 	}
-	return uint64(t), nil
+	return uint64(f.t), nil
+}
+
+// writeBack runs fence.lua on the nodes behind, until enough of them
+// hold t to make a majority with those that replied it.
+func (f *fenceStep) writeBack(ctx context.Context) []answer {
+	key, t := f.key, f.t // the requests may outlive the step: f stays on the stack
+	plain := newCall(scriptFence, []string{key, key + ":fence", markerKey}, f.value, strconv.FormatInt(t, 10), f.c.counterTTL())
+	return f.c.fanout(ctx, f.behind, func(ctx context.Context, n *node) answer {
+		sc := plain
+		if n.tag != "" {
+			sc = plain.withKeys(n.lockKey(key), n.fenceKey(key), n.marker())
+		}
+		v, err := intReply(n.run(ctx, sc))
+		return fenceAnswer(v, err, t)
+	}, quorumDone(f.c.quorum-f.at), nil)
+}
+
+// fenceAnswer reads fence.lua's reply v (or err) to a write-back of t.
+func fenceAnswer(v int64, err error, t int64) answer {
+	switch {
+	case err != nil:
+		return answer{vote: VoteError, err: err}
+	case v == 1:
+		return answer{vote: VoteYes}
+	case v == 0:
+		return answer{vote: VoteNo}
+	default:
+		return answer{vote: VoteError, err: fmt.Errorf("fencing counter is above token %d", t)}
+	}
+}
+
+// failed is the error of a write-back that left t short of a majority
+// (yes nodes): every node that holds t, then every write-back's answer.
+func (f *fenceStep) failed(yes int, res []answer) *QuorumError {
+	qe := &QuorumError{Op: "fence", Key: f.key, Need: f.c.quorum, Yes: yes, target: ErrNotAcquired,
+		Reason: fmt.Sprintf("%d nodes held token %d already", f.at, f.t)}
+	for i, a := range f.answers {
+		if a.vote == VoteYes && a.counter == f.t {
+			qe.Nodes = append(qe.Nodes, nodeResult(f.nodes[i], a))
+		}
+	}
+	for i, a := range res {
+		qe.Nodes = append(qe.Nodes, nodeResult(f.behind[i], a))
+	}
+	return qe
 }
