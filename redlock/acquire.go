@@ -156,19 +156,9 @@ func (c *Client) observedAttempt(ctx context.Context, key string, ttl time.Durat
 
 // attempt is one run of the Redlock algorithm (docs/design.md §4.2, §4.5).
 func (c *Client) attempt(ctx context.Context, key string, ttl time.Duration, o acquireOptions) (*Lock, error) {
-	if err := checkKey(key); err != nil {
+	value, err := c.lockValue(key, ttl, o)
+	if err != nil {
 		return nil, err
-	}
-	if err := c.cfg.checkTTL(ttl); err != nil {
-		return nil, err
-	}
-	nonce := newNonce()
-	value := nonce
-	if o.value != nil {
-		value = o.value(nonce)
-		if !strings.Contains(value, nonce) {
-			return nil, fmt.Errorf("%w: WithValue must return a value that contains the nonce", ErrInvalidArgument)
-		}
 	}
 	if err := c.enter(); err != nil {
 		return nil, err
@@ -183,11 +173,6 @@ func (c *Client) attempt(ctx context.Context, key string, ttl time.Duration, o a
 		}
 		s.late(c, n, a, key, value)
 	}
-	fail := func(qe *QuorumError) (*Lock, error) {
-		s.gone.Store(true)
-		c.wg.Go(func() { c.releaseAll(nodes, key, value, "", "") })
-		return nil, qe
-	}
 
 	t0 := time.Now()
 	validUntil := t0.Add(ttl - c.cfg.drift(ttl))
@@ -195,33 +180,76 @@ func (c *Client) attempt(ctx context.Context, key string, ttl time.Duration, o a
 		value, ttl.Milliseconds(), c.maxTTLArg(), c.quarantineMode(), c.counterTTL(), c.args.fromZero, c.args.layout)
 	answers := c.fanout(ctx, nodes, func(ctx context.Context, n *node) answer {
 		defer s.running[n.idx].Store(false)
-		sc := plain
-		if n.tag != "" {
-			sc = plain.withKeys(n.lockKey(key), n.fenceKey(key), n.marker())
-		}
-		if err := c.admit(ctx, n); err != nil {
-			return answer{vote: VoteError, err: err}
-		}
-		res, err := n.run(ctx, sc)
-		a := parseAcquire(res, err)
-		if a.vote == VoteQuarantined {
-			// Its floor is raised below (raiseForgetful) or, for an
-			// answer that comes too late for it, by the next pass
-			// (undoLate); without a healthy majority, by the pass at the
-			// end of its quarantine.
-			c.sawQuarantine(time.Duration(a.ms)*time.Millisecond, true)
-		}
-		c.noticeIdentity(n, a)
-		if n.cluster != nil {
-			c.answeredBy(n, a.server)
-			a.server = 0 // copies on one master are a placement warning, not a refusal
-		}
-		return a
+		return c.grant(ctx, n, key, plain)
 	}, c.distinctQuorumDone, undoLate)
+	token, qe := c.decide(ctx, nodes, key, value, answers, t0, validUntil)
+	if qe != nil {
+		s.gone.Store(true)
+		c.wg.Go(func() { c.releaseAll(nodes, key, value, "", "") })
+		return nil, qe
+	}
+	if c.log.IsTrace() {
+		c.log.Trace("acquired", "key", key, "token", token, "validity", time.Until(validUntil), "elapsed", time.Since(t0))
+	}
+	return &Lock{c: c, nodes: nodes, key: key, value: value, token: token, ttl: ttl, strag: s,
+		notice: o.notice, msg: o.msg, acquiredAt: t0, validUntil: validUntil, fencedAt: t0}, nil
+}
+
+// lockValue checks an attempt's arguments and makes its value from a
+// fresh nonce (WithValue).
+func (c *Client) lockValue(key string, ttl time.Duration, o acquireOptions) (string, error) {
+	if err := checkKey(key); err != nil {
+		return "", err
+	}
+	if err := c.cfg.checkTTL(ttl); err != nil {
+		return "", err
+	}
+	nonce := newNonce()
+	value := nonce
+	if o.value != nil {
+		value = o.value(nonce)
+		if !strings.Contains(value, nonce) {
+			return "", fmt.Errorf("%w: WithValue must return a value that contains the nonce", ErrInvalidArgument)
+		}
+	}
+	return value, nil
+}
+
+// grant is an attempt's request to node n: acquire.lua with the call
+// plain (on the node's own keys on a cluster), its answer noted.
+func (c *Client) grant(ctx context.Context, n *node, key string, plain *scriptCall) answer {
+	sc := plain
+	if n.tag != "" {
+		sc = plain.withKeys(n.lockKey(key), n.fenceKey(key), n.marker())
+	}
+	if err := c.admit(ctx, n); err != nil {
+		return answer{vote: VoteError, err: err}
+	}
+	res, err := n.run(ctx, sc)
+	a := parseAcquire(res, err)
+	if a.vote == VoteQuarantined {
+		// Its floor is raised below (raiseForgetful) or, for an
+		// answer that comes too late for it, by the next pass
+		// (undoLate); without a healthy majority, by the pass at the
+		// end of its quarantine.
+		c.sawQuarantine(time.Duration(a.ms)*time.Millisecond, true)
+	}
+	c.noticeIdentity(n, a)
+	if n.cluster != nil {
+		c.answeredBy(n, a.server)
+		a.server = 0 // copies on one master are a placement warning, not a refusal
+	}
+	return a
+}
+
+// decide reads an attempt's answers: its token when the lock was granted
+// by a quorum, fenced (unless fencing is off) and still valid for more
+// than MinValidity; otherwise why not.
+func (c *Client) decide(ctx context.Context, nodes []*node, key, value string, answers []answer, t0, validUntil time.Time) (uint64, *QuorumError) {
 	yes := c.dedupe(nodes, answers)
 	c.raiseForgetful(nodes, answers)
 	if yes < c.quorum {
-		return fail(c.quorumError(nodes, "acquire", key, answers, ErrNotAcquired, ""))
+		return 0, c.quorumError(nodes, "acquire", key, answers, ErrNotAcquired, "")
 	}
 
 	var token uint64
@@ -231,22 +259,18 @@ func (c *Client) attempt(ctx context.Context, key string, ttl time.Duration, o a
 		if token, err = step.token(ctx); err != nil {
 			var qe *QuorumError
 			if errors.As(err, &qe) {
-				return fail(qe)
+				return 0, qe
 			}
-			return fail(c.quorumError(nodes, "fence", key, answers, ErrNotAcquired, err.Error()))
+			return 0, c.quorumError(nodes, "fence", key, answers, ErrNotAcquired, err.Error())
 		}
 	}
 
 	if left := time.Until(validUntil); left <= c.cfg.MinValidity {
-		return fail(c.quorumError(nodes, "acquire", key, answers, ErrNotAcquired,
+		return 0, c.quorumError(nodes, "acquire", key, answers, ErrNotAcquired,
 			fmt.Sprintf("validity %s after %s is below MinValidity %s", left.Round(time.Microsecond),
-				time.Since(t0).Round(time.Microsecond), c.cfg.MinValidity)))
+				time.Since(t0).Round(time.Microsecond), c.cfg.MinValidity))
 	}
-	if c.log.IsTrace() {
-		c.log.Trace("acquired", "key", key, "token", token, "validity", time.Until(validUntil), "elapsed", time.Since(t0))
-	}
-	return &Lock{c: c, nodes: nodes, key: key, value: value, token: token, ttl: ttl, strag: s,
-		notice: o.notice, msg: o.msg, acquiredAt: t0, validUntil: validUntil, fencedAt: t0}, nil
+	return token, nil
 }
 
 // parseAcquire reads acquire.lua's reply.
