@@ -1,0 +1,215 @@
+package redlock
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// probeInfo is what a node reports about itself at start-up.
+type probeInfo struct {
+	left    time.Duration
+	runID   string
+	infoErr string // INFO server's error inside scripts ('' when it answers)
+	raised  bool   // its fencing floor is raised (or needs no raise)
+}
+
+// checkNodes probes every node (starting quarantine clocks, or with
+// bootstrap pre-dating new markers), refuses duplicate servers by run_id
+// and evicting memory policies, and logs what it is waiting for.
+func (c *Client) checkNodes(ctx context.Context, bootstrap bool) error {
+	if err := c.enter(); err != nil {
+		return err
+	}
+	defer c.mu.RUnlock()
+	// A readiness pass of its own: what it finds replaces what earlier
+	// calls saw (after Bootstrap, nothing waits).
+	c.ready.last.Store(time.Now().UnixNano())
+	c.ready.want.Store(false)
+	c.ready.due.Store(0)
+	// Probes get longer than NodeTimeout (connections are new), and are
+	// cut by a timer: go-redis may not honour ctx on a stalled socket.
+	type probed struct {
+		i    int
+		info probeInfo
+		err  error
+	}
+	wait := max(time.Second, c.cfg.NodeTimeout)
+	ch := make(chan probed, len(c.all))
+	for i, n := range c.all {
+		c.wg.Go(func() {
+			pctx, cancel := context.WithTimeout(ctx, wait)
+			defer cancel()
+			info, err := c.probe(pctx, n, bootstrap)
+			ch <- probed{i, info, err}
+		})
+	}
+	infos := make([]probeInfo, len(c.all))
+	errs := make([]error, len(c.all))
+	for i := range errs {
+		errs[i] = fmt.Errorf("no answer within %s", wait)
+	}
+	timer := time.NewTimer(wait)
+	defer timer.Stop()
+collect:
+	for range c.all {
+		select {
+		case p := <-ch:
+			infos[p.i], errs[p.i] = p.info, p.err
+		case <-timer.C:
+			break collect
+		case <-ctx.Done():
+			break collect
+		}
+	}
+
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("redlock: nodes not checked: %w", err)
+	}
+	var unreachable, denied, quarantined []string
+	var longest time.Duration
+	byRunID := make(map[string]int)
+	for i, n := range c.all {
+		if errs[i] != nil {
+			if errors.Is(errs[i], ErrInvalidConfig) {
+				return errs[i]
+			}
+			if accessDenied(errs[i]) {
+				denied = append(denied, fmt.Sprintf("%s: %v", n.name(), errs[i]))
+				continue
+			}
+			unreachable = append(unreachable, fmt.Sprintf("%s: %v", n.name(), errs[i]))
+			c.log.Warn("node did not answer at start-up", "node", n.name(), "error", errs[i])
+			continue
+		}
+		n.answered()
+		c.answeredBy(n, serverID(infos[i].runID)) // a cluster copy: the server behind it now
+		if id := infos[i].runID; id != "" && n.cluster == nil {
+			if j, dup := byRunID[id]; dup {
+				return fmt.Errorf("%w: nodes %s and %s are the same server (run_id %s): one server, one vote",
+					ErrInvalidConfig, c.all[j].name(), n.name(), id)
+			}
+			byRunID[id] = i
+		}
+		if e := infos[i].infoErr; e != "" && scriptReplyClass(e) == ClassPermission {
+			c.log.Warn("INFO server is refused to redlease's scripts on this node: two addresses of one server cannot be told apart, nor a restart from data or a promoted replica; grant +info (see Security in the README)",
+				"node", n.name(), "error", e)
+		}
+		if !infos[i].raised || infos[i].left > 0 {
+			c.sawQuarantine(infos[i].left, infos[i].raised)
+		}
+		if left := infos[i].left; left > 0 {
+			// One entry per copy of a bucketed cluster: its other
+			// buckets' markers were made at the same moment.
+			if n.bucket == 0 {
+				quarantined = append(quarantined, fmt.Sprintf("%s (%s)", n.name(), left.Round(time.Millisecond)))
+			}
+			longest = max(longest, left)
+		}
+	}
+	if len(quarantined) > 0 && !c.cfg.quietQuarantine {
+		c.log.Warn(quarantineMsg, "nodes", strings.Join(quarantined, ", "), "wait", longest.Round(time.Millisecond),
+			"ways_out", "Client.Bootstrap for a brand-new deployment; Config.DisableQuarantine where every write is fsynced (appendfsync always)")
+	}
+	if len(denied) > 0 {
+		return fmt.Errorf("%w: fix the credentials or the ACL of: %s", ErrAccessDenied, strings.Join(denied, "; "))
+	}
+	if bootstrap && len(unreachable) > 0 {
+		return fmt.Errorf("redlock: bootstrap did not reach every node: %s", strings.Join(unreachable, "; "))
+	}
+	return nil
+}
+
+// quarantineMsg is the message of New's one log record about the nodes
+// that do not vote yet (a program that says it its own way turns it off:
+// internal/redlockx.QuietQuarantine).
+const quarantineMsg = "nodes are quarantined: they have no marker, or restarted, and may have forgotten locks; they vote after the quarantine"
+
+// probe checks one node's configuration, then runs probe.lua on it. The
+// configuration comes first, so that a node that fails the script (out of
+// memory, say) is still refused for an evicting policy.
+func (c *Client) probe(ctx context.Context, n *node, bootstrap bool) (probeInfo, error) {
+	if err := c.checkConfig(ctx, n); err != nil {
+		return probeInfo{}, err
+	}
+	res, err := scriptProbe.Run(ctx, n.client, []string{n.marker()},
+		c.maxTTLArg(), c.quarantineMode(), flag(bootstrap), c.args.layout).Result()
+	if err != nil {
+		return probeInfo{}, noScripting(n, annotate(newCall(scriptProbe, []string{n.marker()}), classify(err)))
+	}
+	// Load the other scripts now, so that the first acquisition does not
+	// pay a NOSCRIPT round trip.
+	// (ScriptLoad, not Script.Load: the latter takes the server's reply as
+	// the digest, and one odd node would change it for every client.)
+	// A cluster's copies share one cluster client, which loads on every
+	// master: the copies of one bucket do it.
+	for _, s := range []*redis.Script{scriptAcquire, scriptFence, scriptExtend, scriptMany, scriptRelease, scriptRaise, scriptInspect} {
+		if n.bucket > 0 {
+			break
+		}
+		sha, err := n.client.ScriptLoad(ctx, scriptSource[s]).Result()
+		if err != nil {
+			return probeInfo{}, annotate(&scriptCall{script: s}, classify(err))
+		}
+		if sha != s.Hash() {
+			c.log.Warn("node returned an unexpected script digest; its scripts will run by EVAL", "node", n.name(), "script", scriptNames[s])
+		}
+	}
+	a, err := replyArray(res, 5)
+	if err != nil {
+		return probeInfo{}, err
+	}
+	left, ok := asInt(a[0])
+	if !ok {
+		return probeInfo{}, badReply(res)
+	}
+	raised, _ := asInt(a[1])
+	info := probeInfo{left: time.Duration(left) * time.Millisecond, runID: asString(a[2]), raised: raised == 1}
+	if len(a) > 5 {
+		info.infoErr = asString(a[5])
+	}
+	if created, ok := asInt(a[3]); ok {
+		n.ident.observe(incarnation{server: serverID(info.runID), created: created})
+	}
+	n.learnName(ctx, serverID(info.runID))
+	return info, nil
+}
+
+// checkConfig refuses an evicting memory policy (see conf.go) and warns
+// about settings that weaken a node's vote. Nodes that do not allow CONFIG
+// GET (managed services, ACL users, miniredis) are logged and accepted:
+// the check cannot be made there. A node that cannot be read now is
+// checked before its first vote.
+func (c *Client) checkConfig(ctx context.Context, n *node) error {
+	start := time.Now()
+	conf, err := c.readConf(ctx, n)
+	if err != nil {
+		if confRefused(err) {
+			n.conf.mu.Lock()
+			n.conf.uncheckable = true
+			n.conf.mu.Unlock()
+			c.log.Debug("cannot read node configuration; maxmemory-policy not checked", "node", n.name(), "error", err)
+		}
+		return nil
+	}
+	refused := c.evicting(n, conf)
+	n.conf.mu.Lock()
+	n.conf.checkedAt, n.conf.refused = start, refused
+	n.conf.mu.Unlock()
+	if refused != nil {
+		return refused
+	}
+	if n.cluster != nil && n.bucket == 0 && conf["cluster-require-full-coverage"] == "yes" {
+		c.log.Warn("cluster-require-full-coverage is yes: while one failed master is being replaced, every master answers CLUSTERDOWN and no lock can be taken; set it to no so that one failure costs one vote",
+			"node", n.name())
+	}
+	if c.cfg.DisableQuarantine && (conf["appendonly"] != "yes" || conf["appendfsync"] != "always") {
+		c.log.Warn("quarantine is off but the node does not fsync every write: a restart can grant a lock twice",
+			"node", n.name(), "appendonly", conf["appendonly"], "appendfsync", conf["appendfsync"])
+	}
+	return nil
+}
