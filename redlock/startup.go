@@ -31,8 +31,24 @@ func (c *Client) checkNodes(ctx context.Context, bootstrap bool) error {
 	c.ready.last.Store(time.Now().UnixNano())
 	c.ready.want.Store(false)
 	c.ready.due.Store(0)
-	// Probes get longer than NodeTimeout (connections are new), and are
-	// cut by a timer: go-redis may not honour ctx on a stalled socket.
+	infos, errs := c.probeAll(ctx, bootstrap)
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("redlock: nodes not checked: %w", err)
+	}
+	s := startup{c: c, byRunID: make(map[string]*node)}
+	for i, n := range c.all {
+		if err := s.node(n, infos[i], errs[i]); err != nil {
+			return err
+		}
+	}
+	return s.verdict(bootstrap)
+}
+
+// probeAll probes every node at once and returns what each reported, or
+// why it did not (errs[i] is c.all[i]'s). Probes get longer than
+// NodeTimeout (connections are new), and are cut by a timer: go-redis may
+// not honour ctx on a stalled socket. It returns early when ctx ends.
+func (c *Client) probeAll(ctx context.Context, bootstrap bool) (infos []probeInfo, errs []error) {
 	type probed struct {
 		i    int
 		info probeInfo
@@ -48,78 +64,91 @@ func (c *Client) checkNodes(ctx context.Context, bootstrap bool) error {
 			ch <- probed{i, info, err}
 		})
 	}
-	infos := make([]probeInfo, len(c.all))
-	errs := make([]error, len(c.all))
+	infos = make([]probeInfo, len(c.all))
+	errs = make([]error, len(c.all))
 	for i := range errs {
 		errs[i] = fmt.Errorf("no answer within %s", wait)
 	}
 	timer := time.NewTimer(wait)
 	defer timer.Stop()
-collect:
 	for range c.all {
 		select {
 		case p := <-ch:
 			infos[p.i], errs[p.i] = p.info, p.err
 		case <-timer.C:
-			break collect
+			return infos, errs
 		case <-ctx.Done():
-			break collect
+			return infos, errs
 		}
 	}
+	return infos, errs
+}
 
-	if err := ctx.Err(); err != nil {
-		return fmt.Errorf("redlock: nodes not checked: %w", err)
+// startup gathers what the start-up probes of the nodes found: the nodes
+// refused, unreachable or in quarantine, and the servers seen by run_id.
+type startup struct {
+	c                                *Client
+	unreachable, denied, quarantined []string
+	longest                          time.Duration // the longest quarantine left
+	byRunID                          map[string]*node
+}
+
+// node takes node n's probe: what it reported (info), or why not (err).
+// An error it returns refuses the nodes at once.
+func (s *startup) node(n *node, info probeInfo, err error) error {
+	c := s.c
+	if err != nil {
+		if errors.Is(err, ErrInvalidConfig) {
+			return err
+		}
+		if accessDenied(err) {
+			s.denied = append(s.denied, fmt.Sprintf("%s: %v", n.name(), err))
+			return nil
+		}
+		s.unreachable = append(s.unreachable, fmt.Sprintf("%s: %v", n.name(), err))
+		c.log.Warn("node did not answer at start-up", "node", n.name(), "error", err)
+		return nil
 	}
-	var unreachable, denied, quarantined []string
-	var longest time.Duration
-	byRunID := make(map[string]int)
-	for i, n := range c.all {
-		if errs[i] != nil {
-			if errors.Is(errs[i], ErrInvalidConfig) {
-				return errs[i]
-			}
-			if accessDenied(errs[i]) {
-				denied = append(denied, fmt.Sprintf("%s: %v", n.name(), errs[i]))
-				continue
-			}
-			unreachable = append(unreachable, fmt.Sprintf("%s: %v", n.name(), errs[i]))
-			c.log.Warn("node did not answer at start-up", "node", n.name(), "error", errs[i])
-			continue
+	n.answered()
+	c.answeredBy(n, serverID(info.runID)) // a cluster copy: the server behind it now
+	if id := info.runID; id != "" && n.cluster == nil {
+		if m, dup := s.byRunID[id]; dup {
+			return fmt.Errorf("%w: nodes %s and %s are the same server (run_id %s): one server, one vote",
+				ErrInvalidConfig, m.name(), n.name(), id)
 		}
-		n.answered()
-		c.answeredBy(n, serverID(infos[i].runID)) // a cluster copy: the server behind it now
-		if id := infos[i].runID; id != "" && n.cluster == nil {
-			if j, dup := byRunID[id]; dup {
-				return fmt.Errorf("%w: nodes %s and %s are the same server (run_id %s): one server, one vote",
-					ErrInvalidConfig, c.all[j].name(), n.name(), id)
-			}
-			byRunID[id] = i
-		}
-		if e := infos[i].infoErr; e != "" && scriptReplyClass(e) == ClassPermission {
-			c.log.Warn("INFO server is refused to redlease's scripts on this node: two addresses of one server cannot be told apart, nor a restart from data or a promoted replica; grant +info (see Security in the README)",
-				"node", n.name(), "error", e)
-		}
-		if !infos[i].raised || infos[i].left > 0 {
-			c.sawQuarantine(infos[i].left, infos[i].raised)
-		}
-		if left := infos[i].left; left > 0 {
-			// One entry per copy of a bucketed cluster: its other
-			// buckets' markers were made at the same moment.
-			if n.bucket == 0 {
-				quarantined = append(quarantined, fmt.Sprintf("%s (%s)", n.name(), left.Round(time.Millisecond)))
-			}
-			longest = max(longest, left)
-		}
+		s.byRunID[id] = n
 	}
-	if len(quarantined) > 0 && !c.cfg.quietQuarantine {
-		c.log.Warn(quarantineMsg, "nodes", strings.Join(quarantined, ", "), "wait", longest.Round(time.Millisecond),
+	if e := info.infoErr; e != "" && scriptReplyClass(e) == ClassPermission {
+		c.log.Warn("INFO server is refused to redlease's scripts on this node: two addresses of one server cannot be told apart, nor a restart from data or a promoted replica; grant +info (see Security in the README)",
+			"node", n.name(), "error", e)
+	}
+	if !info.raised || info.left > 0 {
+		c.sawQuarantine(info.left, info.raised)
+	}
+	if left := info.left; left > 0 {
+		// One entry per copy of a bucketed cluster: its other
+		// buckets' markers were made at the same moment.
+		if n.bucket == 0 {
+			s.quarantined = append(s.quarantined, fmt.Sprintf("%s (%s)", n.name(), left.Round(time.Millisecond)))
+		}
+		s.longest = max(s.longest, left)
+	}
+	return nil
+}
+
+// verdict logs the nodes in quarantine and refuses the nodes when one
+// refused the credentials or permissions, or, for bootstrap, when one was
+// not reached.
+func (s *startup) verdict(bootstrap bool) error {
+	if len(s.quarantined) > 0 && !s.c.cfg.quietQuarantine {
+		s.c.log.Warn(quarantineMsg, "nodes", strings.Join(s.quarantined, ", "), "wait", s.longest.Round(time.Millisecond),
 			"ways_out", "Client.Bootstrap for a brand-new deployment; Config.DisableQuarantine where every write is fsynced (appendfsync always)")
 	}
-	if len(denied) > 0 {
-		return fmt.Errorf("%w: fix the credentials or the ACL of: %s", ErrAccessDenied, strings.Join(denied, "; "))
+	if len(s.denied) > 0 {
+		return fmt.Errorf("%w: fix the credentials or the ACL of: %s", ErrAccessDenied, strings.Join(s.denied, "; "))
 	}
-	if bootstrap && len(unreachable) > 0 {
-		return fmt.Errorf("redlock: bootstrap did not reach every node: %s", strings.Join(unreachable, "; "))
+	if bootstrap && len(s.unreachable) > 0 {
+		return fmt.Errorf("redlock: bootstrap did not reach every node: %s", strings.Join(s.unreachable, "; "))
 	}
 	return nil
 }
