@@ -75,31 +75,43 @@ func (c *Client) Inspect(ctx context.Context, key string) (*Inspection, error) {
 	args := []any{c.maxTTLArg(), c.quarantineMode(), c.args.layout}
 	nodes := c.nodesFor(key)
 	answers := c.fanout(ctx, nodes, func(ctx context.Context, n *node) answer {
-		if err := c.admit(ctx, n); err != nil {
-			return answer{vote: VoteError, err: err}
-		}
-		res, err := n.run(ctx, newCall(scriptInspect, []string{n.lockKey(key), n.fenceKey(key), n.marker()}, args...))
-		if err != nil {
-			return answer{vote: VoteError, err: err}
-		}
-		a, err := replyArray(res, 5)
-		if err != nil {
-			return answer{vote: VoteError, err: err}
-		}
-		ns, err := asInts(a, 1, 2, 3, 4)
-		if _, isStr := a[0].(string); err != nil || !isStr {
-			return answer{vote: VoteError, err: badReply(res)}
-		}
-		v := VoteYes
-		if ns[2] > 0 || ns[3] != 1 {
-			v = VoteQuarantined
-			c.sawQuarantine(time.Duration(ns[2])*time.Millisecond, ns[3] == 1)
-		}
-		return answer{vote: v, value: asString(a[0]), ms: ns[0], counter: ns[1], high: ns[2], ready: ns[3] == 1}
+		return c.inspectOn(ctx, n, key, args)
 	}, nil, nil)
 	elapsed := time.Since(t0)
 	c.readinessDue() // what this read saw may call for a pass now
+	return inspection(key, nodes, answers, c.quorum, elapsed, c.cfg.drift)
+}
 
+// inspectOn is Inspect's request to node n: inspect.lua, its reply read.
+func (c *Client) inspectOn(ctx context.Context, n *node, key string, args []any) answer {
+	if err := c.admit(ctx, n); err != nil {
+		return answer{vote: VoteError, err: err}
+	}
+	res, err := n.run(ctx, newCall(scriptInspect, []string{n.lockKey(key), n.fenceKey(key), n.marker()}, args...))
+	if err != nil {
+		return answer{vote: VoteError, err: err}
+	}
+	a, err := replyArray(res, 5)
+	if err != nil {
+		return answer{vote: VoteError, err: err}
+	}
+	ns, err := asInts(a, 1, 2, 3, 4)
+	if _, isStr := a[0].(string); err != nil || !isStr {
+		return answer{vote: VoteError, err: badReply(res)}
+	}
+	v := VoteYes
+	if ns[2] > 0 || ns[3] != 1 {
+		v = VoteQuarantined
+		c.sawQuarantine(time.Duration(ns[2])*time.Millisecond, ns[3] == 1)
+	}
+	return answer{vote: v, value: asString(a[0]), ms: ns[0], counter: ns[1], high: ns[2], ready: ns[3] == 1}
+}
+
+// inspection reads the answers of an Inspect of key (answers[i] is
+// nodes[i]'s) that took elapsed: every node's view, and the holder found
+// on quorum of them, if any, its token and its remaining validity (less
+// the drift allowance of its TTL).
+func inspection(key string, nodes []*node, answers []answer, quorum int, elapsed time.Duration, drift func(time.Duration) time.Duration) (*Inspection, error) {
 	in := &Inspection{Key: key}
 	count := map[string]int{}
 	for i, a := range answers {
@@ -117,12 +129,12 @@ func (c *Client) Inspect(ctx context.Context, key string) (*Inspection, error) {
 		in.Nodes = append(in.Nodes, st)
 	}
 	for v, n := range count {
-		if n >= c.quorum {
+		if n >= quorum {
 			in.Value = v
 		}
 	}
 	if in.Value == "" {
-		return in, fmt.Errorf("%w: %q: no value on %d of %d nodes", ErrNoHolder, key, c.quorum, len(nodes))
+		return in, fmt.Errorf("%w: %q: no value on %d of %d nodes", ErrNoHolder, key, quorum, len(nodes))
 	}
 	var low time.Duration = -1
 	var counters []uint64
@@ -134,8 +146,8 @@ func (c *Client) Inspect(ctx context.Context, key string) (*Inspection, error) {
 			counters = append(counters, st.Counter)
 		}
 	}
-	in.Token = tokenOf(counters, c.quorum)
-	in.Remaining = max(0, low-elapsed-c.cfg.drift(low))
+	in.Token = tokenOf(counters, quorum)
+	in.Remaining = max(0, low-elapsed-drift(low))
 	return in, nil
 }
 

@@ -1,0 +1,77 @@
+package redlock
+
+import (
+	"errors"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// Reading an Inspect's answers (inspection, inspect.go) on its own.
+
+func inspectNodes(n int) []*node {
+	nodes := make([]*node, n)
+	for i := range nodes {
+		nodes[i] = newNode(nil, "n"+strconv.Itoa(i), true)
+	}
+	return nodes
+}
+
+// noDrift leaves the remaining validity as the nodes tell it.
+func noDrift(time.Duration) time.Duration { return 0 }
+
+func TestInspectionHolder(t *testing.T) {
+	nodes := inspectNodes(5)
+	held := func(ttl time.Duration, counter int64) answer {
+		return answer{vote: VoteYes, value: "a", ms: ttl.Milliseconds(), counter: counter, ready: true}
+	}
+	boom := errors.New("boom")
+	answers := []answer{
+		held(900*time.Millisecond, 7),
+		held(800*time.Millisecond, 9), // a straggler's higher counter
+		held(950*time.Millisecond, 7),
+		{vote: VoteQuarantined, value: "a", ms: 100, counter: 12, high: 3000},
+		{vote: VoteError, err: boom},
+	}
+	in, err := inspection("k", nodes, answers, 3, 50*time.Millisecond, func(time.Duration) time.Duration { return 10 * time.Millisecond })
+	require.NoError(t, err)
+	assert.Equal(t, "k", in.Key)
+	assert.Equal(t, "a", in.Value)
+	assert.Equal(t, uint64(7), in.Token, "the highest counter a majority of the holder's nodes reached")
+	assert.Equal(t, 740*time.Millisecond, in.Remaining, "the lowest TTL of the holder's nodes, less the read and the drift")
+	require.Len(t, in.Nodes, 5)
+	assert.Equal(t, NodeState{Node: "n0", Value: "a", TTL: 900 * time.Millisecond, Counter: 7, Ready: true}, in.Nodes[0])
+	assert.Equal(t, NodeState{Node: "n3", Value: "a", TTL: 100 * time.Millisecond, Counter: 12, Quarantine: 3 * time.Second}, in.Nodes[3],
+		"a quarantined node is shown, but does not count")
+	assert.Equal(t, NodeState{Node: "n4", Err: boom}, in.Nodes[4])
+}
+
+// TestInspectionNoHolder: values short of a majority (a quarantined node
+// does not count) are no holder; every node's view is still returned.
+func TestInspectionNoHolder(t *testing.T) {
+	nodes := inspectNodes(3)
+	answers := []answer{
+		{vote: VoteYes, value: "a", ms: 900},
+		{vote: VoteQuarantined, value: "a", ms: 900},
+		{vote: VoteYes, value: "b", ms: 900},
+	}
+	in, err := inspection("k", nodes, answers, 2, 0, noDrift)
+	require.ErrorIs(t, err, ErrNoHolder)
+	assert.Contains(t, err.Error(), `"k": no value on 2 of 3 nodes`)
+	assert.Empty(t, in.Value)
+	assert.Len(t, in.Nodes, 3)
+}
+
+// TestInspectionExpiring: a holder whose time is up on the nodes has no
+// validity left, not a negative one.
+func TestInspectionExpiring(t *testing.T) {
+	nodes := inspectNodes(3)
+	answers := []answer{{vote: VoteYes, value: "a", ms: 5, counter: 1}, {vote: VoteYes, value: "a", ms: 5, counter: 1}, {vote: VoteYes}}
+	in, err := inspection("k", nodes, answers, 2, 20*time.Millisecond, noDrift)
+	require.NoError(t, err)
+	assert.Zero(t, in.Remaining)
+	assert.Equal(t, uint64(1), in.Token)
+}
