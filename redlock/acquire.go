@@ -232,7 +232,7 @@ func (c *Client) grant(ctx context.Context, n *node, key string, plain *scriptCa
 		// answer that comes too late for it, by the next pass
 		// (undoLate); without a healthy majority, by the pass at the
 		// end of its quarantine.
-		c.sawQuarantine(time.Duration(a.ms)*time.Millisecond, true)
+		c.ready.sawQuarantine(time.Duration(a.ms)*time.Millisecond, true)
 	}
 	c.noticeIdentity(n, a)
 	if n.cluster != nil {

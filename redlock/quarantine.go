@@ -92,13 +92,13 @@ func (c *Client) raiseSet(nodes []*node, answers []answer, seen int64) {
 		}
 		floorAll = max(floorAll, a.high)
 	}
-	c.sawHigh(floorAll)
+	c.ready.sawHigh(floorAll)
 	degraded := healthy < c.quorum
 	if degraded && (unreachable > 0 || healthy+over < c.quorum) {
 		// Fail closed: wait for more nodes, or for quarantines to end.
 		for _, a := range answers {
 			if a.vote == VoteQuarantined {
-				c.sawQuarantine(time.Duration(a.ms)*time.Millisecond, true) // a pass at its end
+				c.ready.sawQuarantine(time.Duration(a.ms)*time.Millisecond, true) // a pass at its end
 			}
 		}
 		if unreachable > 0 {

@@ -47,32 +47,58 @@ const (
 
 // sawQuarantine records a node seen in quarantine for left more (0: over),
 // and whether its fencing floor is raised.
-func (c *Client) sawQuarantine(left time.Duration, raised bool) {
+func (r *readiness) sawQuarantine(left time.Duration, raised bool) {
 	if !raised {
-		c.ready.want.Store(true)
+		r.want.Store(true)
 	}
 	if left <= 0 {
 		return
 	}
 	end := time.Now().Add(left).UnixNano()
 	for {
-		d := c.ready.due.Load()
+		d := r.due.Load()
 		if d != 0 && d <= end {
 			return
 		}
-		if c.ready.due.CompareAndSwap(d, end) {
+		if r.due.CompareAndSwap(d, end) {
 			return
 		}
 	}
 }
 
 // sawHigh records a node's highest token.
-func (c *Client) sawHigh(h int64) {
-	for old := c.ready.high.Load(); h > old; old = c.ready.high.Load() {
-		if c.ready.high.CompareAndSwap(old, h) {
+func (r *readiness) sawHigh(h int64) {
+	for old := r.high.Load(); h > old; old = r.high.Load() {
+		if r.high.CompareAndSwap(old, h) {
 			return
 		}
 	}
+}
+
+// restart records a pass of New's or Bootstrap's, started at now (UnixNano):
+// what it finds replaces what earlier calls saw.
+func (r *readiness) restart(now int64) {
+	r.last.Store(now)
+	r.want.Store(false)
+	r.due.Store(0)
+}
+
+// passDue reports whether a readiness pass is due at now (UnixNano), and
+// if so records that it starts.
+func (r *readiness) passDue(now int64) bool {
+	switch d := r.due.Load(); {
+	case d != 0 && now >= d:
+		if !r.due.CompareAndSwap(d, 0) {
+			return false
+		}
+	case r.want.Load() && time.Duration(now-r.last.Load()) >= probeSoon:
+		r.want.Store(false)
+	case time.Duration(now-r.last.Load()) >= probeEvery:
+	default:
+		return false
+	}
+	r.last.Store(now)
+	return true
 }
 
 // readinessDue starts a readiness pass when one is due (see readiness);
@@ -81,19 +107,7 @@ func (c *Client) readinessDue() {
 	if c.cfg.DisableQuarantine || c.raising.Load() {
 		return
 	}
-	now := time.Now().UnixNano()
-	r := &c.ready
-	switch d := r.due.Load(); {
-	case d != 0 && now >= d:
-		if !r.due.CompareAndSwap(d, 0) {
-			return
-		}
-	case r.want.Load() && time.Duration(now-r.last.Load()) >= probeSoon:
-		r.want.Store(false)
-	case time.Duration(now-r.last.Load()) >= probeEvery:
-	default:
-		return
+	if c.ready.passDue(time.Now().UnixNano()) {
+		c.raisePass()
 	}
-	r.last.Store(now)
-	c.raisePass()
 }
