@@ -2,6 +2,7 @@ package redlock
 
 import (
 	_ "embed"
+	"strconv"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -66,3 +67,49 @@ var (
 		scriptInspect: "GET, PTTL, " + quarantineCommands,
 	}
 )
+
+// counterTTL is the fencing counters' TTL in ms, as the scripts take it
+// ("0": fencing off).
+func (c *Client) counterTTL() any { return c.args.counterTTL }
+
+// maxTTLArg is MaxTTL in ms, as the scripts take it.
+func (c *Client) maxTTLArg() any { return c.args.maxTTL }
+
+// scriptArgs are the script arguments that are the same for every call of
+// a Client, boxed once (an argument boxed per call is an allocation).
+type scriptArgs struct {
+	counterTTL, maxTTL, mode, fromZero any
+	// layout is a cluster's layout as its markers record it (Layout);
+	// "" where there is none to check (independent nodes).
+	layout any
+}
+
+func (c *Client) initArgs() {
+	c.args = scriptArgs{counterTTL: c.counterTTLString(), maxTTL: strconv.FormatInt(c.cfg.MaxTTL.Milliseconds(), 10),
+		mode: c.quarantineModeString(), fromZero: flag(c.cfg.unsafeOff.CounterFromZero), layout: ""}
+}
+
+// quarantineMode is the scripts' quarantine argument, boxed once.
+func (c *Client) quarantineMode() any { return c.args.mode }
+
+func (c *Client) counterTTLString() string {
+	switch {
+	case c.cfg.DisableFencing:
+		return "0"
+	case c.cfg.unsafeOff.CounterTTL > 0:
+		return strconv.FormatInt(c.cfg.unsafeOff.CounterTTL.Milliseconds(), 10)
+	}
+	return strconv.FormatInt(CounterTTLFactor*c.cfg.MaxTTL.Milliseconds(), 10)
+}
+
+// quarantineMode is the scripts' quarantine argument (lua/quarantine.lua):
+// "0" off, "1" on, "2" on without the replication-ID check (a control).
+func (c *Client) quarantineModeString() string {
+	switch {
+	case c.cfg.DisableQuarantine:
+		return "0"
+	case c.cfg.unsafeOff.ReplicationIDCheck:
+		return "2"
+	}
+	return "1"
+}
