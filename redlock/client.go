@@ -71,7 +71,7 @@ func New(ctx context.Context, cfg Config, nodes ...redis.UniversalClient) (*Clie
 		return nil, fmt.Errorf("%w: no nodes given", ErrInvalidConfig)
 	}
 	c := &Client{cfg: cfg, log: cfg.Logger, quorum: len(nodes)/2 + 1, closing: make(chan struct{})}
-	c.initArgs()
+	c.args = newScriptArgs(&c.cfg)
 	seen := make(map[string]int, len(nodes))
 	given := make(map[uintptr]int, len(nodes)) // one client object twice
 	for i, nc := range nodes {

@@ -116,7 +116,7 @@ func NewCluster(ctx context.Context, cfg Config, cluster *redis.ClusterClient, n
 	}
 	cfg = cfg.withDefaults()
 	c := &Client{cfg: cfg, log: cfg.Logger, quorum: n/2 + 1, closing: make(chan struct{}), cluster: cluster}
-	c.initArgs()
+	c.args = newScriptArgs(&c.cfg)
 	c.args.layout = Layout(n, o.buckets)
 	for b := range o.buckets {
 		set := make([]*node, 0, n)

@@ -164,7 +164,7 @@ func (c *Client) extendBatch(ctx context.Context, wait time.Duration, batch []ex
 // so a batch sets them all once in a while. (A counter that expires anyway
 // is safe: the next grant starts from the node's high-water mark, 3.4.)
 func (c *Client) fenceDue(now time.Time, batch []extendItem) bool {
-	ms, _ := strconv.ParseInt(c.counterTTLString(), 10, 64)
+	ms, _ := strconv.ParseInt(counterTTLArg(&c.cfg), 10, 64)
 	if ms <= 0 {
 		return false
 	}

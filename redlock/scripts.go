@@ -1,6 +1,7 @@
 package redlock
 
 import (
+	"context"
 	_ "embed"
 	"strconv"
 
@@ -84,32 +85,60 @@ type scriptArgs struct {
 	layout any
 }
 
-func (c *Client) initArgs() {
-	c.args = scriptArgs{counterTTL: c.counterTTLString(), maxTTL: strconv.FormatInt(c.cfg.MaxTTL.Milliseconds(), 10),
-		mode: c.quarantineModeString(), fromZero: flag(c.cfg.unsafeOff.CounterFromZero), layout: ""}
+// newScriptArgs boxes the constant arguments of cfg (defaults filled in).
+func newScriptArgs(cfg *Config) scriptArgs {
+	return scriptArgs{counterTTL: counterTTLArg(cfg), maxTTL: strconv.FormatInt(cfg.MaxTTL.Milliseconds(), 10),
+		mode: quarantineArg(cfg), fromZero: flag(cfg.unsafeOff.CounterFromZero), layout: ""}
 }
 
 // quarantineMode is the scripts' quarantine argument, boxed once.
 func (c *Client) quarantineMode() any { return c.args.mode }
 
-func (c *Client) counterTTLString() string {
+// counterTTLArg is the fencing counters' TTL in ms ("0": fencing off).
+func counterTTLArg(cfg *Config) string {
 	switch {
-	case c.cfg.DisableFencing:
+	case cfg.DisableFencing:
 		return "0"
-	case c.cfg.unsafeOff.CounterTTL > 0:
-		return strconv.FormatInt(c.cfg.unsafeOff.CounterTTL.Milliseconds(), 10)
+	case cfg.unsafeOff.CounterTTL > 0:
+		return strconv.FormatInt(cfg.unsafeOff.CounterTTL.Milliseconds(), 10)
 	}
-	return strconv.FormatInt(CounterTTLFactor*c.cfg.MaxTTL.Milliseconds(), 10)
+	return strconv.FormatInt(CounterTTLFactor*cfg.MaxTTL.Milliseconds(), 10)
 }
 
-// quarantineMode is the scripts' quarantine argument (lua/quarantine.lua):
+// quarantineArg is the scripts' quarantine argument (lua/quarantine.lua):
 // "0" off, "1" on, "2" on without the replication-ID check (a control).
-func (c *Client) quarantineModeString() string {
+func quarantineArg(cfg *Config) string {
 	switch {
-	case c.cfg.DisableQuarantine:
+	case cfg.DisableQuarantine:
 		return "0"
-	case c.cfg.unsafeOff.ReplicationIDCheck:
+	case cfg.unsafeOff.ReplicationIDCheck:
 		return "2"
 	}
 	return "1"
+}
+
+// scriptSet is a set of scripts to load on a server at once.
+type scriptSet []*redis.Script
+
+// preloaded are the scripts New loads on every node after its probe, so
+// that the first acquisition does not pay a NOSCRIPT round trip (probe.lua
+// itself has just run).
+var preloaded = scriptSet{scriptAcquire, scriptFence, scriptExtend, scriptMany, scriptRelease, scriptRaise, scriptInspect}
+
+// load loads the set on c with SCRIPT LOAD (not Script.Load: the latter
+// takes the server's reply as the digest, and one odd node would change it
+// for every client), in order; odd is told of every script whose digest
+// the server gives differently (it will run by EVAL there). It stops at
+// the first error, classified and naming the script.
+func (set scriptSet) load(ctx context.Context, c redis.UniversalClient, odd func(*redis.Script)) error {
+	for _, s := range set {
+		sha, err := c.ScriptLoad(ctx, scriptSource[s]).Result()
+		if err != nil {
+			return annotate(&scriptCall{script: s}, classify(err))
+		}
+		if sha != s.Hash() {
+			odd(s)
+		}
+	}
+	return nil
 }

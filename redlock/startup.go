@@ -168,22 +168,14 @@ func (c *Client) probe(ctx context.Context, n *node, bootstrap bool) (probeInfo,
 	if err != nil {
 		return probeInfo{}, noScripting(n, annotate(newCall(scriptProbe, []string{n.marker()}), classify(err)))
 	}
-	// Load the other scripts now, so that the first acquisition does not
-	// pay a NOSCRIPT round trip.
-	// (ScriptLoad, not Script.Load: the latter takes the server's reply as
-	// the digest, and one odd node would change it for every client.)
-	// A cluster's copies share one cluster client, which loads on every
-	// master: the copies of one bucket do it.
-	for _, s := range []*redis.Script{scriptAcquire, scriptFence, scriptExtend, scriptMany, scriptRelease, scriptRaise, scriptInspect} {
-		if n.bucket > 0 {
-			break
-		}
-		sha, err := n.client.ScriptLoad(ctx, scriptSource[s]).Result()
-		if err != nil {
-			return probeInfo{}, annotate(&scriptCall{script: s}, classify(err))
-		}
-		if sha != s.Hash() {
+	// Load the other scripts now (see preloaded). A cluster's copies share
+	// one cluster client, which loads on every master: the copies of one
+	// bucket do it.
+	if n.bucket == 0 {
+		if err := preloaded.load(ctx, n.client, func(s *redis.Script) {
 			c.log.Warn("node returned an unexpected script digest; its scripts will run by EVAL", "node", n.name(), "script", scriptNames[s])
+		}); err != nil {
+			return probeInfo{}, err
 		}
 	}
 	a, err := replyArray(res, 5)

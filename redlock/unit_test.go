@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"net"
 	"slices"
 	"strconv"
@@ -400,15 +401,20 @@ func readCommand(r *bufio.Reader) (string, error) {
 	}
 	var first string
 	for i := range n {
-		if _, err := r.ReadString('\n'); err != nil { // $len
-			return "", err
-		}
-		arg, err := r.ReadString('\n')
+		head, err := r.ReadString('\n') // $len
 		if err != nil {
 			return "", err
 		}
+		size, err := strconv.Atoi(strings.TrimSpace(strings.TrimPrefix(head, "$")))
+		if err != nil {
+			return "", fmt.Errorf("bad argument length %q", head)
+		}
+		arg := make([]byte, size+2) // an argument may hold newlines (a script's source)
+		if _, err := io.ReadFull(r, arg); err != nil {
+			return "", err
+		}
 		if i == 0 {
-			first = strings.TrimSpace(arg)
+			first = string(arg[:size])
 		}
 	}
 	return first, nil
