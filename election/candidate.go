@@ -241,32 +241,7 @@ func (c *candidate) fatal(ctx context.Context, err error) error {
 // wait waits for the next reason to look at the election (see candidate)
 // and reports whether to try (true) or only read (false).
 func (c *candidate) wait(ctx context.Context, ld observer.Leader, rerr error, tried bool) (bool, error) {
-	e := c.e
-	d := backoff.Jitter(e.cfg.Lease.RetryDelay)
-	if c.failing { // no majority answered: back off, up to 8 RetryDelays
-		d = c.fails.Next()
-	}
-	tryOnTimer := rerr != nil && rerr != errNotRead // nobody leads, or unknown
-	switch {
-	case rerr == nil:
-		if !ld.Expires.IsZero() {
-			if x := time.Until(ld.Expires) + lapseSlack; x > 0 && x < d {
-				d, tryOnTimer = x, true
-			}
-		}
-	case rerr == errNotRead && tried:
-		if c.splits++; c.splits <= quickRetries {
-			// A lost attempt: wait for the winner's acquire notice, or,
-			// if the contenders split the votes, try again soon, on the
-			// scale of an attempt and at random to desynchronise them
-			// (their partial votes are being released meanwhile).
-			a := max(c.lastAttempt, time.Millisecond/4)
-			d = backoff.Uniform(a, 4*a)
-		}
-	}
-	if now := time.Now(); c.notBefore.After(now) && c.notBefore.Sub(now) < d {
-		d, tryOnTimer = c.notBefore.Sub(now), true
-	}
+	d, tryOnTimer := c.delay(ld, rerr, tried)
 	timer := time.NewTimer(d)
 	defer timer.Stop()
 
@@ -296,28 +271,70 @@ func (c *candidate) wait(ctx context.Context, ld observer.Leader, rerr error, tr
 				return true, nil
 			}
 		case n := <-c.sub.C():
-			m := notice.Parse(n.Payload)
-			switch m.Kind {
-			case notice.Released:
-				if c.released(n.Node) {
-					if !c.lostRace || rand.N(2) == 0 {
-						return true, nil
-					}
-					// Lost the last race: let the others go first, half of
-					// the time (see raceDelay).
-					timer.Reset(c.raceDelay())
-					tryOnTimer = true
-				}
-			case notice.Acquired:
-				c.acquired(n.Node)
-				if c.isCurrent(m) {
-					continue // the term already known
-				}
-				return false, nil // another term began: read who leads
-			default:
-				return false, nil // a notice of another kind: read
+			if try, done := c.onNotice(n, timer, &tryOnTimer); done {
+				return try, nil
 			}
 		}
+	}
+}
+
+// delay is how long wait waits at most, given the last read (the leader
+// ld, or why none: rerr) and whether an attempt was made, and whether to
+// try when that time is up.
+func (c *candidate) delay(ld observer.Leader, rerr error, tried bool) (d time.Duration, tryOnTimer bool) {
+	d = backoff.Jitter(c.e.cfg.Lease.RetryDelay)
+	if c.failing { // no majority answered: back off, up to 8 RetryDelays
+		d = c.fails.Next()
+	}
+	tryOnTimer = rerr != nil && rerr != errNotRead // nobody leads, or unknown
+	switch {
+	case rerr == nil:
+		if !ld.Expires.IsZero() {
+			if x := time.Until(ld.Expires) + lapseSlack; x > 0 && x < d {
+				d, tryOnTimer = x, true
+			}
+		}
+	case rerr == errNotRead && tried:
+		if c.splits++; c.splits <= quickRetries {
+			// A lost attempt: wait for the winner's acquire notice, or,
+			// if the contenders split the votes, try again soon, on the
+			// scale of an attempt and at random to desynchronise them
+			// (their partial votes are being released meanwhile).
+			a := max(c.lastAttempt, time.Millisecond/4)
+			d = backoff.Uniform(a, 4*a)
+		}
+	}
+	if now := time.Now(); c.notBefore.After(now) && c.notBefore.Sub(now) < d {
+		d, tryOnTimer = c.notBefore.Sub(now), true
+	}
+	return d, tryOnTimer
+}
+
+// onNotice takes a notice n that came during wait: done says that wait
+// returns try; otherwise it waits on, perhaps with timer reset and
+// tryOnTimer set.
+func (c *candidate) onNotice(n redlockx.Notice, timer *time.Timer, tryOnTimer *bool) (try, done bool) {
+	m := notice.Parse(n.Payload)
+	switch m.Kind {
+	case notice.Released:
+		if c.released(n.Node) {
+			if !c.lostRace || rand.N(2) == 0 {
+				return true, true
+			}
+			// Lost the last race: let the others go first, half of
+			// the time (see raceDelay).
+			timer.Reset(c.raceDelay())
+			*tryOnTimer = true
+		}
+		return false, false
+	case notice.Acquired:
+		c.acquired(n.Node)
+		if c.isCurrent(m) {
+			return false, false // the term already known
+		}
+		return false, true // another term began: read who leads
+	default:
+		return false, true // a notice of another kind: read
 	}
 }
 
