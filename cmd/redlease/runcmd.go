@@ -103,13 +103,21 @@ func cmdRun(ctx context.Context, args []string, out *outputs) int {
 		fmt.Fprintf(out.err, "redlease run: COMMAND: %v\n", err)
 		return exitNoStart
 	}
+	r := &runner{name: *name, argv: argv, plan: p, restart: *restart, stdout: out.rawOut, stderr: out.rawErr,
+		exited: make(chan int, 1)}
+	return runCampaign(ctx, c, out, set, r, *id, *metricsAddr, *waitMajority)
+}
 
+// runCampaign is `redlease run` once its flags are checked: it connects
+// to the nodes of set, with metrics served at metricsAddr if not empty,
+// and runs r's campaign as candidate id; it returns the exit code.
+func runCampaign(ctx context.Context, c *command, out *outputs, set *nodeSet, r *runner, id, metricsAddr string, waitMajority time.Duration) int {
 	log := out.logger(hclog.Info, c.conn.verbose)
-	hooks := newRunHooks(log, *waitMajority)
+	hooks := newRunHooks(log, waitMajority)
 	c.conn.hooks = hooks
-	if *metricsAddr != "" {
+	if metricsAddr != "" {
 		m := newCLIMetrics()
-		stop, err := serveMetrics(*metricsAddr, m, log)
+		stop, err := serveMetrics(metricsAddr, m, log)
 		if err != nil {
 			return c.fail(err)
 		}
@@ -122,11 +130,10 @@ func cmdRun(ctx context.Context, args []string, out *outputs) int {
 	}
 	defer ns.Close()
 	if !c.conn.bootstrap {
-		hintQuarantine(ctx, ns.client, *name, log)
+		hintQuarantine(ctx, ns.client, r.name, log)
 	}
-	r := &runner{name: *name, argv: argv, plan: p, restart: *restart, stdout: out.rawOut, stderr: out.rawErr,
-		log: log, exited: make(chan int, 1), hooks: hooks}
-	code, err := r.campaign(ctx, ns.client, *id)
+	r.log, r.hooks = log, hooks
+	code, err := r.campaign(ctx, ns.client, id)
 	if err != nil {
 		return c.fail(err)
 	}
