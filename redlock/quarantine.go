@@ -77,60 +77,93 @@ func (c *Client) raisePass() {
 // Client: its floors come from its own copies), given their markers'
 // answers and the highest token the client saw before the pass.
 func (c *Client) raiseSet(nodes []*node, answers []answer, seen int64) {
-	var healthy, over, unreachable int
-	var floorHealthy, floorAll int64
-	for _, a := range answers {
-		switch {
-		case a.vote == VoteError:
-			unreachable++
-			continue
-		case a.vote == VoteYes:
-			healthy++
-			floorHealthy = max(floorHealthy, a.high)
-		case a.ms == 0:
-			over++
-		}
-		floorAll = max(floorAll, a.high)
-	}
-	c.ready.sawHigh(floorAll)
-	degraded := healthy < c.quorum
-	if degraded && (unreachable > 0 || healthy+over < c.quorum) {
+	m := readMarkers(answers)
+	c.ready.sawHigh(m.floorAll)
+	if m.closed(c.quorum) {
 		// Fail closed: wait for more nodes, or for quarantines to end.
 		for _, a := range answers {
 			if a.vote == VoteQuarantined {
 				c.ready.sawQuarantine(time.Duration(a.ms)*time.Millisecond, true) // a pass at its end
 			}
 		}
-		if unreachable > 0 {
+		if m.unreachable > 0 {
 			c.ready.want.Store(true)
 		}
 		return
 	}
 	for i, a := range answers {
 		n := nodes[i]
+		floor, ok := m.floor(a, c.quorum, seen)
 		switch {
-		case a.vote != VoteQuarantined:
-		case !degraded:
-			if c.raise(n, a.created, floorHealthy) {
-				c.logRaised(n, a.created, hclog.Info, "fencing floor raised; the node votes once its quarantine is over",
-					"floor", floorHealthy, "quarantine_left", time.Duration(a.ms)*time.Millisecond)
-			} else {
-				c.ready.want.Store(true)
-			}
-		case a.ms == 0:
-			floor := max(floorAll, seen)
-			switch {
-			case !c.raise(n, a.created, floor):
-				c.ready.want.Store(true)
-			case floor == 0:
-				c.logRaised(n, a.created, hclog.Info, "no node reports a fencing token and this client saw none: fresh nodes, the node votes now (Client.Bootstrap skips the first quarantine of a new deployment)",
-					"floor", floor)
-			default:
-				c.logRaised(n, a.created, hclog.Warn, "no healthy majority: a node's fencing floor was raised from what every node reports; tokens may repeat if a majority lost its state",
-					"floor", floor)
-			}
+		case !ok:
+		case !c.raise(n, a.created, floor):
+			c.ready.want.Store(true)
+		case !m.degraded(c.quorum):
+			c.logRaised(n, a.created, hclog.Info, "fencing floor raised; the node votes once its quarantine is over",
+				"floor", floor, "quarantine_left", time.Duration(a.ms)*time.Millisecond)
+		case floor == 0:
+			c.logRaised(n, a.created, hclog.Info, "no node reports a fencing token and this client saw none: fresh nodes, the node votes now (Client.Bootstrap skips the first quarantine of a new deployment)",
+				"floor", floor)
+		default:
+			c.logRaised(n, a.created, hclog.Warn, "no healthy majority: a node's fencing floor was raised from what every node reports; tokens may repeat if a majority lost its state",
+				"floor", floor)
 		}
 	}
+}
+
+// markers is a readiness pass's reading of one set's markers (the
+// answers of probeMarker).
+type markers struct {
+	healthy     int   // nodes that vote
+	over        int   // quarantined nodes whose quarantine is over
+	unreachable int   // nodes that did not answer
+	floorHealth int64 // the highest token of the healthy nodes
+	floorAll    int64 // the highest token of every node that answered
+}
+
+func readMarkers(answers []answer) markers {
+	var m markers
+	for _, a := range answers {
+		switch {
+		case a.vote == VoteError:
+			m.unreachable++
+			continue
+		case a.vote == VoteYes:
+			m.healthy++
+			m.floorHealth = max(m.floorHealth, a.high)
+		case a.ms == 0:
+			m.over++
+		}
+		m.floorAll = max(m.floorAll, a.high)
+	}
+	return m
+}
+
+// degraded: no healthy majority answered, to take a floor from.
+func (m markers) degraded(quorum int) bool { return m.healthy < quorum }
+
+// closed: no floor may be raised now. Without a healthy majority, a floor
+// is taken from every node only when every node answered (an unreachable
+// node may be a healthy one holding the highest token) and the healthy
+// nodes with those whose quarantine is over make a majority.
+func (m markers) closed(quorum int) bool {
+	return m.degraded(quorum) && (m.unreachable > 0 || m.healthy+m.over < quorum)
+}
+
+// floor is the fencing floor that the node that answered a gets, given
+// the highest token the client saw (seen); false when it gets none now:
+// it is not quarantined, or, without a healthy majority, its quarantine
+// is not over. The caller has checked closed.
+func (m markers) floor(a answer, quorum int, seen int64) (int64, bool) {
+	switch {
+	case a.vote != VoteQuarantined:
+		return 0, false
+	case !m.degraded(quorum):
+		return m.floorHealth, true
+	case a.ms == 0:
+		return max(m.floorAll, seen), true
+	}
+	return 0, false
 }
 
 // probeMarker runs probe.lua on a node for a readiness pass: the answer
