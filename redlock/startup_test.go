@@ -1,13 +1,10 @@
 package redlock
 
 import (
-	"bytes"
 	"errors"
-	"sync"
 	"testing"
 	"time"
 
-	"github.com/hashicorp/go-hclog"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -15,37 +12,12 @@ import (
 // The start-up verdict (startup.go) on its own: given what each node's
 // probe reported, which nodes New refuses, and what it logs.
 
-// deniedReply is a server's refusal of the credentials, as go-redis
-// reports an error reply.
-type deniedReply string
-
-func (e deniedReply) Error() string { return string(e) }
-func (deniedReply) RedisError()     {}
-
-// syncBuffer is a log output that the test reads after the client wrote.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // newStartup is the verdict of a start-up of a server-less client over n
 // nodes whose logs go to the returned buffer.
-func newStartup(t *testing.T, n int) (*startup, []*node, *syncBuffer) {
+func newStartup(t *testing.T, n int) (*startup, []*node, *logLines) {
 	c, nodes := bareClient(t, n)
-	out := &syncBuffer{}
-	c.log = hclog.New(&hclog.LoggerOptions{Output: out, Level: hclog.Debug})
+	out := &logLines{}
+	c.log = rdLogger(out)
 	return &startup{c: c, byRunID: make(map[string]*node)}, nodes, out
 }
 
@@ -55,7 +27,7 @@ func TestStartupAllHealthy(t *testing.T) {
 		require.NoError(t, s.node(n, probeInfo{runID: string(rune('a'+i)) + "0000000000000", raised: true}, nil))
 	}
 	require.NoError(t, s.verdict(true))
-	assert.Empty(t, out.String())
+	assert.Zero(t, out.count(""), "nothing logged")
 	for _, n := range nodes {
 		assert.NotZero(t, n.lastAnswer.Load(), "%s answered", n.addr)
 	}
@@ -92,14 +64,14 @@ func TestStartupUnreachable(t *testing.T) {
 	require.NoError(t, s.node(nodes[1], probeInfo{}, errors.New("connection refused")))
 	require.NoError(t, s.node(nodes[2], probeInfo{raised: true}, nil))
 	assert.NoError(t, s.verdict(false), "New accepts a node that is down: it votes once up")
-	assert.Contains(t, out.String(), "node did not answer at start-up")
+	assert.Equal(t, 1, out.count("node did not answer at start-up", "node#1"))
 	assert.EqualError(t, s.verdict(true), "redlock: bootstrap did not reach every node: node#1: connection refused")
 }
 
 func TestStartupAccessDenied(t *testing.T) {
 	s, nodes, _ := newStartup(t, 3)
 	require.NoError(t, s.node(nodes[0], probeInfo{raised: true}, nil))
-	require.NoError(t, s.node(nodes[1], probeInfo{}, deniedReply("WRONGPASS invalid username-password pair")))
+	require.NoError(t, s.node(nodes[1], probeInfo{}, replyErr("WRONGPASS invalid username-password pair")))
 	require.NoError(t, s.node(nodes[2], probeInfo{}, errors.New("connection refused")))
 	err := s.verdict(false)
 	require.ErrorIs(t, err, ErrAccessDenied)
@@ -121,8 +93,7 @@ func TestStartupQuarantine(t *testing.T) {
 	due := time.Unix(0, s.c.ready.due.Load())
 	assert.WithinRange(t, due, t0.Add(2*time.Second), time.Now().Add(2*time.Second), "the first quarantine's end")
 	require.NoError(t, s.verdict(false))
-	assert.Contains(t, out.String(), quarantineMsg)
-	assert.Contains(t, out.String(), "nodes=\"node#0 (2s), node#1 (5s)\" wait=5s")
+	assert.Equal(t, 1, out.count(quarantineMsg, `nodes="node#0 (2s), node#1 (5s)" wait=5s`))
 
 	s, nodes, _ = newStartup(t, 1)
 	require.NoError(t, s.node(nodes[0], probeInfo{}, nil))
