@@ -13,7 +13,7 @@ import (
 func TestMarkersDecision(t *testing.T) {
 	healthy := func(high int64) answer { return answer{vote: VoteYes, high: high} }
 	waiting := func(high int64) answer { return answer{vote: VoteQuarantined, ms: 4000, high: high} } // quarantine not over
-	over := func(high int64) answer { return answer{vote: VoteQuarantined, high: high} }             // quarantine over, floor not raised
+	over := func(high int64) answer { return answer{vote: VoteQuarantined, high: high} }              // quarantine over, floor not raised
 	down := answer{vote: VoteError}
 	const none = -1
 	for _, tc := range []struct {
