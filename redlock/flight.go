@@ -12,8 +12,8 @@ type indexed struct {
 	a answer
 }
 
-// flight is one fan-out's shared state: one allocation for all its
-// requests.
+// flight is one fan-out's shared state (docs/design.md §4.1): one
+// allocation for all its requests.
 type flight struct {
 	c         *Client
 	ctx, nctx context.Context // the caller's; the requests' (bounded)

@@ -8,7 +8,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 )
 
-// raiseForgetful lifts the fencing floor of quarantined nodes (DESIGN 3.4,
+// raiseForgetful lifts the fencing floor of quarantined nodes (docs/design.md §4.9,
 // S6) to the highest token seen on a majority of healthy nodes, so that once
 // they vote again no token can go back. It runs in the background; the nodes
 // vote no until it has landed. Without a healthy majority among the answers
@@ -112,7 +112,7 @@ func (c *Client) raiseSet(nodes []*node, answers []answer, seen int64) {
 }
 
 // markers is a readiness pass's reading of one set's markers (the
-// answers of probeMarker).
+// answers of probeMarker; docs/design.md §4.9).
 type markers struct {
 	healthy     int   // nodes that vote
 	over        int   // quarantined nodes whose quarantine is over

@@ -8,7 +8,7 @@ import (
 
 // The decision of a readiness pass (markers, quarantine.go) on its own:
 // from one set's marker answers, which quarantined nodes get which
-// fencing floor (DESIGN 3.5, S6).
+// fencing floor (docs/design.md §4.9, S6).
 
 func TestMarkersDecision(t *testing.T) {
 	healthy := func(high int64) answer { return answer{vote: VoteYes, high: high} }
