@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strconv"
 	"testing"
+	"time"
 
 	"github.com/alicebob/miniredis/v2"
 	"github.com/stretchr/testify/assert"
@@ -69,7 +70,9 @@ type fenceRig struct {
 
 func newFenceRig(t *testing.T) fenceRig {
 	ms, cs := testnodes.Minis(t, 3)
-	return fenceRig{c: newClient(t, Config{}, cs), ms: ms}
+	// A NodeTimeout that a loaded machine does not run out of: the tests
+	// count on every answer.
+	return fenceRig{c: newClient(t, Config{NodeTimeout: 2 * time.Second}, cs), ms: ms}
 }
 
 // set gives node i the lock value and the counter c (none when 0).

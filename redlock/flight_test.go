@@ -18,10 +18,12 @@ import (
 
 // bareClient is a Client over n nodes that have no server behind them,
 // for the parts of the client that never send a request themselves. The
-// quarantine is off so that no readiness pass starts.
+// quarantine is off so that no readiness pass starts; NodeTimeout is long,
+// so that no request of a loaded machine runs out of time unless a test
+// wants it to.
 func bareClient(t *testing.T, n int) (*Client, []*node) {
 	t.Helper()
-	cfg := Config{DisableQuarantine: true, Logger: testLogger(t)}.withDefaults()
+	cfg := Config{DisableQuarantine: true, NodeTimeout: time.Minute, Logger: testLogger(t)}.withDefaults()
 	c := &Client{cfg: cfg, log: cfg.Logger, quorum: n/2 + 1, closing: make(chan struct{})}
 	for i := range n {
 		nd := newNode(nil, fmt.Sprintf("node#%d", i), true)
