@@ -177,7 +177,7 @@ func (c *Client) attempt(ctx context.Context, key string, ttl time.Duration, o a
 	t0 := time.Now()
 	validUntil := t0.Add(ttl - c.cfg.drift(ttl))
 	plain := newCall(scriptAcquire, []string{key, key + ":fence", markerKey},
-		value, ttl.Milliseconds(), c.maxTTLArg(), c.quarantineMode(), c.counterTTL(), c.args.fromZero, c.args.layout)
+		value, ttl.Milliseconds(), c.args.maxTTL, c.args.mode, c.args.counterTTL, c.args.fromZero, c.args.layout)
 	answers := c.fanout(ctx, nodes, func(ctx context.Context, n *node) answer {
 		defer s.running[n.idx].Store(false)
 		return c.grant(ctx, n, key, plain)

@@ -215,9 +215,9 @@ func extendManyCall(c *Client, n *node, batch []extendItem, fence bool) *scriptC
 	}
 	cttl := any("0")
 	if fence {
-		cttl = c.counterTTL()
+		cttl = c.args.counterTTL
 	}
-	args = append(args, c.maxTTLArg(), c.quarantineMode(), cttl)
+	args = append(args, c.args.maxTTL, c.args.mode, cttl)
 	for _, it := range batch {
 		if n == nil {
 			keys = append(keys, it.l.key, it.l.key+":fence")

@@ -71,7 +71,7 @@ func (f *fenceStep) token(ctx context.Context) (uint64, error) {
 // hold t to make a majority with those that replied it.
 func (f *fenceStep) writeBack(ctx context.Context) []answer {
 	key, t := f.key, f.t // the requests may outlive the step: f stays on the stack
-	plain := newCall(scriptFence, []string{key, key + ":fence", markerKey}, f.value, strconv.FormatInt(t, 10), f.c.counterTTL())
+	plain := newCall(scriptFence, []string{key, key + ":fence", markerKey}, f.value, strconv.FormatInt(t, 10), f.c.args.counterTTL)
 	return f.c.fanout(ctx, f.behind, func(ctx context.Context, n *node) answer {
 		sc := plain
 		if n.tag != "" {

@@ -72,7 +72,7 @@ func (c *Client) Inspect(ctx context.Context, key string) (*Inspection, error) {
 	}
 	defer c.mu.RUnlock()
 	t0 := time.Now()
-	args := []any{c.maxTTLArg(), c.quarantineMode(), c.args.layout}
+	args := []any{c.args.maxTTL, c.args.mode, c.args.layout}
 	nodes := c.nodesFor(key)
 	answers := c.fanout(ctx, nodes, func(ctx context.Context, n *node) answer {
 		return c.inspectOn(ctx, n, key, args)

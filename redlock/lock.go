@@ -127,7 +127,7 @@ func (l *Lock) extend(ctx context.Context, ttl, wait time.Duration) error {
 
 	t0 := time.Now()
 	plain := newCall(scriptExtend, []string{l.key, markerKey, l.key + ":fence"},
-		l.value, ttl.Milliseconds(), c.maxTTLArg(), c.quarantineMode(), c.counterTTL())
+		l.value, ttl.Milliseconds(), c.args.maxTTL, c.args.mode, c.args.counterTTL)
 	answers := c.fanoutWithin(ctx, wait, l.nodes, func(ctx context.Context, n *node) answer {
 		sc := plain
 		if n.tag != "" {

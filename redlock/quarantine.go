@@ -170,7 +170,7 @@ func (m markers) floor(a answer, quorum int, seen int64) (int64, bool) {
 // is VoteYes for a healthy node, VoteQuarantined with ms (quarantine
 // left), created and high otherwise.
 func (c *Client) probeMarker(ctx context.Context, n *node) answer {
-	res, err := n.run(ctx, newCall(scriptProbe, []string{n.marker()}, c.maxTTLArg(), c.quarantineMode(), "0", c.args.layout))
+	res, err := n.run(ctx, newCall(scriptProbe, []string{n.marker()}, c.args.maxTTL, c.args.mode, "0", c.args.layout))
 	if err != nil {
 		return answer{vote: VoteError, err: err}
 	}

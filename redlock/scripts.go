@@ -69,17 +69,13 @@ var (
 	}
 )
 
-// counterTTL is the fencing counters' TTL in ms, as the scripts take it
-// ("0": fencing off).
-func (c *Client) counterTTL() any { return c.args.counterTTL }
-
-// maxTTLArg is MaxTTL in ms, as the scripts take it.
-func (c *Client) maxTTLArg() any { return c.args.maxTTL }
-
 // scriptArgs are the script arguments that are the same for every call of
 // a Client, boxed once (an argument boxed per call is an allocation).
 type scriptArgs struct {
-	counterTTL, maxTTL, mode, fromZero any
+	counterTTL any // the fencing counters' TTL in ms ("0": fencing off)
+	maxTTL     any // MaxTTL in ms
+	mode       any // the quarantine mode (see quarantineArg)
+	fromZero   any // "1": a missing counter starts from 0 (a negative control)
 	// layout is a cluster's layout as its markers record it (Layout);
 	// "" where there is none to check (independent nodes).
 	layout any
@@ -90,9 +86,6 @@ func newScriptArgs(cfg *Config) scriptArgs {
 	return scriptArgs{counterTTL: counterTTLArg(cfg), maxTTL: strconv.FormatInt(cfg.MaxTTL.Milliseconds(), 10),
 		mode: quarantineArg(cfg), fromZero: flag(cfg.unsafeOff.CounterFromZero), layout: ""}
 }
-
-// quarantineMode is the scripts' quarantine argument, boxed once.
-func (c *Client) quarantineMode() any { return c.args.mode }
 
 // counterTTLArg is the fencing counters' TTL in ms ("0": fencing off).
 func counterTTLArg(cfg *Config) string {

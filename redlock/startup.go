@@ -164,7 +164,7 @@ func (c *Client) probe(ctx context.Context, n *node, bootstrap bool) (probeInfo,
 		return probeInfo{}, err
 	}
 	res, err := scriptProbe.Run(ctx, n.client, []string{n.marker()},
-		c.maxTTLArg(), c.quarantineMode(), flag(bootstrap), c.args.layout).Result()
+		c.args.maxTTL, c.args.mode, flag(bootstrap), c.args.layout).Result()
 	if err != nil {
 		return probeInfo{}, noScripting(n, annotate(newCall(scriptProbe, []string{n.marker()}), classify(err)))
 	}
