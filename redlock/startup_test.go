@@ -7,6 +7,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/redlease/redlease/internal/testnodes"
 )
 
 // The start-up verdict (startup.go) on its own: given what each node's
@@ -14,10 +16,10 @@ import (
 
 // newStartup is the verdict of a start-up of a server-less client over n
 // nodes whose logs go to the returned buffer.
-func newStartup(t *testing.T, n int) (*startup, []*node, *logLines) {
+func newStartup(t *testing.T, n int) (*startup, []*node, *testnodes.LogBuffer) {
 	c, nodes := bareClient(t, n)
-	out := &logLines{}
-	c.log = rdLogger(out)
+	out := &testnodes.LogBuffer{}
+	c.log = linesLogger(out)
 	return &startup{c: c, byRunID: make(map[string]*node)}, nodes, out
 }
 
@@ -27,7 +29,7 @@ func TestStartupAllHealthy(t *testing.T) {
 		require.NoError(t, s.node(n, probeInfo{runID: string(rune('a'+i)) + "0000000000000", raised: true}, nil))
 	}
 	require.NoError(t, s.verdict(true))
-	assert.Zero(t, out.count(""), "nothing logged")
+	assert.Zero(t, out.Count(""), "nothing logged")
 	for _, n := range nodes {
 		assert.NotZero(t, n.lastAnswer.Load(), "%s answered", n.addr)
 	}
@@ -64,7 +66,7 @@ func TestStartupUnreachable(t *testing.T) {
 	require.NoError(t, s.node(nodes[1], probeInfo{}, errors.New("connection refused")))
 	require.NoError(t, s.node(nodes[2], probeInfo{raised: true}, nil))
 	assert.NoError(t, s.verdict(false), "New accepts a node that is down: it votes once up")
-	assert.Equal(t, 1, out.count("node did not answer at start-up", "node#1"))
+	assert.Equal(t, 1, out.Count("node did not answer at start-up", "node#1"))
 	assert.EqualError(t, s.verdict(true), "redlock: bootstrap did not reach every node: node#1: connection refused")
 }
 
@@ -93,7 +95,7 @@ func TestStartupQuarantine(t *testing.T) {
 	due := time.Unix(0, s.c.ready.due.Load())
 	assert.WithinRange(t, due, t0.Add(2*time.Second), time.Now().Add(2*time.Second), "the first quarantine's end")
 	require.NoError(t, s.verdict(false))
-	assert.Equal(t, 1, out.count(quarantineMsg, `nodes="node#0 (2s), node#1 (5s)" wait=5s`))
+	assert.Equal(t, 1, out.Count(quarantineMsg, `nodes="node#0 (2s), node#1 (5s)" wait=5s`))
 
 	s, nodes, _ = newStartup(t, 1)
 	require.NoError(t, s.node(nodes[0], probeInfo{}, nil))
