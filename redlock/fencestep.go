@@ -84,6 +84,12 @@ func (f *fenceStep) writeBack(ctx context.Context) []answer {
 
 // fenceAnswer reads fence.lua's reply v (or err) to a write-back of t.
 func fenceAnswer(v int64, err error, t int64) answer {
+	return yesNo(v, err, func(int64) error { return fmt.Errorf("fencing counter is above token %d", t) })
+}
+
+// yesNo reads a script's reply v (or err) that is 1 (yes) or 0 (no); any
+// other value is the error other(v).
+func yesNo(v int64, err error, other func(v int64) error) answer {
 	switch {
 	case err != nil:
 		return answer{vote: VoteError, err: err}
@@ -92,7 +98,7 @@ func fenceAnswer(v int64, err error, t int64) answer {
 	case v == 0:
 		return answer{vote: VoteNo}
 	default:
-		return answer{vote: VoteError, err: fmt.Errorf("fencing counter is above token %d", t)}
+		return answer{vote: VoteError, err: other(v)}
 	}
 }
 

@@ -90,13 +90,21 @@ func (r fenceRig) counter(t *testing.T, i int, key string) string {
 	return v
 }
 
+// grants gives every node the value "v" of "k" with the given counters,
+// and returns the fencing step of an acquisition whose grants replied them.
+func (r fenceRig) grants(t *testing.T, counters ...int64) fenceStep {
+	t.Helper()
+	answers := make([]answer, len(counters))
+	for i, c := range counters {
+		r.set(t, i, "k", "v", c)
+		answers[i] = answer{vote: VoteYes, counter: c}
+	}
+	return newFenceStep(r.c, r.c.nodes, "k", "v", answers)
+}
+
 func TestFenceStepFastPathWritesNothing(t *testing.T) {
 	r := newFenceRig(t)
-	for i, c := range []int64{6, 6, 4} {
-		r.set(t, i, "k", "v", c)
-	}
-	answers := []answer{{vote: VoteYes, counter: 6}, {vote: VoteYes, counter: 6}, {vote: VoteYes, counter: 4}}
-	f := newFenceStep(r.c, r.c.nodes, "k", "v", answers)
+	f := r.grants(t, 6, 6, 4)
 	tok, err := f.token(context.Background())
 	require.NoError(t, err)
 	assert.Equal(t, uint64(6), tok)
@@ -105,11 +113,7 @@ func TestFenceStepFastPathWritesNothing(t *testing.T) {
 
 func TestFenceStepWritesBack(t *testing.T) {
 	r := newFenceRig(t)
-	for i, c := range []int64{9, 5, 5} {
-		r.set(t, i, "k", "v", c)
-	}
-	answers := []answer{{vote: VoteYes, counter: 9}, {vote: VoteYes, counter: 5}, {vote: VoteYes, counter: 5}}
-	f := newFenceStep(r.c, r.c.nodes, "k", "v", answers)
+	f := r.grants(t, 9, 5, 5)
 	tok, err := f.token(context.Background())
 	require.NoError(t, err)
 	assert.Equal(t, uint64(9), tok)

@@ -324,16 +324,7 @@ func releaseCall(key, value, notice, msg, sharded string) *scriptCall {
 
 func releaseReply(res any, err error) answer {
 	v, err := intReply(res, err)
-	switch {
-	case err != nil:
-		return answer{vote: VoteError, err: err}
-	case v == 1:
-		return answer{vote: VoteYes}
-	case v == 0:
-		return answer{vote: VoteNo}
-	default:
-		return answer{vote: VoteError, err: badReply(v)}
-	}
+	return yesNo(v, err, func(v int64) error { return badReply(v) })
 }
 
 // releaseAll undoes a failed or lost acquisition on every node, with its
