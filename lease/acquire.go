@@ -192,14 +192,15 @@ func newLease(ctx context.Context, a *acquirer, lock *redlock.Lock) *Lease {
 		client:     a.client,
 		lock:       lock,
 		key:        a.key,
-		holder:     decodeValue(lock.Value()),
-		cfg:        a.cfg,
 		log:        a.cfg.Logger,
+		renew:      a.cfg.RenewInterval,
+		retry:      a.cfg.RetryInterval,
+		margin:     a.cfg.SafetyMargin,
 		ctx:        lctx,
 		cancel:     cancel,
 		validUntil: lock.ValidUntil(),
 	}
-	l.log.Debug("lease acquired", "key", l.key, "token", lock.Token(), "holder", l.holder.ID,
+	l.log.Debug("lease acquired", "key", l.key, "token", lock.Token(), "holder", a.cfg.ID,
 		"validity", time.Until(l.validUntil), "elapsed", time.Since(lock.AcquiredAt()))
 	msg := notice.Message{Kind: notice.Acquired, Value: lock.Value()}.Encode()
 	l.wg.Go(func() {

@@ -3,7 +3,6 @@ package lease
 import (
 	"context"
 	"errors"
-	"maps"
 	"sync"
 	"time"
 
@@ -27,9 +26,12 @@ type Lease struct {
 	client *redlock.Client
 	lock   *redlock.Lock
 	key    string
-	holder Holder
-	cfg    Config
 	log    hclog.Logger
+
+	// The timings of the Config it was acquired with (the rest of the
+	// Config is not needed after the acquisition: a lease keeps only
+	// what it uses, since a process may hold 100,000 of them).
+	renew, retry, margin time.Duration
 
 	// ctx is the lease's context; it is cancelled, with the reason as its
 	// cause, exactly when the lease ends, and its Done channel is the
@@ -66,9 +68,7 @@ func (l *Lease) Key() string { return l.key }
 // Holder returns the identity stored in the lease's keys: ID, Metadata and
 // the random nonce of this acquisition. Every call returns a fresh copy.
 func (l *Lease) Holder() Holder {
-	h := l.holder
-	h.Metadata = maps.Clone(h.Metadata)
-	return h
+	return decodeValue(l.lock.Value()) // (decoded on demand: not kept in every lease)
 }
 
 // Token returns the fencing token of the acquisition (see
@@ -124,7 +124,7 @@ func (l *Lease) deadline() time.Time {
 	return l.deadlineLocked()
 }
 
-func (l *Lease) deadlineLocked() time.Time { return l.validUntil.Add(-l.cfg.SafetyMargin) }
+func (l *Lease) deadlineLocked() time.Time { return l.validUntil.Add(-l.margin) }
 
 // Held reports whether the lease is still held. It checks the deadline on
 // every call, by the local clock: it is false from ValidUntil - SafetyMargin on, even

@@ -64,7 +64,7 @@ func (l *Lease) refreshed(start time.Time, err error) time.Time {
 			l.end(l.lost("refresh refused", err))
 			return time.Time{}
 		}
-		next := start.Add(l.cfg.RetryInterval)
+		next := start.Add(l.retry)
 		l.log.Debug("refresh failed; retrying", "key", l.key, "error", err,
 			"failures", failures, "retry_in", max(0, time.Until(next)), "left", time.Until(l.deadline()))
 		return next
@@ -79,7 +79,7 @@ func (l *Lease) refreshed(start time.Time, err error) time.Time {
 	l.timer.Reset(time.Until(d))
 	l.mu.Unlock()
 	l.log.Trace("refreshed", "key", l.key, "token", l.Token(), "validity", time.Until(d), "elapsed", time.Since(start))
-	return start.Add(l.cfg.RenewInterval)
+	return start.Add(l.renew)
 }
 
 // expire is the deadline timer's function: it ends the lease at

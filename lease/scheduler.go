@@ -71,7 +71,7 @@ func schedule(l *Lease, due time.Time) {
 	}
 	s.mu.Lock()
 	l.sched, l.due, l.hidx = s, due, -1
-	s.rate += float64(time.Second) / float64(l.cfg.RenewInterval)
+	s.rate += float64(time.Second) / float64(l.renew)
 	s.leases++
 	heap.Push(&s.due, l)
 	start := !s.running
@@ -89,7 +89,7 @@ func (s *scheduler) unschedule(l *Lease) {
 	s.mu.Lock()
 	if !l.gone {
 		l.gone = true
-		s.rate -= float64(time.Second) / float64(l.cfg.RenewInterval)
+		s.rate -= float64(time.Second) / float64(l.renew)
 		s.leases--
 		if l.hidx >= 0 {
 			heap.Remove(&s.due, l.hidx)
@@ -179,7 +179,7 @@ func (s *scheduler) stop() bool {
 // to wait for tokens. Called with s.mu held.
 func (s *scheduler) take(now time.Time) []*Lease {
 	var batch []*Lease
-	for len(s.due) > 0 && !s.due[0].due.After(now.Add(s.due[0].cfg.RenewInterval/10)) {
+	for len(s.due) > 0 && !s.due[0].due.After(now.Add(s.due[0].renew/10)) {
 		l := heap.Pop(&s.due).(*Lease)
 		batch = append(batch, l)
 	}
@@ -220,7 +220,7 @@ func (s *scheduler) round(ctx context.Context, rs *roundState, start time.Time, 
 		// Not cut at the validity of the lease nearest its end: one lease
 		// about to end would fail the whole batch (each lease's own timer
 		// ends it on time, and a late yes does not revive it).
-		wait = min(wait, max(l.cfg.RetryInterval, s.nodeTimeout))
+		wait = min(wait, max(l.retry, s.nodeTimeout))
 		l.setInflight(true)
 	}
 	errs := redlockx.ExtendAll(ctx, s.client, locks, wait)
