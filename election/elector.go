@@ -151,7 +151,7 @@ func (e *Elector) Resign(ctx context.Context) error {
 // observe reports ev to the client's Hooks, if any.
 func (e *Elector) observe(ev redlock.Event) {
 	if e.hooks != nil {
-		ev.Key = e.name
+		ev.Key, ev.Outcome = e.name, redlockx.Outcome(ev.Err)
 		e.hooks.Observe(ev)
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/redlease/redlease/internal/rediserr"
 	"github.com/redlease/redlease/internal/redistest"
 	"github.com/redlease/redlease/redlock"
 )
@@ -91,7 +92,7 @@ func TestHealthWrongType(t *testing.T) {
 	err := e.Healthy(0)
 	require.ErrorIs(t, err, ErrUnhealthy)
 	assert.True(t, redlock.IsFinal(err), "the reason is in the chain: %v", err)
-	assert.GreaterOrEqual(t, countClass(err, redlock.ClassWrongType), 2, "a majority refused: %v", err)
+	assert.GreaterOrEqual(t, countClass(err, rediserr.WrongType), 2, "a majority refused: %v", err)
 	code, body := probeOf(HealthCheck(e, 0))
 	assert.Equal(t, http.StatusServiceUnavailable, code)
 	assert.Contains(t, body, "the election's key is unusable")
@@ -132,21 +133,21 @@ func TestHealthNoPerm(t *testing.T) {
 	<-r.done
 	err := e.Healthy(0)
 	require.ErrorIs(t, err, ErrUnhealthy)
-	assert.GreaterOrEqual(t, countClass(err, redlock.ClassPermission), 2, "a majority refused: %v", err)
+	assert.GreaterOrEqual(t, countClass(err, rediserr.Permission), 2, "a majority refused: %v", err)
 	code, _ := probeOf(HealthCheck(e, 0))
 	assert.Equal(t, http.StatusServiceUnavailable, code)
 }
 
 // countClass counts the nodes of the *QuorumError in err's chain whose
 // error is a server reply of class c.
-func countClass(err error, c redlock.ErrorClass) int {
+func countClass(err error, c rediserr.Class) int {
 	qe, ok := errors.AsType[*redlock.QuorumError](err)
 	if !ok {
 		return 0
 	}
 	n := 0
 	for _, r := range qe.Nodes {
-		if re, ok := errors.AsType[*redlock.ReplyError](r.Err); ok && re.Class == c {
+		if re, ok := errors.AsType[*rediserr.ReplyError](r.Err); ok && re.Class == c {
 			n++
 		}
 	}

@@ -35,7 +35,7 @@ func TestHooks(t *testing.T) {
 	assert.Equal(t, uint64(1), elected[0].Token)
 	won := h.Of(redlock.EventAcquire)
 	require.NotEmpty(t, won)
-	assert.Equal(t, "ok", won[len(won)-1].Outcome())
+	assert.Equal(t, "ok", won[len(won)-1].Outcome)
 	assert.Positive(t, won[len(won)-1].Duration)
 
 	for _, m := range ms[:3] {
@@ -48,7 +48,7 @@ func TestHooks(t *testing.T) {
 		if x.Err != nil {
 			failed++
 			assert.Equal(t, "hooks", x.Key)
-			assert.NotEqual(t, "ok", x.Outcome())
+			assert.NotEqual(t, "ok", x.Outcome)
 		}
 	}
 	assert.Positive(t, failed, "failed refreshes are reported")

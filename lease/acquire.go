@@ -201,7 +201,7 @@ func newLease(ctx context.Context, a *acquirer, lock *redlock.Lock) *Lease {
 		validUntil: lock.ValidUntil(),
 	}
 	l.log.Debug("lease acquired", "key", l.key, "token", lock.Token(), "holder", a.cfg.ID,
-		"validity", time.Until(l.validUntil), "elapsed", time.Since(lock.AcquiredAt()))
+		"validity", time.Until(l.validUntil), "elapsed", time.Since(redlockx.AcquiredAt(lock)))
 	msg := notice.Message{Kind: notice.Acquired, Value: lock.Value()}.Encode()
 	l.wg.Go(func() {
 		if _, err := redlockx.Publish(context.WithoutCancel(ctx), a.client, a.channel, msg); err != nil {
@@ -212,7 +212,7 @@ func newLease(ctx context.Context, a *acquirer, lock *redlock.Lock) *Lease {
 	l.timer = time.AfterFunc(time.Until(l.deadlineLocked()), l.expire)
 	l.mu.Unlock()
 	l.exited.Add(1)
-	schedule(l, lock.AcquiredAt().Add(a.cfg.RenewInterval))
+	schedule(l, redlockx.AcquiredAt(lock).Add(a.cfg.RenewInterval))
 	if ctx.Done() != nil {
 		// The parent's cancellation ends the lease too. (On the parent, not
 		// on lctx: lctx then keeps no map of children, which would cost

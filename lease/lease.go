@@ -148,8 +148,8 @@ func (l *Lease) Held() bool {
 // Release may be called any number of times, from any goroutine, also after
 // the lease was lost (which deleted its keys in the background: Release then
 // waits for that). Every call returns the result of the one deletion: nil
-// when the keys are gone (deleted, or already expired), or an error
-// matching redlock.ErrNotReleased naming the nodes that could not be
+// when the keys are gone (deleted, or already expired), or a
+// *redlock.QuorumError (Op "release") naming the nodes that could not be
 // reached (their copies expire with the TTL). Either way the lease is over.
 func (l *Lease) Release(ctx context.Context) error {
 	l.end(ErrReleased)

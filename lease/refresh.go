@@ -135,7 +135,7 @@ func (l *Lease) ended() {
 func (l *Lease) reportLost(err error) {
 	l.log.Warn("lease lost", "key", l.key, "token", l.Token(), "error", err)
 	if h := redlockx.Config(l.client).Hooks; h != nil {
-		h.Observe(redlock.Event{Kind: redlock.EventLost, Key: l.key, Token: l.Token(), Err: err})
+		h.Observe(redlock.Event{Kind: redlock.EventLost, Key: l.key, Token: l.Token(), Err: err, Outcome: redlockx.Outcome(err)})
 	}
 }
 
@@ -162,7 +162,7 @@ func final(err error) bool {
 	}
 	no := 0
 	for _, n := range qe.Nodes {
-		if n.Vote == redlock.VoteNo {
+		if !n.Yes && !n.Quarantined && n.Err == nil { // a no: held by another value, or no longer ours
 			no++
 		}
 	}

@@ -155,7 +155,7 @@ func (o *Observer) watch(ctx context.Context, out chan<- Event) error {
 		ev := event(l, err)
 		if first || changed(last, ev) {
 			if o.hooks != nil && !first && ev.State != StateUnknown {
-				o.hooks.Observe(redlock.Event{Kind: redlock.EventLeaderChanged, Key: o.name, Token: ev.Leader.Token})
+				o.hooks.Observe(redlock.Event{Kind: redlock.EventLeaderChanged, Key: o.name, Token: ev.Leader.Token, Outcome: redlockx.Outcome(nil)})
 			}
 			select {
 			case out <- ev:

@@ -18,7 +18,7 @@ type AcquireOption func(*acquireOptions)
 
 type acquireOptions struct {
 	value  func(nonce string) string
-	retry  func() RetryStrategy
+	retry  retryPolicy
 	notice string // channel PUBLISHed to on release ("" = none)
 	msg    string
 }
@@ -31,8 +31,16 @@ func WithValue(f func(nonce string) string) AcquireOption {
 	return func(o *acquireOptions) { o.value = f }
 }
 
-// WithRetry sets the retry strategy of this Acquire call (see Config.Retry).
-func WithRetry(f func() RetryStrategy) AcquireOption {
+// WithRetry sets the retry policy of this Acquire call, in place of
+// Config.Retry: after attempt failed attempts (1, 2, ...), f returns the
+// delay before the next one, or false to stop and return the last error.
+// f is called by the goroutine of the Acquire call only. For example,
+// three retries 10ms apart:
+//
+//	redlock.WithRetry(func(attempt int) (time.Duration, bool) { return 10 * time.Millisecond, attempt <= 3 })
+//
+// and no retry at all: func(int) (time.Duration, bool) { return 0, false }.
+func WithRetry(f func(attempt int) (delay time.Duration, ok bool)) AcquireOption {
 	return func(o *acquireOptions) { o.retry = f }
 }
 
@@ -58,7 +66,7 @@ func newNonce() string {
 
 // Acquire takes the lock on key for ttl, retrying with exponential backoff
 // and jitter (Config.RetryDelay, Config.Retry, [WithRetry]) until it
-// succeeds, the retry strategy gives up, an error is final (a bad argument,
+// succeeds, the retry policy gives up, an error is final (a bad argument,
 // or a majority of nodes refusing for good: WRONGTYPE, a TTL above the
 // node's MaxTTL, and refused credentials or permissions, which also match
 // [ErrAccessDenied]), or ctx ends; then the error joins the last attempt's
@@ -72,15 +80,14 @@ func newNonce() string {
 // the drift allowance.
 func (c *Client) Acquire(ctx context.Context, key string, ttl time.Duration, opts ...AcquireOption) (*Lock, error) {
 	o := c.options(opts)
-	newRetry := o.retry
-	if newRetry == nil {
-		newRetry = c.cfg.Retry
+	retry := o.retry
+	if retry == nil {
+		retry = c.cfg.Retry
 	}
-	if newRetry == nil {
-		newRetry = expRetry(c.cfg.RetryDelay)
+	if retry == nil {
+		retry = expRetry(c.cfg.RetryDelay)
 	}
-	retry := newRetry()
-	for {
+	for attempt := 1; ; attempt++ {
 		l, err := c.observedAttempt(ctx, key, ttl, o)
 		if err == nil {
 			return l, nil
@@ -91,7 +98,7 @@ func (c *Client) Acquire(ctx context.Context, key string, ttl time.Duration, opt
 		if IsFinal(err) {
 			return nil, err
 		}
-		d, ok := retry.NextDelay()
+		d, ok := retry(attempt)
 		if !ok {
 			return nil, err
 		}
@@ -145,7 +152,7 @@ func (c *Client) observedAttempt(ctx context.Context, key string, ttl time.Durat
 	t0 := time.Now()
 	l, err := c.attempt(ctx, key, ttl, o)
 	if c.cfg.Hooks != nil {
-		ev := Event{Kind: EventAcquire, Key: key, Duration: time.Since(t0), Err: err}
+		ev := Event{Kind: EventAcquire, Key: key, Duration: time.Since(t0), Err: err, Outcome: outcome(err)}
 		if l != nil {
 			ev.Token = l.token
 		}
@@ -168,7 +175,7 @@ func (c *Client) attempt(ctx context.Context, key string, ttl time.Duration, o a
 	nodes := c.nodesFor(key)
 	s := newStragglers(len(nodes))
 	undoLate := func(n *node, a answer) {
-		if a.vote == VoteQuarantined {
+		if a.vote == voteQuarantined {
 			c.ready.want.Store(true) // not seen by raiseForgetful: the next pass raises it
 		}
 		s.late(c, n, a, key, value)
@@ -223,11 +230,11 @@ func (c *Client) grant(ctx context.Context, n *node, key string, plain *scriptCa
 		sc = plain.withKeys(n.lockKey(key), n.fenceKey(key), n.marker())
 	}
 	if err := c.admit(ctx, n); err != nil {
-		return answer{vote: VoteError, err: err}
+		return answer{vote: voteError, err: err}
 	}
 	res, err := n.run(ctx, sc)
 	a := parseAcquire(res, err)
-	if a.vote == VoteQuarantined {
+	if a.vote == voteQuarantined {
 		// Its floor is raised below (raiseForgetful) or, for an
 		// answer that comes too late for it, by the next pass
 		// (undoLate); without a healthy majority, by the pass at the
@@ -276,19 +283,19 @@ func (c *Client) decide(ctx context.Context, nodes []*node, key, value string, a
 // parseAcquire reads acquire.lua's reply.
 func parseAcquire(res any, err error) answer {
 	if err != nil {
-		return answer{vote: VoteError, err: err}
+		return answer{vote: voteError, err: err}
 	}
 	a, err := replyArray(res, 6)
 	if err != nil {
-		return answer{vote: VoteError, err: err}
+		return answer{vote: voteError, err: err}
 	}
 	var ns [6]int64
 	if err := intsOf(a, ns[:], 0, 1, 2, 3, 4, 5); err != nil {
-		return answer{vote: VoteError, err: err}
+		return answer{vote: voteError, err: err}
 	}
 	v, ok := scriptVote(ns[0])
 	if !ok {
-		return answer{vote: VoteError, err: badReply(res)}
+		return answer{vote: voteError, err: badReply(res)}
 	}
 	return answer{vote: v, counter: ns[1], ms: ns[2], created: ns[3], high: ns[4], server: ns[5]}
 }
@@ -302,7 +309,7 @@ func (c *Client) distinctQuorumDone(as []answer, got []bool) bool {
 		switch {
 		case !got[i]:
 			open++
-		case a.vote == VoteYes && (a.server == 0 || !containsServer(seen[:min(yes, inlineNodes)], a.server)):
+		case a.vote == voteYes && (a.server == 0 || !containsServer(seen[:min(yes, inlineNodes)], a.server)):
 			if yes < inlineNodes {
 				seen[yes] = a.server
 			}
@@ -318,12 +325,12 @@ func (c *Client) dedupe(nodes []*node, as []answer) int {
 	yes := 0
 	for i := range as {
 		a := &as[i]
-		if a.vote != VoteYes {
+		if a.vote != voteYes {
 			continue
 		}
 		if a.server != 0 {
-			if j := slices.IndexFunc(as[:i], func(b answer) bool { return b.vote == VoteYes && b.server == a.server }); j >= 0 {
-				a.vote, a.err = VoteError, fmt.Errorf("same server as %s (run_id %012x...): one server, one vote", nodes[j].name(), a.server)
+			if j := slices.IndexFunc(as[:i], func(b answer) bool { return b.vote == voteYes && b.server == a.server }); j >= 0 {
+				a.vote, a.err = voteError, fmt.Errorf("same server as %s (run_id %012x...): one server, one vote", nodes[j].name(), a.server)
 				continue
 			}
 		}
@@ -339,7 +346,7 @@ func containsServer(ids []int64, id int64) bool { return slices.Contains(ids, id
 func (c *Client) quorumError(nodes []*node, op, key string, answers []answer, target error, reason string) *QuorumError {
 	qe := &QuorumError{Op: op, Key: key, Need: c.quorum, Reason: reason, target: target}
 	for i, a := range answers {
-		if a.vote == VoteYes {
+		if a.vote == voteYes {
 			qe.Yes++
 		}
 		qe.Nodes = append(qe.Nodes, nodeResult(nodes[i], a))
@@ -348,18 +355,24 @@ func (c *Client) quorumError(nodes []*node, op, key string, answers []answer, ta
 }
 
 func nodeResult(n *node, a answer) NodeResult {
-	r := NodeResult{Node: n.addr, Master: n.where(), Vote: a.vote, Err: a.err}
-	if a.vote == VoteQuarantined {
-		r.Quarantine = time.Duration(a.ms) * time.Millisecond
+	r := NodeResult{Node: n.addr, Master: n.where(), Yes: a.vote == voteYes}
+	switch a.vote {
+	case voteError:
+		r.Err = a.err
+		if r.Err == nil {
+			r.Err = errors.New("no valid answer")
+		}
+	case voteQuarantined:
+		r.Quarantined, r.Quarantine = true, time.Duration(a.ms)*time.Millisecond
 	}
 	return r
 }
 
 // IsFinal reports whether retrying an acquisition that failed with err
 // cannot help: a bad argument, a closed client, or a majority of nodes
-// refusing with an error that a retry will meet again (an error reply whose
-// [ErrorClass] is final: WRONGTYPE, NOPERM, WRONGPASS, NOAUTH, a TTL above
-// the node's MaxTTL).
+// refusing with an error that a retry will meet again (an error reply that
+// is final: WRONGTYPE, NOPERM, WRONGPASS, NOAUTH, a TTL above the node's
+// MaxTTL).
 // [Client.Acquire] stops on such errors;
 // loops of one's own around [Client.TryAcquire] should too.
 func IsFinal(err error) bool {
@@ -372,7 +385,7 @@ func IsFinal(err error) bool {
 	}
 	final := 0
 	for _, n := range qe.Nodes {
-		if n.Vote == VoteError && finalReply(n.Err) {
+		if finalReply(n.Err) {
 			final++
 		}
 	}

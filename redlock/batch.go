@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"github.com/redlease/redlease/internal/rediserr"
 )
 
 // Requests to one node are batched: while maxInFlight requests or pipelines
@@ -157,7 +158,7 @@ func (n *node) handOff(context.Context) {
 // refusal (ACL) caused, since Redis's own message may not say which key or
 // command was refused.
 func annotate(sc *scriptCall, err error) error {
-	if c, ok := replyClass(err); !ok || c != ClassPermission {
+	if c, ok := replyClass(err); !ok || c != rediserr.Permission {
 		return err
 	}
 	return fmt.Errorf("%s script on keys %s (commands %s): %w",

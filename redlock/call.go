@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/redis/go-redis/v9"
+	"github.com/redlease/redlease/internal/rediserr"
 )
 
 // scriptCall is one script call's whole command line, EVALSHA digest
@@ -91,5 +92,5 @@ func (sc *scriptCall) run(ctx context.Context, c redis.UniversalClient) (any, er
 // noScript reports a NOSCRIPT error reply (rediserr.go).
 func noScript(err error) bool {
 	c, ok := replyClass(err)
-	return ok && c == ClassNoScript
+	return ok && c == rediserr.NoScript
 }

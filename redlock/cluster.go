@@ -13,121 +13,85 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/redlease/redlease/internal/clusterkey"
 	"github.com/redlease/redlease/internal/notice"
 )
 
-// DefaultReplicas is the number of copies of a lock [NewCluster] keeps when
-// given 0.
-const DefaultReplicas = 3
-
-// DefaultBuckets is the number of buckets [NewCluster] spreads keys over
-// when [WithBuckets] is not given (docs/design.md §4.11).
-const DefaultBuckets = 16
-
-// MaxBuckets is the largest number of buckets [WithBuckets] accepts.
-const MaxBuckets = 1024
-
-// ClusterOption changes how [NewCluster] lays locks out.
-type ClusterOption func(*clusterOptions)
-
-type clusterOptions struct {
-	buckets int
-}
-
-// WithBuckets sets the number of buckets B that NewCluster spreads keys
-// over, from 1 to MaxBuckets (0: DefaultBuckets). With B = 1 copy i of
-// every lock lives in the slot of one fixed tag, [ClusterTag](i, n), as
-// before buckets existed; that puts all lock traffic on n slots.
-// Like n, every client sharing the cluster must use the same B.
-func WithBuckets(b int) ClusterOption {
-	return func(o *clusterOptions) { o.buckets = b }
-}
-
-// NewCluster returns a Client that keeps every lock as n copies (n odd;
-// 0 means DefaultReplicas) in n hash slots of one Redis Cluster, each copy
-// one vote.
+// NewCluster returns a Client that keeps every lock as n copies (n odd, from
+// 1 to 15; 0 means 3) in n hash slots of one Redis Cluster, each copy one
+// vote.
 //
-// Keys are spread over B buckets ([WithBuckets]; default DefaultBuckets):
-// key k is in bucket [Bucket](k, B), and copy i of k lives in the slot of
-// the hash tag T = [BucketTag](i, b, n, B): keys "{T}:<key>",
-// "{T}:<key>:fence" and the marker "{T}:marker". A tag is a pure function
-// of (i, b, n, B), never of the observed topology, so every client computes
-// the same keys. The n*B tags are spread evenly over the 16384 slots, and
-// the n copies of a bucket are 16384/n slots apart, so that with the
-// standard contiguous slot layout they fall on n different masters, and
-// lock traffic on every master. Keys that carry a hash tag of their own
-// keep working (the copy's tag comes first). Every client sharing the
-// cluster must use the same n and B: each marker records them, and a
-// client with another layout is refused by every script that meets such a
-// marker, with an error naming both layouts (two layouts would keep a key
-// in different slots, and could grant it twice). NewCluster touches the
-// n*B markers, so that their quarantines start together. Clients of
-// redlease before buckets used the layout of WithBuckets(1) and record no
-// layout: upgrade them with WithBuckets(1), or stop every one of them
-// before the first client of another layout starts.
+// Keys are spread over B buckets (Config.Buckets; default 16): key k is in
+// bucket FNV-1a(k) mod B, and copy i of k lives in the slot of a hash tag
+// T(i, b, n, B): keys "{T}:<key>", "{T}:<key>:fence" and the marker
+// "{T}:marker" (docs/design.md §4.11). A tag is a pure function of (i, b, n,
+// B), never of the observed topology, so every client computes the same
+// keys. The n*B tags are spread evenly over the 16384 slots, and the n
+// copies of a bucket are 16384/n slots apart, so that with the standard
+// contiguous slot layout they fall on n different masters, and lock traffic
+// on every master. Keys that carry a hash tag of their own keep working (the
+// copy's tag comes first). Every client sharing the cluster must use the
+// same n and B: each marker records them, and a client with another layout
+// is refused by every script that meets such a marker, with an error naming
+// both layouts (two layouts would keep a key in different slots, and could
+// grant it twice); NewCluster also records the layout in the key
+// "{rl-layout}:marker" and refuses another one found there (delete that key,
+// with every client stopped, to change the layout). NewCluster touches the
+// n*B markers, so that their quarantines start together. Clients of redlease
+// before buckets used the layout of Buckets 1 and record no layout: upgrade
+// them with Buckets 1, or stop every one of them before the first client of
+// another layout starts.
 //
-// Redlock checks which master serves each copy (CLUSTER SLOTS) at
-// start-up and whenever the topology may have changed under a copy: after
-// a node error, after a reply to an acquisition that came from another
-// server than the copy's previous one (its run_id, which the reply carries
-// anyway: go-redis follows MOVED and ASK redirects by itself, so a
-// migrated slot shows there first), and at least every 10s while the
-// Client is used (every second for 10s after a copy answered from a new
-// server while the slot map still named the old one: a slot half-way
-// through a migration). It logs a warning, once per change, when two copies
-// of a bucket share a master (a failure of that master then costs two votes
-// for the keys of that bucket) or a copy's master is unknown;
-// [Client.Placement] reports it, and errors and logs name each copy by its
-// slot and that master. Two copies on one master still count as two votes:
-// slots move under a running cluster, and refusing the second would stop
-// every lock during a reshard. After a node error redlock asks the cluster
-// client to reload its slot map (go-redis only does so by itself every
-// 60s, or on a redirect). A promoted replica is quarantined like a
-// restarted server: its run_id differs from the marker it inherited.
+// Redlock checks which master serves each copy (CLUSTER SLOTS) at start-up
+// and whenever the topology may have changed under a copy: after a node
+// error, after a reply to an acquisition that came from another server than
+// the copy's previous one (its run_id, which the reply carries anyway:
+// go-redis follows MOVED and ASK redirects by itself, so a migrated slot
+// shows there first), and at least every 10s while the Client is used (every
+// second for 10s after a copy answered from a new server while the slot map
+// still named the old one: a slot half-way through a migration). It logs a
+// warning, once per change, when two copies of a bucket share a master (a
+// failure of that master then costs two votes for the keys of that bucket)
+// or a copy's master is unknown, and errors, logs and [Client.Inspect] name
+// each copy by its slot and that master. Two copies on one master still
+// count as two votes: slots move under a running cluster, and refusing the
+// second would stop every lock during a reshard. After a node error redlock
+// asks the cluster client to reload its slot map (go-redis only does so by
+// itself every 60s, or on a redirect). A promoted replica is quarantined
+// like a restarted server: its run_id differs from the marker it inherited.
 //
 // Run the cluster with cluster-require-full-coverage no: with the default
 // (yes), while a failed master is being replaced every master answers
 // CLUSTERDOWN, so one failure stops every lock instead of costing one vote
 // (redlock logs a warning when it sees the setting).
-func NewCluster(ctx context.Context, cfg Config, cluster *redis.ClusterClient, n int, opts ...ClusterOption) (*Client, error) {
+func NewCluster(ctx context.Context, cfg Config, cluster *redis.ClusterClient, n int) (*Client, error) {
 	if cluster == nil || isNil(cluster) {
 		return nil, fmt.Errorf("%w: nil cluster client", ErrInvalidConfig)
 	}
 	if n == 0 {
-		n = DefaultReplicas
+		n = clusterkey.DefaultReplicas
 	}
 	if n < 1 || n%2 == 0 || n > 15 {
 		return nil, fmt.Errorf("%w: replicas (%d) must be odd, from 1 to 15", ErrInvalidConfig, n)
-	}
-	o := clusterOptions{}
-	for _, f := range opts {
-		if f != nil {
-			f(&o)
-		}
-	}
-	if o.buckets == 0 {
-		o.buckets = DefaultBuckets
-	}
-	if o.buckets < 1 || o.buckets > MaxBuckets {
-		return nil, fmt.Errorf("%w: buckets (%d) must be from 1 to %d", ErrInvalidConfig, o.buckets, MaxBuckets)
 	}
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
 	cfg = cfg.withDefaults()
+	buckets := cfg.Buckets
 	c := &Client{cfg: cfg, log: cfg.Logger, quorum: n/2 + 1, closing: make(chan struct{}), cluster: cluster}
 	c.args = newScriptArgs(&c.cfg)
-	c.args.layout = Layout(n, o.buckets)
-	for b := range o.buckets {
+	c.args.layout = clusterkey.Layout(n, buckets)
+	for b := range buckets {
 		set := make([]*node, 0, n)
 		for i := range n {
-			tag := BucketTag(i, b, n, o.buckets)
-			name := fmt.Sprintf("slot %d", Slot(tag))
-			if o.buckets > 1 {
+			tag := clusterkey.BucketTag(i, b, n, buckets)
+			name := fmt.Sprintf("slot %d", clusterkey.Slot(tag))
+			if buckets > 1 {
 				name = fmt.Sprintf("copy %d", i) // the same for every bucket: notices, Nodes
 			}
 			nd := newNode(cluster, name, true)
-			nd.idx, nd.bucket, nd.tag, nd.cluster = i, b, tag, cluster
+			nd.idx, nd.bucket, nd.tag, nd.cluster, nd.bySlot = i, b, tag, cluster, buckets == 1
 			set = append(set, nd)
 			c.all = append(c.all, nd)
 		}
@@ -146,86 +110,27 @@ func NewCluster(ctx context.Context, cfg Config, cluster *redis.ClusterClient, n
 	return c, nil
 }
 
-// LayoutKey is the key where the clients of a cluster record their layout
-// (Layout): the first one writes it, and NewCluster refuses a client with
-// another. Two layouts keep a key's copies in different slots, so their
-// markers never meet; this key is where they do. Delete it only when every
-// client is stopped, to change the layout. It matches the ACL pattern
-// ~{rl*}:marker of SECURITY.md.
-const LayoutKey = "{rl-layout}:marker"
-
-// checkLayout records the client's layout in LayoutKey where none is, and
-// refuses another one found there. A cluster that cannot be asked (down,
+// checkLayout records the client's layout in clusterkey.LayoutKey where
+// none is, and refuses another one found there. A cluster that cannot be asked (down,
 // or the key refused to this user) is logged and accepted: every script
 // still checks the layout of the markers it meets.
 func (c *Client) checkLayout(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, max(time.Second, c.cfg.NodeTimeout))
 	defer cancel()
 	mine := c.args.layout.(string)
-	old, err := c.cluster.SetArgs(ctx, LayoutKey, mine, redis.SetArgs{Mode: "NX", Get: true}).Result()
+	old, err := c.cluster.SetArgs(ctx, clusterkey.LayoutKey, mine, redis.SetArgs{Mode: "NX", Get: true}).Result()
 	switch {
 	case err == redis.Nil: // recorded now
 		return nil
 	case err != nil:
 		c.log.Warn("cluster: the layout of the cluster's clients could not be read or recorded; every script checks it in the markers it meets",
-			"key", LayoutKey, "layout", mine, "error", err)
+			"key", clusterkey.LayoutKey, "layout", mine, "error", err)
 		return nil
 	case old != mine:
-		return fmt.Errorf("%w: cluster layout: this client has %s, the cluster's clients use %s (recorded in %s): every client sharing a cluster must use the same copies (n) and buckets (B; WithBuckets)",
-			ErrInvalidConfig, mine, old, LayoutKey)
+		return fmt.Errorf("%w: cluster layout: this client has %s, the cluster's clients use %s (recorded in %s): every client sharing a cluster must use the same copies (n) and buckets (B; Config.Buckets)",
+			ErrInvalidConfig, mine, old, clusterkey.LayoutKey)
 	}
 	return nil
-}
-
-// Layout names a cluster layout of n copies in B buckets, as the markers
-// record it and errors print it: "n=3 B=16".
-func Layout(n, buckets int) string {
-	return "n=" + strconv.Itoa(n) + " B=" + strconv.Itoa(buckets)
-}
-
-// ClusterTag is the hash tag of copy i of n with one bucket:
-// BucketTag(i, 0, n, 1), whose slot is the middle of the i-th of n equal
-// slot ranges.
-func ClusterTag(i, n int) string { return BucketTag(i, 0, n, 1) }
-
-// BucketTag is the hash tag of copy i of n in bucket b of B (docs/design.md
-// §4.11): the first name "rl<i>-<j>" (B = 1) or "rl<i>b<b>-<j>" (B > 1),
-// j = 0, 1, ..., whose slot is the middle of the (i*B + b)-th of n*B equal
-// slot ranges. So the n*B slots are spread evenly, the n copies of one
-// bucket are 16384/n slots apart, and the buckets of copy i fill the i-th
-// n-th of the slots. A pure function of its arguments, for 0 <= i < n and
-// 0 <= b < B.
-func BucketTag(i, b, n, buckets int) string {
-	want := uint16((2*(i*buckets+b) + 1) * 16384 / (2 * n * buckets))
-	var buf [32]byte
-	p := append(buf[:0], "rl"...)
-	p = strconv.AppendInt(p, int64(i), 10)
-	if buckets > 1 {
-		p = append(p, 'b')
-		p = strconv.AppendInt(p, int64(b), 10)
-	}
-	p = append(p, '-')
-	pre := crc16Update(0, p) // the CRC runs on: only the digits are new
-	for j := 0; ; j++ {
-		q := strconv.AppendInt(p, int64(j), 10)
-		if crc16Update(pre, q[len(p):])%16384 == want {
-			return string(q)
-		}
-	}
-}
-
-// Bucket is the bucket of key among B (docs/design.md §4.11): the 32-bit FNV-1a
-// hash of the whole key, modulo B. It is 0 when B <= 1.
-func Bucket(key string, buckets int) int {
-	if buckets <= 1 {
-		return 0
-	}
-	h := uint32(2166136261)
-	for i := 0; i < len(key); i++ {
-		h ^= uint32(key[i])
-		h *= 16777619
-	}
-	return int(h % uint32(buckets))
 }
 
 // nodesFor is the set of nodes that vote on key.
@@ -233,7 +138,7 @@ func (c *Client) nodesFor(key string) []*node {
 	if len(c.sets) == 1 {
 		return c.nodes
 	}
-	return c.sets[Bucket(key, len(c.sets))]
+	return c.sets[clusterkey.Bucket(key, len(c.sets))]
 }
 
 // nodesForChannel is the set of nodes that carry a Pub/Sub channel: those of
@@ -248,54 +153,9 @@ func (c *Client) nodesForChannel(channel string) []*node {
 	return c.nodesFor(key)
 }
 
-// Slot is the Redis Cluster hash slot of a key (CRC16 of the key, or of
-// its first non-empty {hash tag}, modulo 16384).
-func Slot(key string) uint16 {
-	if i := strings.IndexByte(key, '{'); i >= 0 {
-		if j := strings.IndexByte(key[i+1:], '}'); j > 0 {
-			key = key[i+1 : i+1+j]
-		}
-	}
-	return crc16(key) % 16384
-}
-
-// crc16 is CRC-16/XMODEM, the checksum Redis Cluster hashes keys with.
-func crc16(s string) uint16 {
-	var crc uint16
-	for i := 0; i < len(s); i++ {
-		crc = crc<<8 ^ crcTable[byte(crc>>8)^s[i]]
-	}
-	return crc
-}
-
-// crc16Update continues crc16 over b.
-func crc16Update(crc uint16, b []byte) uint16 {
-	for _, c := range b {
-		crc = crc<<8 ^ crcTable[byte(crc>>8)^c]
-	}
-	return crc
-}
-
-// crcTable is CRC-16/XMODEM (polynomial 0x1021) of every byte: BucketTag
-// tries thousands of names per tag.
-var crcTable = func() (t [256]uint16) {
-	for i := range t {
-		crc := uint16(i) << 8
-		for range 8 {
-			if crc&0x8000 != 0 {
-				crc = crc<<1 ^ 0x1021
-			} else {
-				crc <<= 1
-			}
-		}
-		t[i] = crc
-	}
-	return t
-}()
-
-// Replica is where one copy of the locks of a cluster Client lives: copy
+// replica is where one copy of the locks of a cluster Client lives: copy
 // Index of the keys of bucket Bucket.
-type Replica struct {
+type replica struct {
 	Index  int
 	Bucket int
 	Tag    string
@@ -304,13 +164,13 @@ type Replica struct {
 	Err    error  // why the master is unknown
 }
 
-// Placement reports, for a Client made by NewCluster, which master serves
+// placementNow reports, for a Client made by NewCluster, which master serves
 // each copy of each bucket now (bucket after bucket, n copies each), and
 // whether two copies of one bucket share a master. It asks the cluster
 // (CLUSTER SLOTS, one request through the cluster client), and reads the
 // cluster client's slot map if that request fails. It is nil for a Client
 // over independent nodes.
-func (c *Client) Placement(ctx context.Context) (replicas []Replica, shared bool) {
+func (c *Client) placementNow(ctx context.Context) (replicas []replica, shared bool) {
 	if c.cluster == nil {
 		return nil, false
 	}
@@ -324,7 +184,7 @@ func (c *Client) Placement(ctx context.Context) (replicas []Replica, shared bool
 		if n.idx == 0 {
 			seen = map[string]bool{} // a new bucket
 		}
-		r := Replica{Index: n.idx, Bucket: n.bucket, Tag: n.tag, Slot: Slot(n.tag)}
+		r := replica{Index: n.idx, Bucket: n.bucket, Tag: n.tag, Slot: clusterkey.Slot(n.tag)}
 		if slotsErr == nil {
 			r.Master, r.Err = slotMaster(slots, r.Slot)
 		} else if m, err := c.cluster.MasterForKey(ctx, n.marker()); err != nil {
@@ -357,7 +217,7 @@ func slotMaster(slots []redis.ClusterSlot, slot uint16) (string, error) {
 // and logs name a copy by its slot and that master), and logs the
 // placement once per change, as a warning when it costs fault tolerance.
 func (c *Client) checkPlacement(ctx context.Context) (changed bool) {
-	rs, shared := c.Placement(ctx)
+	rs, shared := c.placementNow(ctx)
 	var b strings.Builder
 	unknown := false
 	var which []string // copies of one bucket on one master

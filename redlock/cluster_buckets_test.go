@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/redlease/redlease/internal/clusterkey"
 	"github.com/redlease/redlease/internal/redistest"
 	"github.com/redlease/redlease/internal/testnodes"
 	"github.com/redlease/redlease/redlock"
@@ -78,10 +79,11 @@ func spread(masters []*redistest.Server, calls []int64) (string, float64) {
 func startSpreadCluster(t testing.TB, buckets int) (*redlock.Client, []*redistest.Server) {
 	cl := redistest.StartCluster(t, 6, 0)
 	cfg := clusterCfg
+	cfg.Buckets = buckets
 	if tt, ok := t.(*testing.T); ok {
 		cfg.Logger = bufferLogger(tt, &testnodes.LogBuffer{T: tt})
 	}
-	c, err := redlock.NewCluster(context.Background(), cfg, newClusterClient(t, cl.Addrs()), 3, redlock.WithBuckets(buckets))
+	c, err := redlock.NewCluster(context.Background(), cfg, newClusterClient(t, cl.Addrs()), 3)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = c.Close() })
 	require.NoError(t, c.Bootstrap(context.Background()))
@@ -97,7 +99,7 @@ func TestClusterSpreadOverEveryMaster(t *testing.T) {
 	cycleKeys(t, c, "spread-", spreadKeys)
 	calls := scriptCalls(t, masters)
 	table, worst := spread(masters, calls)
-	t.Logf("scripts per master, %d keys acquired and released, n=3 B=%d:\n%s", spreadKeys, redlock.DefaultBuckets, table)
+	t.Logf("scripts per master, %d keys acquired and released, n=3 B=%d:\n%s", spreadKeys, clusterkey.DefaultBuckets, table)
 	for i, n := range calls {
 		assert.Positive(t, n, "master %s idles", masters[i].Addr())
 	}
@@ -112,7 +114,7 @@ func TestClusterSpreadOverEveryMaster(t *testing.T) {
 //
 //	go test -run '^$' -bench ClusterSpread -benchtime 1x ./redlock/
 func BenchmarkClusterSpread(b *testing.B) {
-	for _, buckets := range []int{1, redlock.DefaultBuckets} {
+	for _, buckets := range []int{1, clusterkey.DefaultBuckets} {
 		b.Run(fmt.Sprintf("B=%d", buckets), func(b *testing.B) {
 			c, masters := startSpreadCluster(b, buckets)
 			resetStats(b, masters)
@@ -139,16 +141,20 @@ func BenchmarkClusterSpread(b *testing.B) {
 
 // Two layouts keep a key's copies in different slots and could grant it
 // twice: a client with another layout than the cluster's is refused at
-// NewCluster (LayoutKey), and a script that meets a marker of another
+// NewCluster (the layout key), and a script that meets a marker of another
 // layout refuses, naming both, with a final error.
 func TestClusterLayoutRefused(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	cl := redistest.StartCluster(t, 1, 0)
-	a := newClusterLocker(t, clusterCfg, newClusterClient(t, cl.Addrs()), 3, true, redlock.WithBuckets(16))
+	cfg16 := clusterCfg
+	cfg16.Buckets = 16
+	a := newClusterLocker(t, cfg16, newClusterClient(t, cl.Addrs()), 3, true)
 
-	for _, opts := range [][]redlock.ClusterOption{{redlock.WithBuckets(1)}, {redlock.WithBuckets(8)}} {
-		_, err := redlock.NewCluster(ctx, clusterCfg, newClusterClient(t, cl.Addrs()), 3, opts...)
+	for _, buckets := range []int{1, 8} {
+		cfg := clusterCfg
+		cfg.Buckets = buckets
+		_, err := redlock.NewCluster(ctx, cfg, newClusterClient(t, cl.Addrs()), 3)
 		require.ErrorIs(t, err, redlock.ErrInvalidConfig)
 		assert.Contains(t, err.Error(), "the cluster's clients use n=3 B=16")
 		assert.Regexp(t, `this client has n=3 B=(1|8),`, err.Error())
@@ -161,8 +167,8 @@ func TestClusterLayoutRefused(t *testing.T) {
 	// the layout key had been lost and another layout had started there).
 	const key = "job"
 	for i := range 3 {
-		tag := redlock.BucketTag(i, redlock.Bucket(key, 16), 3, 16)
-		m := cl.MasterOf(redlock.Slot(tag)).Client(t)
+		tag := clusterkey.BucketTag(i, clusterkey.Bucket(key, 16), 3, 16)
+		m := cl.MasterOf(clusterkey.Slot(tag)).Client(t)
 		require.Equal(t, "n=3 B=16", m.HGet(ctx, "{"+tag+"}:marker", "l").Val(), "start-up recorded the layout in every marker")
 		require.NoError(t, m.HSet(ctx, "{"+tag+"}:marker", "l", "n=5 B=4").Err())
 	}

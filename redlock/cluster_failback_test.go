@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/redlease/redlease/internal/clusterkey"
 	"github.com/redlease/redlease/internal/redistest"
 	"github.com/redlease/redlease/internal/unsafeopt"
 	"github.com/redlease/redlease/redlock"
@@ -75,7 +76,7 @@ func startClusterFailback(t *testing.T, noReplIDCheck bool) *clusterFailback {
 	a := newClusterLocker(t, cfg, newClusterClient(t, c.Addrs()), 3, true)
 	f := &clusterFailback{b: newClusterLocker(t, cfg, newClusterClient(t, c.Addrs()), 3, false), key: "job"}
 	f.copy0 = f.b.Nodes()[0]
-	slot0, slot2 := redlock.Slot(redlock.ClusterTag(0, 3)), redlock.Slot(redlock.ClusterTag(2, 3))
+	slot0, slot2 := clusterkey.Slot(clusterkey.Tag(0, 3)), clusterkey.Slot(clusterkey.Tag(2, 3))
 	x := c.MasterOf(slot0)
 	require.NotNil(t, x)
 	y := c.ReplicaOf(x)
@@ -128,7 +129,7 @@ func startClusterFailback(t *testing.T, noReplIDCheck bool) *clusterFailback {
 	require.Equal(t, x, c.MasterOf(slot0))
 	require.Equal(t, runX, infoField(t, dx, "server", "run_id"), "X's process restarted: the test would not test the failback")
 	require.ErrorIs(t, dx.Get(ctx, copyKey(0, 3, f.key)).Err(), redis.Nil, "X's dataset was not replaced")
-	r, err := dx.HGet(ctx, "{"+redlock.ClusterTag(0, 3)+"}:marker", "r").Result()
+	r, err := dx.HGet(ctx, "{"+clusterkey.Tag(0, 3)+"}:marker", "r").Result()
 	require.NoError(t, err)
 	require.Equal(t, runX, r, "X holds its own old marker")
 	// Copy 2's other holder lets go: X's vote decides.
@@ -157,7 +158,7 @@ func TestClusterFailbackQuarantine(t *testing.T) {
 		if !held {
 			break
 		}
-		q := qe.Quarantined()
+		q := redlock.QuarantinedNodes(qe)
 		require.Len(t, q, 1, "copy 0 voted while its dataset may be replaced: %v", qe)
 		require.Equal(t, f.copy0, q[0].Node)
 		refused++

@@ -22,6 +22,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/redlease/redlease/internal/clusterkey"
 	"github.com/redlease/redlease/internal/redistest"
 	"github.com/redlease/redlease/internal/redlockx"
 	"github.com/redlease/redlease/internal/testnodes"
@@ -91,18 +92,18 @@ func bufferLogger(t *testing.T, w io.Writer) hclog.Logger {
 }
 
 // newClusterLocker makes a NewCluster Client of n copies, closed on cleanup;
-// bootstrap declares the cluster brand new. Without opts it has one
-// bucket: the tests that move or kill a lock's slots name it by
-// ClusterTag.
-func newClusterLocker(t *testing.T, cfg redlock.Config, cc *redis.ClusterClient, n int, bootstrap bool, opts ...redlock.ClusterOption) *redlock.Client {
+// bootstrap declares the cluster brand new. Unless cfg.Buckets says
+// otherwise it has one bucket: the tests that move or kill a lock's slots
+// name it by clusterkey.Tag.
+func newClusterLocker(t *testing.T, cfg redlock.Config, cc *redis.ClusterClient, n int, bootstrap bool) *redlock.Client {
 	t.Helper()
 	if cfg.Logger == nil {
 		cfg.Logger = bufferLogger(t, &testnodes.LogBuffer{T: t})
 	}
-	if len(opts) == 0 {
-		opts = []redlock.ClusterOption{redlock.WithBuckets(1)}
+	if cfg.Buckets == 0 {
+		cfg.Buckets = 1
 	}
-	c, err := redlock.NewCluster(context.Background(), cfg, cc, n, opts...)
+	c, err := redlock.NewCluster(context.Background(), cfg, cc, n)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = c.Close() })
 	if bootstrap {
@@ -122,7 +123,7 @@ func acquireRefused(t *testing.T, err error) *redlock.QuorumError {
 
 // copyKey is the key of copy i of n of a lock on key.
 func copyKey(i, n int, key string) string {
-	return "{" + redlock.ClusterTag(i, n) + "}:" + key
+	return "{" + clusterkey.Tag(i, n) + "}:" + key
 }
 
 // startClusterLocker starts a cluster of 3 masters with replicas each
@@ -179,7 +180,7 @@ func TestClusterLocks(t *testing.T) {
 	seen := map[string]bool{}
 	for i, r := range reps {
 		require.NoError(t, r.Err)
-		assert.Equal(t, redlock.Slot(redlock.ClusterTag(i, 3)), r.Slot)
+		assert.Equal(t, clusterkey.Slot(clusterkey.Tag(i, 3)), r.Slot)
 		assert.Equal(t, c.Masters()[i].Addr(), r.Master, "copy %d", i)
 		assert.Equal(t, c.MasterOf(r.Slot), c.Masters()[i], "the cluster agrees on copy %d", i)
 		seen[r.Master] = true
@@ -199,7 +200,7 @@ func TestClusterLocks(t *testing.T) {
 			fenced := 0
 			for i, m := range c.Masters() {
 				ck := copyKey(i, 3, key)
-				assert.Equal(t, redlock.Slot(redlock.ClusterTag(i, 3)), redlock.Slot(ck))
+				assert.Equal(t, clusterkey.Slot(clusterkey.Tag(i, 3)), clusterkey.Slot(ck))
 				direct := nodeClient(t, m.Addr())
 				waitForCond(t, fmt.Sprintf("copy %d on master %d", i, i), func() error {
 					if v := direct.Get(ctx, ck).Val(); v != l.Value() {
@@ -228,7 +229,7 @@ func TestClusterLocks(t *testing.T) {
 			assert.Zero(t, qe.Yes)
 			no := 0
 			for _, n := range qe.Nodes {
-				if n.Vote == redlock.VoteNo {
+				if redlock.VoteOf(n) == "no" {
 					no++
 				} else {
 					assert.ErrorContains(t, n.Err, "not awaited") // decided by two no
@@ -271,7 +272,7 @@ func TestClusterLocks(t *testing.T) {
 			ids[i] = nodeClient(t, m.Addr()).ClusterMyID(ctx).Val()
 		}
 		for i := range 2 {
-			slot := redlock.Slot(redlock.ClusterTag(i, 3))
+			slot := clusterkey.Slot(clusterkey.Tag(i, 3))
 			src, dst := nodeClient(t, ms[i].Addr()), nodeClient(t, ms[2].Addr())
 			require.NoError(t, dst.Do(ctx, "CLUSTER", "SETSLOT", slot, "IMPORTING", ids[i]).Err())
 			require.NoError(t, src.Do(ctx, "CLUSTER", "SETSLOT", slot, "MIGRATING", ids[2]).Err())
@@ -287,7 +288,7 @@ func TestClusterLocks(t *testing.T) {
 		// Copy 2's yes may not be awaited; the outcome needs both errors.
 		assert.LessOrEqual(t, qe.Yes, 1, "%v", qe)
 		for _, n := range qe.Nodes[:2] {
-			assert.Equal(t, redlock.VoteError, n.Vote, "%s", n)
+			assert.Equal(t, "error", redlock.VoteOf(n), "%s", n)
 			assert.ErrorContains(t, n.Err, "TRYAGAIN")
 		}
 
@@ -351,7 +352,7 @@ func TestClusterFailoverQuarantine(t *testing.T) {
 	ctx := context.Background()
 	c, a := startClusterLocker(t, 1, redistest.Options{Extra: []string{"cluster-require-full-coverage no"}})
 	b := newClusterLocker(t, clusterCfg, newClusterClient(t, c.Addrs()), 3, false)
-	slot := redlock.Slot(redlock.ClusterTag(1, 3))
+	slot := clusterkey.Slot(clusterkey.Tag(1, 3))
 	victim := c.MasterOf(slot)
 	heir := c.ReplicaOf(victim)
 	require.NotNil(t, victim)
@@ -398,7 +399,7 @@ func TestClusterFailoverQuarantine(t *testing.T) {
 		i++
 		_, err := b.TryAcquire(ctx, "job", clusterTTL)
 		qe = acquireRefused(t, err)
-		if q := qe.Quarantined(); len(q) != 1 || q[0].Node != copy1 {
+		if q := redlock.QuarantinedNodes(qe); len(q) != 1 || q[0].Node != copy1 {
 			return fmt.Errorf("B's attempt: %v", qe)
 		}
 		return nil
@@ -407,11 +408,11 @@ func TestClusterFailoverQuarantine(t *testing.T) {
 	require.True(t, lockA.Held())
 	assert.Zero(t, qe.Yes)
 	for _, k := range []int{0, 2} { // A's copies; one no and copy 1 decide
-		if n := qe.Nodes[k]; n.Vote != redlock.VoteNo {
+		if n := qe.Nodes[k]; redlock.VoteOf(n) != "no" {
 			assert.ErrorContains(t, n.Err, "not awaited", "copy %d", k)
 		}
 	}
-	q := qe.Quarantined()[0]
+	q := redlock.QuarantinedNodes(qe)[0]
 	assert.Greater(t, q.Quarantine, time.Duration(0))
 	assert.LessOrEqual(t, q.Quarantine, clusterMaxTTL)
 	reps, shared := b.Placement(ctx)
@@ -464,7 +465,7 @@ func TestClusterFullCoverageWindow(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	c, rl := startClusterLocker(t, 1)
-	slot := redlock.Slot(redlock.ClusterTag(1, 3))
+	slot := clusterkey.Slot(clusterkey.Tag(1, 3))
 	victim := c.MasterOf(slot)
 	heir := c.ReplicaOf(victim)
 	require.NotNil(t, victim)
@@ -551,7 +552,7 @@ func TestClusterDown(t *testing.T) {
 	qe := acquireRefused(t, err)
 	assert.Zero(t, qe.Yes)
 	for _, n := range qe.Nodes {
-		assert.Equal(t, redlock.VoteError, n.Vote, "%s", n)
+		assert.Equal(t, "error", redlock.VoteOf(n), "%s", n)
 	}
 	// Inspect waits for every node (TryAcquire stops at two errors).
 	t0 = time.Now()
@@ -605,7 +606,7 @@ func TestClusterAsOneNode(t *testing.T) {
 	for i := range 2 {
 		assert.Equal(t, l.Value(), nodeClient(t, g.Server(i).Addr()).Get(ctx, "job").Val(), "the key as named on standalone node %d", i)
 	}
-	m := c.MasterOf(redlock.Slot("{redlease}:job"))
+	m := c.MasterOf(clusterkey.Slot("{redlease}:job"))
 	require.NotNil(t, m)
 	assert.Equal(t, l.Value(), nodeClient(t, m.Addr()).Get(ctx, "{redlease}:job").Val(), "the cluster's copy")
 	in, err := b.Inspect(ctx, "job")
@@ -626,8 +627,8 @@ func TestClusterAsOneNode(t *testing.T) {
 		last = l.Token()
 		_, err := a.TryAcquire(ctx, "job", clusterTTL)
 		qe := acquireRefused(t, err)
-		assert.Equal(t, []redlock.Vote{redlock.VoteNo, redlock.VoteNo, redlock.VoteError},
-			[]redlock.Vote{qe.Nodes[0].Vote, qe.Nodes[1].Vote, qe.Nodes[2].Vote}, "%v", qe)
+		assert.Equal(t, []string{"no", "no", "error"},
+			[]string{redlock.VoteOf(qe.Nodes[0]), redlock.VoteOf(qe.Nodes[1]), redlock.VoteOf(qe.Nodes[2])}, "%v", qe)
 		in, err := a.Inspect(ctx, "job")
 		require.NoError(t, err)
 		assert.Equal(t, l.Value(), in.Value)

@@ -7,10 +7,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redlease/redlease/internal/clusterkey"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"github.com/redlease/redlease/redlock"
 )
 
 // sharedWarning is the warning of a placement where two copies share a
@@ -27,7 +26,7 @@ func TestClusterPlacementAfterMigration(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	c, rl, logs := startLoggedCluster(t, 3)
-	slot0, slot2 := redlock.Slot(redlock.ClusterTag(0, 3)), redlock.Slot(redlock.ClusterTag(2, 3))
+	slot0, slot2 := clusterkey.Slot(clusterkey.Tag(0, 3)), clusterkey.Slot(clusterkey.Tag(2, 3))
 	m0, m2 := c.MasterOf(slot0), c.MasterOf(slot2)
 	require.NotNil(t, m0)
 	require.NotNil(t, m2)
@@ -85,8 +84,8 @@ func TestClusterPlacementAfterAskedMigration(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	c, rl, logs := startLoggedCluster(t, 3)
-	slot2 := redlock.Slot(redlock.ClusterTag(2, 3))
-	m0, m2 := c.MasterOf(redlock.Slot(redlock.ClusterTag(0, 3))), c.MasterOf(slot2)
+	slot2 := clusterkey.Slot(clusterkey.Tag(2, 3))
+	m0, m2 := c.MasterOf(clusterkey.Slot(clusterkey.Tag(0, 3))), c.MasterOf(slot2)
 	require.NotNil(t, m0)
 	require.NotNil(t, m2)
 	l, err := rl.TryAcquire(ctx, "job", clusterMaxTTL)
@@ -94,7 +93,7 @@ func TestClusterPlacementAfterAskedMigration(t *testing.T) {
 	src, dst := nodeClient(t, m2.Addr()), nodeClient(t, m0.Addr())
 	// Copy 2 has the lock, its counter and the marker (TryAcquire returns
 	// at a majority: wait for the third copy).
-	for _, k := range []string{copyKey(2, 3, "job"), copyKey(2, 3, "job") + ":fence", "{" + redlock.ClusterTag(2, 3) + "}:marker"} {
+	for _, k := range []string{copyKey(2, 3, "job"), copyKey(2, 3, "job") + ":fence", "{" + clusterkey.Tag(2, 3) + "}:marker"} {
 		waitForCond(t, "copy 2's "+k, func() error {
 			if n := src.Exists(ctx, k).Val(); n != 1 {
 				return fmt.Errorf("%s: not there", k)
@@ -121,7 +120,7 @@ func TestClusterPlacementAfterAskedMigration(t *testing.T) {
 	waitForCond(t, "copy 2 answered by m0 after an ASK", func() error {
 		pipe := dst.Pipeline() // one connection: ASKING, then the read
 		pipe.Do(ctx, "ASKING")
-		r := pipe.HGet(ctx, "{"+redlock.ClusterTag(2, 3)+"}:marker", "r")
+		r := pipe.HGet(ctx, "{"+clusterkey.Tag(2, 3)+"}:marker", "r")
 		if _, err := pipe.Exec(ctx); err != nil {
 			return err
 		}

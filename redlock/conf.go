@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"github.com/redlease/redlease/internal/rediserr"
 )
 
 // A node's configuration is checked at start-up ([New]) and again while the
@@ -142,7 +143,7 @@ func confErr(err error) error {
 	switch {
 	case !ok:
 		return err
-	case c == ClassAuth:
+	case c == rediserr.Auth:
 		return fmt.Errorf("authentication: %w", err)
 	}
 	return fmt.Errorf("configuration check (maxmemory-policy): %w", err)
@@ -153,7 +154,7 @@ func confErr(err error) error {
 // disabled by a managed service; miniredis).
 func confRefused(err error) bool {
 	c, ok := replyClass(err)
-	return ok && (c == ClassPermission || c == ClassUnsupported)
+	return ok && (c == rediserr.Permission || c == rediserr.Unsupported)
 }
 
 // evicting returns the refusal of a node whose configuration may evict

@@ -6,32 +6,32 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/redlease/redlease/internal/clusterkey"
 	"github.com/redlease/redlease/internal/logx"
 	"github.com/redlease/redlease/internal/unsafeopt"
 )
 
-// Defaults of [Config]; see each field for what it means.
+// Defaults of [Config], documented on its fields (internal/redlockx.Defaults
+// gives them to the CLI).
 const (
-	DefaultNodeTimeout = 50 * time.Millisecond
-	DefaultDriftFactor = 0.01
-	DefaultRetryDelay  = 100 * time.Millisecond
-	DefaultMaxTTL      = 30 * time.Second
-
-	// MinDrift is added to every drift allowance (docs/design.md S3): the clock
-	// resolution and scheduling slack that a drift factor alone would miss
-	// on short TTLs.
-	MinDrift = 2 * time.Millisecond
-
-	// CounterTTLFactor times MaxTTL is the TTL of a fencing counter: a key
+	defaultNodeTimeout = 50 * time.Millisecond
+	defaultDriftFactor = 0.01
+	defaultRetryDelay  = 100 * time.Millisecond
+	defaultMaxTTL      = 30 * time.Second
+	// minDrift is added to every drift allowance (docs/design.md S3): the
+	// clock resolution and scheduling slack that a drift factor alone would
+	// miss on short TTLs.
+	minDrift = 2 * time.Millisecond
+	// counterTTLFactor times MaxTTL is the TTL of a fencing counter: a key
 	// locked again within it continues its own counter; after it, the
-	// counter starts again above the node's highest token, so tokens
-	// still increase (docs/design.md §4.6).
-	CounterTTLFactor = 10
+	// counter starts again above the node's highest token, so tokens still
+	// increase (docs/design.md §4.6).
+	counterTTLFactor = 10
 )
 
-// Config tunes a [Client]. The zero value of every field means its default;
-// [DefaultConfig] returns a Config with the defaults filled in. A Config is
-// copied by [New]: changing it afterwards has no effect.
+// Config tunes a [Client]. The zero value of every field means its
+// default, given on each field. A Config is copied by [New]: changing it
+// afterwards has no effect.
 type Config struct {
 	// NodeTimeout bounds every request to one node, enforced by redlock
 	// itself whatever the go-redis client's own timeouts and retries are.
@@ -42,8 +42,10 @@ type Config struct {
 	NodeTimeout time.Duration
 
 	// DriftFactor is the share of a TTL allowed for clock drift between
-	// this process and the servers: drift = TTL*DriftFactor + MinDrift, and
-	// a lock is believed held until start + TTL - drift. Default: 0.01.
+	// this process and the servers: drift = TTL*DriftFactor + 2ms (the
+	// clock resolution and scheduling slack that a factor alone would miss
+	// on short TTLs), and a lock is believed held until start + TTL -
+	// drift. From 0 to 0.5, excluded. Default: 0.01.
 	DriftFactor float64
 
 	// RetryDelay is the first delay between attempts in [Client.Acquire].
@@ -53,12 +55,13 @@ type Config struct {
 	// desynchronise and a failing deployment is not hammered. Default: 100ms.
 	RetryDelay time.Duration
 
-	// Retry, when set, makes the retry strategy of each [Client.Acquire]
-	// call; it is called once per call, so a strategy may keep state.
-	// Default: exponential backoff with jitter from RetryDelay, capped at
-	// 8 * RetryDelay, until the context ends ([JitterRetry] keeps the
-	// delay around RetryDelay instead).
-	Retry func() RetryStrategy
+	// Retry, when set, is the retry policy of every [Client.Acquire] call
+	// that has no [WithRetry] of its own: after attempt failed attempts
+	// (1, 2, ...), it returns the delay before the next one, or false to
+	// stop. It may be called by many goroutines at once. Default:
+	// exponential backoff with jitter from RetryDelay (see there), capped
+	// at 8 * RetryDelay, until the context ends.
+	Retry func(attempt int) (delay time.Duration, ok bool)
 
 	// MinValidity is the least validity an acquisition must leave after its
 	// own round trips; a lock that would be valid for less is released at
@@ -84,8 +87,8 @@ type Config struct {
 	// DisableFencing turns fencing tokens off: no counter key is kept per
 	// lock key, and [Lock.Token] is 0. Default: false (fencing on). With
 	// fencing on, each lock key has a counter beside it ("<key>:fence")
-	// whose TTL is CounterTTLFactor x MaxTTL, refreshed by every
-	// acquisition and extension of the key (docs/design.md §4.6).
+	// whose TTL is 10 x MaxTTL, refreshed by every acquisition and
+	// extension of the key (docs/design.md §4.6).
 	DisableFencing bool
 
 	// AllowEviction lets [New] accept nodes whose maxmemory-policy may evict
@@ -96,6 +99,15 @@ type Config struct {
 	// change is seen within 5s): their votes then count as errors naming
 	// the policy. Default: false.
 	AllowEviction bool
+
+	// Buckets is, for a Client made by [NewCluster], the number of buckets
+	// B that keys are spread over, each with its own n slots, so that lock
+	// traffic reaches every master; from 1 to 1024. With 1, copy i of every
+	// lock lives in the slot of one fixed tag, as before buckets existed,
+	// which puts all lock traffic on n slots. Like n, every client sharing
+	// the cluster must use the same B (NewCluster refuses another). [New]
+	// ignores it. Default: 16.
+	Buckets int
 
 	// Logger receives the client's logs, one record per event, with the
 	// stable keys of docs/observability.md (key, node, token, validity,
@@ -122,23 +134,21 @@ func init() {
 	unsafeopt.Register(func(cfg any, off unsafeopt.Off) { cfg.(*Config).unsafeOff = off })
 }
 
-// DefaultConfig returns a Config with every default filled in.
-func DefaultConfig() Config {
-	return Config{}.withDefaults()
-}
-
 func (c Config) withDefaults() Config {
 	if c.NodeTimeout == 0 {
-		c.NodeTimeout = DefaultNodeTimeout
+		c.NodeTimeout = defaultNodeTimeout
 	}
 	if c.DriftFactor == 0 {
-		c.DriftFactor = DefaultDriftFactor
+		c.DriftFactor = defaultDriftFactor
 	}
 	if c.RetryDelay == 0 {
-		c.RetryDelay = DefaultRetryDelay
+		c.RetryDelay = defaultRetryDelay
 	}
 	if c.MaxTTL == 0 {
-		c.MaxTTL = DefaultMaxTTL
+		c.MaxTTL = defaultMaxTTL
+	}
+	if c.Buckets == 0 {
+		c.Buckets = clusterkey.DefaultBuckets
 	}
 	c.Logger = logx.Flat(c.Logger) // nil: a null logger
 	return c
@@ -159,18 +169,20 @@ func (c Config) Validate() error {
 		return fmt.Errorf("%w: MinValidity (%s) must not be negative", ErrInvalidConfig, c.MinValidity)
 	case c.MaxTTL < 0:
 		return fmt.Errorf("%w: MaxTTL (%s) must not be negative", ErrInvalidConfig, c.MaxTTL)
+	case c.Buckets < 1 || c.Buckets > clusterkey.MaxBuckets:
+		return fmt.Errorf("%w: Buckets (%d) must be from 1 to %d", ErrInvalidConfig, c.Buckets, clusterkey.MaxBuckets)
 	case c.MaxTTL < time.Millisecond:
 		return fmt.Errorf("%w: MaxTTL (%s) must be at least 1ms", ErrInvalidConfig, c.MaxTTL)
-	case c.NodeTimeout*2+MinDrift >= c.MaxTTL:
+	case c.NodeTimeout*2+minDrift >= c.MaxTTL:
 		return fmt.Errorf("%w: MaxTTL (%s) leaves no TTL above NodeTimeout*2 + drift (%s)",
-			ErrInvalidConfig, c.MaxTTL, c.NodeTimeout*2+MinDrift)
+			ErrInvalidConfig, c.MaxTTL, c.NodeTimeout*2+minDrift)
 	}
 	return nil
 }
 
 // drift is the clock-drift allowance for a TTL (docs/design.md S3).
 func (c *Config) drift(ttl time.Duration) time.Duration {
-	return time.Duration(float64(ttl)*c.DriftFactor) + MinDrift
+	return time.Duration(float64(ttl)*c.DriftFactor) + minDrift
 }
 
 // checkTTL validates a TTL against this configuration: positive, at most

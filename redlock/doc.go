@@ -45,11 +45,13 @@
 // # Errors
 //
 // Errors wrap the sentinels of errors.go; a failed quorum is a
-// *[QuorumError] with every node's answer. A node's error reply is a
-// *[ReplyError], classified by its code (the reply's first word, not its
-// wording) into an [ErrorClass] that says whether a retry can help;
-// [IsFinal] applies it to a whole attempt, and [Client.Acquire] stops on a
-// final error instead of retrying until its context ends.
+// *[QuorumError] with every node's answer. A node's error reply is
+// classified where it arrives, by its code (the reply's first word, not its
+// wording), as final when a retry meets it again (WRONGTYPE, NOPERM, wrong
+// credentials, a TTL above the node's MaxTTL) or not; [IsFinal] applies
+// that to a whole attempt, [Client.Acquire] stops on a final error instead
+// of retrying until its context ends, and refused credentials or
+// permissions match [ErrAccessDenied].
 //
 // # Logs and events
 //

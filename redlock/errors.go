@@ -8,7 +8,8 @@ import (
 )
 
 // Sentinel errors. Errors returned by this package wrap one of them, so
-// callers test with errors.Is.
+// callers test with errors.Is, except the *[QuorumError] of an Extend or a
+// Release that left the lock as it was (its Op says which).
 var (
 	// ErrNotAcquired: no majority granted the lock within its validity.
 	// A *[QuorumError] with every node's answer is in the chain.
@@ -38,31 +39,33 @@ var (
 	ErrAccessDenied = errors.New("redlock: access denied")
 )
 
-// Vote is one node's answer to one request.
-type Vote int
+// vote is one node's answer to one request.
+type vote int
 
 // The votes a node can give.
 const (
-	VoteError       Vote = iota // no valid answer: timeout, connection or Redis error
-	VoteYes                     // granted (acquire, extend) or deleted (release)
-	VoteNo                      // held by another value, or no longer ours
-	VoteQuarantined             // the node may have forgotten locks: it does not vote yet
+	voteError       vote = iota // no valid answer: timeout, connection or Redis error
+	voteYes                     // granted (acquire, extend) or deleted (release)
+	voteNo                      // held by another value, or no longer ours
+	voteQuarantined             // the node may have forgotten locks: it does not vote yet
 )
 
-func (v Vote) String() string {
+func (v vote) String() string {
 	switch v {
-	case VoteYes:
+	case voteYes:
 		return "yes"
-	case VoteNo:
+	case voteNo:
 		return "no"
-	case VoteQuarantined:
+	case voteQuarantined:
 		return "quarantined"
 	default:
 		return "error"
 	}
 }
 
-// NodeResult is one node's answer to one request.
+// NodeResult is one node's answer to one request: yes (Yes), an error
+// (Err), quarantined (Quarantined), or else no (the key is held by another
+// value, or no longer ours).
 type NodeResult struct {
 	// Node is the node's address as [Client.Nodes] reports it; for a copy
 	// of a [NewCluster] Client, "slot <n>" (one bucket) or "copy <i>"
@@ -73,47 +76,68 @@ type NodeResult struct {
 	// a node error, after a reply from another server than before, and
 	// at least every 10s in use); "" if unknown, and for other nodes.
 	Master string
-	Vote   Vote
-	// Err is the node's error when Vote is VoteError.
+	// Yes: the node granted (acquire, extend) or deleted (release).
+	Yes bool
+	// Err is why the node gave no valid answer (a timeout, a connection
+	// error, an error reply); nil when it answered.
 	Err error
-	// Quarantine is how long the node still refuses to vote, when Vote is
-	// VoteQuarantined (0: over, awaiting its fencing floor to be raised).
+	// Quarantined: the node may have forgotten its locks (restarted empty,
+	// flushed, failed over) and does not vote yet.
+	Quarantined bool
+	// Quarantine is how long the node still refuses to vote, when
+	// Quarantined (0: over, awaiting its fencing floor to be raised).
 	Quarantine time.Duration
 }
 
-func (r NodeResult) String() string {
+// vote is r's vote.
+func (r NodeResult) vote() vote {
+	switch {
+	case r.Err != nil:
+		return voteError
+	case r.Quarantined:
+		return voteQuarantined
+	case r.Yes:
+		return voteYes
+	}
+	return voteNo
+}
+
+// describe says what r answered, for errors and logs.
+func (r NodeResult) describe() string {
 	node := r.Node
 	if r.Master != "" {
 		node += " (" + r.Master + ")"
 	}
-	switch r.Vote {
-	case VoteError:
+	switch r.vote() {
+	case voteError:
 		return fmt.Sprintf("%s: %v", node, r.Err)
-	case VoteQuarantined:
+	case voteQuarantined:
 		return fmt.Sprintf("%s: quarantined for %s", node, r.Quarantine.Round(time.Millisecond))
 	default:
-		return fmt.Sprintf("%s: %s", node, r.Vote)
+		return fmt.Sprintf("%s: %s", node, r.vote())
 	}
 }
 
-// ErrNotAwaited is the Err of a [NodeResult] (with VoteError) whose node
-// was still answering when the other nodes' answers had decided the
-// outcome. It says nothing about that node: it may be healthy, only slower.
-var ErrNotAwaited = errors.New("not awaited: the outcome was decided without this node")
-
 // QuorumError reports a request that did not reach a majority, with every
-// node's answer. It matches (errors.Is) the sentinel of its operation:
-// ErrNotAcquired for acquire, ErrNotHeld for extend.
+// node's answer (test with errors.As). An acquire's matches (errors.Is)
+// [ErrNotAcquired]. An extend's ([Lock.Extend], [Client.ExtendAll]) says
+// that the lock keeps its previous deadline and may be extended again
+// before it; a release's ([Lock.Release]), that some nodes could not be
+// reached, and their copies expire with the TTL. Any of them matches
+// [ErrAccessDenied] too when refused credentials or permissions left too
+// few nodes for a majority.
 type QuorumError struct {
-	Op     string // "acquire", "extend", "fence"
-	Key    string
-	Need   int // votes needed: N/2+1
-	Yes    int // votes granted
-	Nodes  []NodeResult
-	Reason string // why it failed when the votes alone do not say (e.g. validity)
+	Op     string       // "acquire", "extend", "release", "fence"
+	Key    string       // the lock's key
+	Need   int          // votes needed: N/2+1
+	Yes    int          // votes granted
+	Nodes  []NodeResult // every node's answer, in the order of [Client.Nodes]
+	Reason string       // why it failed when the votes alone do not say (e.g. validity)
 	target error
 }
 
+// Error says what failed, the votes, and why each node that did not
+// grant did not.
 func (e *QuorumError) Error() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%v: %s %q: %d of %d nodes agreed, %d needed", e.target, e.Op, e.Key, e.Yes, len(e.Nodes), e.Need)
@@ -122,53 +146,40 @@ func (e *QuorumError) Error() string {
 	}
 	sep := ": "
 	for _, n := range e.Nodes {
-		if n.Vote == VoteYes {
+		if n.Yes {
 			continue
 		}
 		b.WriteString(sep)
-		b.WriteString(n.String())
+		b.WriteString(n.describe())
 		sep = "; "
 	}
 	return b.String()
 }
 
-// Unwrap returns the operation's sentinel error.
-func (e *QuorumError) Unwrap() error { return e.target }
-
-// Is reports whether target is [ErrAccessDenied] and refused credentials
-// or permissions left too few nodes for a majority.
-func (e *QuorumError) Is(target error) bool {
-	if target != ErrAccessDenied {
-		return false
-	}
+// Unwrap returns the operation's sentinel error, and [ErrAccessDenied]
+// when refused credentials or permissions left too few nodes for a
+// majority, for errors.Is.
+func (e *QuorumError) Unwrap() []error {
 	denied := 0
 	for _, n := range e.Nodes {
-		if n.Vote == VoteError && accessDenied(n.Err) {
+		if accessDenied(n.Err) {
 			denied++
 		}
 	}
-	return denied > len(e.Nodes)-e.Need
-}
-
-// Quarantined returns the nodes that refused to vote because they may have
-// forgotten their locks, with how long each still waits.
-func (e *QuorumError) Quarantined() []NodeResult {
-	var out []NodeResult
-	for _, n := range e.Nodes {
-		if n.Vote == VoteQuarantined {
-			out = append(out, n)
-		}
+	if denied > len(e.Nodes)-e.Need {
+		return []error{e.target, ErrAccessDenied}
 	}
-	return out
+	return []error{e.target}
 }
 
-// Errors of Extend and Release that leave the lock's state as it was.
+// The operations' errors in the *QuorumError of an Extend or a Release that
+// left the lock's state as it was (named in its message).
 var (
-	// ErrNotExtended: an extend did not reach a majority; the lock keeps
+	// errNotExtended: an extend did not reach a majority; the lock keeps
 	// its previous deadline and may be extended again before it.
-	ErrNotExtended = errors.New("redlock: not extended")
+	errNotExtended = errors.New("redlock: not extended")
 
-	// ErrNotReleased: some nodes could not be reached by a release; their
+	// errNotReleased: some nodes could not be reached by a release; their
 	// copies of the lock expire with its TTL.
-	ErrNotReleased = errors.New("redlock: not released on every node")
+	errNotReleased = errors.New("redlock: not released on every node")
 )

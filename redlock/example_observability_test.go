@@ -52,7 +52,7 @@ type counts struct {
 func (c *counts) Observe(ev redlock.Event) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.n[ev.Kind.String()+" "+ev.Outcome()]++
+	c.n[ev.Kind.String()+" "+ev.Outcome]++
 }
 
 // Hooks see every acquisition, extension, release, node error, lost lease

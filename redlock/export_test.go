@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"github.com/redlease/redlease/internal/redlockx/link"
 )
 
 // Unexported values that the external tests (package redlock_test) use.
@@ -21,7 +22,7 @@ var FenceDigest = scriptFence.Hash()
 // value on key would (quarantine on, fencing on), and returns its reply.
 func RunAcquireScript(ctx context.Context, c redis.UniversalClient, key, value string, ttl, maxTTL time.Duration) ([]any, error) {
 	sc := newCall(scriptAcquire, []string{key, key + ":fence", markerKey}, value, ttl.Milliseconds(), maxTTL.Milliseconds(),
-		"1", strconv.FormatInt(CounterTTLFactor*maxTTL.Milliseconds(), 10), "0")
+		"1", strconv.FormatInt(counterTTLFactor*maxTTL.Milliseconds(), 10), "0")
 	res, err := sc.run(ctx, c)
 	if err != nil {
 		return nil, err
@@ -29,3 +30,60 @@ func RunAcquireScript(ctx context.Context, c redis.UniversalClient, key, value s
 	a, _ := res.([]any)
 	return a, nil
 }
+
+// VoteOf names r's vote as the tests compare it: "yes", "no", "error" or
+// "quarantined".
+func VoteOf(r NodeResult) string { return r.vote().String() }
+
+// QuarantinedNodes returns the nodes of qe that refused to vote because
+// they may have forgotten their locks.
+func QuarantinedNodes(qe *QuorumError) []NodeResult {
+	var out []NodeResult
+	for _, n := range qe.Nodes {
+		if n.Quarantined {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// TTL is the TTL the lock was acquired (or last extended) with.
+func (l *Lock) TTL() time.Duration {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.ttl
+}
+
+// AcquiredAt is when the acquisition that produced this lock started.
+func (l *Lock) AcquiredAt() time.Time { return l.acquiredAt }
+
+// Remaining is the validity left, 0 once the lock is no longer held.
+func (l *Lock) Remaining() time.Duration { return l.remaining() }
+
+// Replica is where one copy of the locks of a cluster Client lives.
+type Replica = replica
+
+// Placement reports which master serves each copy of each bucket now, and
+// whether two copies of one bucket share a master.
+func (c *Client) Placement(ctx context.Context) ([]Replica, bool) { return c.placementNow(ctx) }
+
+// The errors in the *QuorumError of an Extend or a Release that left the
+// lock as it was.
+var (
+	ErrNotExtended = errNotExtended
+	ErrNotReleased = errNotReleased
+)
+
+// Unexported defaults and limits the tests compare against.
+const (
+	DefaultNodeTimeout = defaultNodeTimeout
+	DefaultDriftFactor = defaultDriftFactor
+	DefaultRetryDelay  = defaultRetryDelay
+	DefaultMaxTTL      = defaultMaxTTL
+	MinDrift           = minDrift
+	CounterTTLFactor   = counterTTLFactor
+	MaxExtendBatch     = maxExtendBatch
+)
+
+// ErrNotAwaited is the Err of a node not waited for.
+var ErrNotAwaited = link.ErrNotAwaited

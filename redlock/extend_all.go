@@ -8,18 +8,18 @@ import (
 	"time"
 )
 
-// MaxExtendBatch is how many locks one extend_many script call carries
-// at most: [Client.ExtendAll] splits larger sets into calls of this size,
-// so that no single call holds a server for long.
-const MaxExtendBatch = 256
+// maxExtendBatch is how many locks one extend_many script call carries at
+// most: ExtendAll splits larger sets into calls of this size, so that no
+// single call holds a server for long.
+const maxExtendBatch = 256
 
 // ExtendAll extends many locks of this client at once, each to its own TTL
 // (the one it was acquired or last extended with): one multi-key
-// compare-and-PEXPIRE script call per node for every MaxExtendBatch locks,
-// instead of one call per lock per node. Each lock's result has the meaning
+// compare-and-PEXPIRE script call per node for every 256 locks, instead of
+// one call per lock per node. Each lock's result has the meaning
 // of [Lock.Extend] for that lock alone: errs[i] is nil when locks[i] now
 // has a new deadline (from the start of its batch, counted like Extend: a
-// majority within validity), an error matching ErrNotExtended when it keeps
+// majority within validity), a *[QuorumError] (Op "extend") when it keeps
 // its old one, or ErrNotHeld when it is lost (a late yes never revives a
 // lock whose deadline passed, and a key that no longer holds our value is
 // never re-created). A lock of another client, or nil, gets an error
@@ -37,7 +37,7 @@ func (c *Client) ExtendAll(ctx context.Context, locks []*Lock) []error {
 func (c *Client) extendAll(ctx context.Context, locks []*Lock, wait time.Duration) []error {
 	errs := make([]error, len(locks))
 	// One batch holds locks of one set of voters (on a bucketed cluster,
-	// one bucket: its n copies, one slot each), at most MaxExtendBatch.
+	// one bucket: its n copies, one slot each), at most maxExtendBatch.
 	open := map[*node][]extendItem{}
 	var batches [][]extendItem
 	for i, l := range locks {
@@ -52,7 +52,7 @@ func (c *Client) extendAll(ctx context.Context, locks []*Lock, wait time.Duratio
 		}
 		set := l.nodes[0]
 		b := append(open[set], extendItem{i: i, l: l, ttl: ttl})
-		if len(b) == MaxExtendBatch {
+		if len(b) == maxExtendBatch {
 			batches = append(batches, b)
 			b = nil
 		}
@@ -109,39 +109,39 @@ func (c *Client) extendBatch(ctx context.Context, wait time.Duration, batch []ex
 			sc = extendManyCall(c, n, batch, fence)
 		}
 		if err := c.admit(ctx, n); err != nil {
-			return answer{vote: VoteError, err: err}
+			return answer{vote: voteError, err: err}
 		}
 		res, err := n.run(ctx, sc)
 		if err != nil {
-			return answer{vote: VoteError, err: err}
+			return answer{vote: voteError, err: err}
 		}
 		a, ok := res.([]any)
 		if !ok || len(a) != len(batch) {
-			return answer{vote: VoteError, err: badReply(res)}
+			return answer{vote: voteError, err: badReply(res)}
 		}
 		vs := make([]int64, len(a))
 		if err := intsOf(a, vs, seq(len(a))...); err != nil {
-			return answer{vote: VoteError, err: err}
+			return answer{vote: voteError, err: err}
 		}
 		for _, v := range vs {
 			if v != 0 && v != 1 {
-				return answer{vote: VoteError, err: badReply(res)}
+				return answer{vote: voteError, err: badReply(res)}
 			}
 		}
 		votes[n.idx] = vs
-		return answer{vote: VoteYes} // the script ran; votes[n.idx] has its answers
+		return answer{vote: voteYes} // the script ran; votes[n.idx] has its answers
 	}, c.batchDone(votes, len(batch)), nil)
 
 	per := make([]answer, len(nodes))
 	for j, it := range batch {
 		for i, a := range answers {
 			switch {
-			case a.vote != VoteYes:
+			case a.vote != voteYes:
 				per[i] = a
 			case votes[i][j] == 1:
-				per[i] = answer{vote: VoteYes}
+				per[i] = answer{vote: voteYes}
 			default:
-				per[i] = answer{vote: VoteNo}
+				per[i] = answer{vote: voteNo}
 			}
 		}
 		errs[it.i] = it.l.extended(t0, it.ttl, per)
@@ -160,7 +160,7 @@ func (c *Client) extendBatch(ctx context.Context, wait time.Duration, batch []ex
 // locks' fencing counters: when one of them was last set more than a
 // quarter of the counter TTL ago. Setting it on every extend (as extend.lua
 // does) would cost a command per lock per refresh for a TTL of
-// CounterTTLFactor x MaxTTL; leases refreshed together stay in one batch,
+// counterTTLFactor x MaxTTL; leases refreshed together stay in one batch,
 // so a batch sets them all once in a while. (A counter that expires anyway
 // is safe: the next grant starts from the node's high-water mark, 3.4.)
 func (c *Client) fenceDue(now time.Time, batch []extendItem) bool {
@@ -190,7 +190,7 @@ func (c *Client) batchDone(votes [][]int64, k int) func([]answer, []bool) bool {
 				switch {
 				case !got[i]:
 					open++
-				case a.vote == VoteYes && votes[i][j] == 1:
+				case a.vote == voteYes && votes[i][j] == 1:
 					yes++
 				}
 			}

@@ -18,7 +18,7 @@ type call func(ctx context.Context, n *node) answer
 // built with ContextTimeoutEnabled). done is consulted after every answer;
 // fanout returns as soon as it says true, when every node answered, when
 // NodeTimeout passed, or when ctx ends. Nodes that had not answered by then
-// are reported as VoteError saying why.
+// are reported as voteError saying why.
 //
 // Requests still running when fanout returns go on, within the same
 // deadline, in goroutines tracked by the client (Close waits for them);
@@ -77,10 +77,10 @@ func (c *Client) direct(ctx, nctx context.Context, cancel context.CancelFunc, n 
 // said one way, timedOut; an answer marks the node as answering, an error
 // as failed, reported to Hooks unless the caller stopped waiting.
 func (c *Client) settle(ctx context.Context, n *node, a answer, timedOut errNodeTimeout) answer {
-	if a.vote == VoteError && errors.Is(a.err, context.DeadlineExceeded) && ctx.Err() == nil {
+	if a.vote == voteError && errors.Is(a.err, context.DeadlineExceeded) && ctx.Err() == nil {
 		a.err = timedOut
 	}
-	if a.vote != VoteError {
+	if a.vote != voteError {
 		n.answered()
 	} else {
 		c.nodeFailed(n, a.err)
@@ -122,7 +122,7 @@ func quorumDone(need int) func([]answer, []bool) bool {
 			switch {
 			case !got[i]:
 				open++
-			case a.vote == VoteYes:
+			case a.vote == voteYes:
 				yes++
 			}
 		}

@@ -27,13 +27,13 @@ type fenceStep struct {
 func newFenceStep(c *Client, nodes []*node, key, value string, answers []answer) fenceStep {
 	f := fenceStep{c: c, nodes: nodes, answers: answers, key: key, value: value}
 	for _, a := range answers {
-		if a.vote == VoteYes {
+		if a.vote == voteYes {
 			f.t = max(f.t, a.counter)
 		}
 	}
 	for i, a := range answers {
 		switch {
-		case a.vote != VoteYes:
+		case a.vote != voteYes:
 		case a.counter == f.t:
 			f.at++
 		default:
@@ -57,7 +57,7 @@ func (f *fenceStep) token(ctx context.Context) (uint64, error) {
 	res := f.writeBack(ctx)
 	yes := f.at
 	for _, a := range res {
-		if a.vote == VoteYes {
+		if a.vote == voteYes {
 			yes++
 		}
 	}
@@ -92,13 +92,13 @@ func fenceAnswer(v int64, err error, t int64) answer {
 func yesNo(v int64, err error, other func(v int64) error) answer {
 	switch {
 	case err != nil:
-		return answer{vote: VoteError, err: err}
+		return answer{vote: voteError, err: err}
 	case v == 1:
-		return answer{vote: VoteYes}
+		return answer{vote: voteYes}
 	case v == 0:
-		return answer{vote: VoteNo}
+		return answer{vote: voteNo}
 	default:
-		return answer{vote: VoteError, err: other(v)}
+		return answer{vote: voteError, err: other(v)}
 	}
 }
 
@@ -108,7 +108,7 @@ func (f *fenceStep) failed(yes int, res []answer) *QuorumError {
 	qe := &QuorumError{Op: "fence", Key: f.key, Need: f.c.quorum, Yes: yes, target: ErrNotAcquired,
 		Reason: fmt.Sprintf("%d nodes held token %d already", f.at, f.t)}
 	for i, a := range f.answers {
-		if a.vote == VoteYes && a.counter == f.t {
+		if a.vote == voteYes && a.counter == f.t {
 			qe.Nodes = append(qe.Nodes, nodeResult(f.nodes[i], a))
 		}
 	}

@@ -22,7 +22,7 @@ func TestFenceStepTally(t *testing.T) {
 	for i := range nodes {
 		nodes[i] = newNode(nil, "n"+strconv.Itoa(i), true)
 	}
-	yes := func(c int64) answer { return answer{vote: VoteYes, counter: c} }
+	yes := func(c int64) answer { return answer{vote: voteYes, counter: c} }
 	for _, tc := range []struct {
 		name    string
 		answers []answer
@@ -32,8 +32,8 @@ func TestFenceStepTally(t *testing.T) {
 	}{
 		{"all agree", []answer{yes(7), yes(7), yes(7), yes(7), yes(7)}, 7, 5, nil},
 		{"one ahead", []answer{yes(7), yes(8), yes(7), yes(7), yes(7)}, 8, 1, []int{0, 2, 3, 4}},
-		{"only yes-nodes count", []answer{yes(4), {vote: VoteNo, counter: 9}, {vote: VoteError}, yes(5), {vote: VoteQuarantined, counter: 9}}, 5, 1, []int{0}},
-		{"no grant", []answer{{vote: VoteNo}, {vote: VoteNo}, {vote: VoteNo}, {vote: VoteNo}, {vote: VoteNo}}, 0, 0, nil},
+		{"only yes-nodes count", []answer{yes(4), {vote: voteNo, counter: 9}, {vote: voteError}, yes(5), {vote: voteQuarantined, counter: 9}}, 5, 1, []int{0}},
+		{"no grant", []answer{{vote: voteNo}, {vote: voteNo}, {vote: voteNo}, {vote: voteNo}, {vote: voteNo}}, 0, 0, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFenceStep(nil, nodes, "k", "v", tc.answers)
@@ -50,14 +50,14 @@ func TestFenceStepTally(t *testing.T) {
 }
 
 func TestFenceAnswer(t *testing.T) {
-	assert.Equal(t, VoteYes, fenceAnswer(1, nil, 5).vote)
-	assert.Equal(t, VoteNo, fenceAnswer(0, nil, 5).vote)
+	assert.Equal(t, voteYes, fenceAnswer(1, nil, 5).vote)
+	assert.Equal(t, voteNo, fenceAnswer(0, nil, 5).vote)
 	a := fenceAnswer(-1, nil, 5)
-	assert.Equal(t, VoteError, a.vote)
+	assert.Equal(t, voteError, a.vote)
 	assert.EqualError(t, a.err, "fencing counter is above token 5")
 	boom := errors.New("boom")
 	a = fenceAnswer(1, boom, 5)
-	assert.Equal(t, VoteError, a.vote)
+	assert.Equal(t, voteError, a.vote)
 	assert.ErrorIs(t, a.err, boom)
 }
 
@@ -97,7 +97,7 @@ func (r fenceRig) grants(t *testing.T, counters ...int64) fenceStep {
 	answers := make([]answer, len(counters))
 	for i, c := range counters {
 		r.set(t, i, "k", "v", c)
-		answers[i] = answer{vote: VoteYes, counter: c}
+		answers[i] = answer{vote: voteYes, counter: c}
 	}
 	return newFenceStep(r.c, r.c.nodes, "k", "v", answers)
 }
@@ -130,7 +130,7 @@ func TestFenceStepFails(t *testing.T) {
 	r.set(t, 0, "k", "v", 7)
 	r.set(t, 1, "k", "v", 9) // above: never hand 7 out
 	r.set(t, 2, "k", "other", 3)
-	answers := []answer{{vote: VoteYes, counter: 7}, {vote: VoteYes, counter: 6}, {vote: VoteYes, counter: 3}}
+	answers := []answer{{vote: voteYes, counter: 7}, {vote: voteYes, counter: 6}, {vote: voteYes, counter: 3}}
 	f := newFenceStep(r.c, r.c.nodes, "k", "v", answers)
 	_, err := f.token(context.Background())
 	var qe *QuorumError
@@ -140,10 +140,10 @@ func TestFenceStepFails(t *testing.T) {
 	assert.Equal(t, 1, qe.Yes)
 	assert.Equal(t, "1 nodes held token 7 already", qe.Reason)
 	require.Len(t, qe.Nodes, 3)
-	assert.Equal(t, VoteYes, qe.Nodes[0].Vote)
+	assert.Equal(t, voteYes, qe.Nodes[0].vote())
 	assert.Equal(t, r.c.nodes[0].addr, qe.Nodes[0].Node)
 	assert.EqualError(t, qe.Nodes[1].Err, "fencing counter is above token 7")
-	assert.Equal(t, VoteNo, qe.Nodes[2].Vote)
+	assert.Equal(t, voteNo, qe.Nodes[2].vote())
 	assert.Equal(t, "9", r.counter(t, 1, "k"), "a counter above the token is left alone")
 	assert.Equal(t, "3", r.counter(t, 2, "k"), "nothing is written where the value is not held")
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"sync"
 	"sync/atomic"
+
+	"github.com/redlease/redlease/internal/redlockx/link"
 )
 
 // indexed is node i's answer.
@@ -73,14 +75,14 @@ func (f *flight) collect(done func(answers []answer, got []bool) bool) []answer 
 	f.stop()
 	for i := range answers {
 		if !got[i] {
-			answers[i] = answer{vote: VoteError, err: cut}
+			answers[i] = answer{vote: voteError, err: cut}
 		}
 	}
 	return answers
 }
 
 // wait fills answers and got as the answers arrive and returns why it
-// stopped before every node answered: ErrNotAwaited when done said so, the
+// stopped before every node answered: link.ErrNotAwaited when done said so, the
 // caller's context error, or f.timedOut at the requests' deadline (nil
 // when every node answered).
 func (f *flight) wait(answers []answer, got []bool, done func([]answer, []bool) bool) error {
@@ -94,7 +96,7 @@ func (f *flight) wait(answers []answer, got []bool, done func([]answer, []bool) 
 		select {
 		case r := <-f.ch:
 			if take(r) {
-				return ErrNotAwaited
+				return link.ErrNotAwaited
 			}
 		case <-f.ctx.Done():
 			return f.ctx.Err()
@@ -104,7 +106,7 @@ func (f *flight) wait(answers []answer, got []bool, done func([]answer, []bool) 
 				select {
 				case r := <-f.ch:
 					if take(r) {
-						return ErrNotAwaited
+						return link.ErrNotAwaited
 					}
 				default:
 					drained = true

@@ -36,13 +36,13 @@ func bareClient(t *testing.T, n int) (*Client, []*node) {
 }
 
 // votes answers each node's request with the vote of its index.
-func votes(vs ...Vote) call {
+func votes(vs ...vote) call {
 	return func(_ context.Context, n *node) answer { return answer{vote: vs[n.idx]} }
 }
 
 func TestFanoutEveryAnswerInNodeOrder(t *testing.T) {
 	c, nodes := bareClient(t, 5)
-	want := []Vote{VoteYes, VoteNo, VoteQuarantined, VoteYes, VoteNo}
+	want := []vote{voteYes, voteNo, voteQuarantined, voteYes, voteNo}
 	got := c.fanout(context.Background(), nodes, votes(want...), nil, nil)
 	require.Len(t, got, len(want))
 	for i, a := range got {
@@ -61,14 +61,14 @@ func TestFanoutStopsAtQuorum(t *testing.T) {
 		if n.idx == 2 {
 			<-release
 		}
-		return answer{vote: VoteYes}
+		return answer{vote: voteYes}
 	}
 	late := make(chan int, 1)
 	got := c.fanout(context.Background(), nodes, do, quorumDone(2),
 		func(n *node, a answer) { late <- n.idx })
-	assert.Equal(t, VoteYes, got[0].vote)
-	assert.Equal(t, VoteYes, got[1].vote)
-	assert.Equal(t, VoteError, got[2].vote)
+	assert.Equal(t, voteYes, got[0].vote)
+	assert.Equal(t, voteYes, got[1].vote)
+	assert.Equal(t, voteError, got[2].vote)
 	assert.ErrorIs(t, got[2].err, ErrNotAwaited)
 	close(release)
 	assert.Equal(t, 2, <-late, "the straggler's answer goes to late")
@@ -84,12 +84,12 @@ func TestFanoutQuorumOutOfReach(t *testing.T) {
 		if n.idx == 0 {
 			<-release
 		}
-		return answer{vote: VoteNo}
+		return answer{vote: voteNo}
 	}
 	got := c.fanout(context.Background(), nodes, do, quorumDone(2), nil)
 	assert.ErrorIs(t, got[0].err, ErrNotAwaited)
-	assert.Equal(t, VoteNo, got[1].vote)
-	assert.Equal(t, VoteNo, got[2].vote)
+	assert.Equal(t, voteNo, got[1].vote)
+	assert.Equal(t, voteNo, got[2].vote)
 }
 
 // TestFanoutNodeTimeout: a node that does not answer within the wait is
@@ -102,20 +102,20 @@ func TestFanoutNodeTimeout(t *testing.T) {
 			if n.idx == 1 {
 				<-release // a stalled socket: the context is not honoured
 			}
-			return answer{vote: VoteYes}
+			return answer{vote: voteYes}
 		}
 		t0 := time.Now()
 		got := c.fanoutWithin(context.Background(), 3*time.Second, nodes, do, nil, nil)
 		assert.Equal(t, 3*time.Second, time.Since(t0))
-		assert.Equal(t, VoteYes, got[0].vote)
-		assert.Equal(t, VoteYes, got[2].vote)
+		assert.Equal(t, voteYes, got[0].vote)
+		assert.Equal(t, voteYes, got[2].vote)
 		var timedOut errNodeTimeout
 		require.ErrorAs(t, got[1].err, &timedOut)
 		assert.Equal(t, "no answer within 3s", got[1].err.Error())
 
 		got = c.fanout(context.Background(), nodes[:1], func(ctx context.Context, _ *node) answer {
 			<-ctx.Done()
-			return answer{vote: VoteError, err: ctx.Err()}
+			return answer{vote: voteError, err: ctx.Err()}
 		}, nil, nil)
 		assert.Equal(t, "no answer within NodeTimeout ("+c.cfg.NodeTimeout.String()+")", got[0].err.Error(),
 			"a request that ends with its deadline is said the same way")
@@ -135,9 +135,9 @@ func TestFanoutCallerCancels(t *testing.T) {
 		started <- struct{}{}
 		<-release
 		reqErr <- rctx.Err()
-		return answer{vote: VoteYes}
+		return answer{vote: voteYes}
 	}
-	late := make(chan Vote, 3)
+	late := make(chan vote, 3)
 	go func() {
 		for range 3 {
 			<-started
@@ -151,7 +151,7 @@ func TestFanoutCallerCancels(t *testing.T) {
 	close(release)
 	for range 3 {
 		assert.NoError(t, <-reqErr, "a request is not cut by the caller's cancellation")
-		assert.Equal(t, VoteYes, <-late)
+		assert.Equal(t, voteYes, <-late)
 	}
 }
 
@@ -162,7 +162,7 @@ func TestFanoutErrorVote(t *testing.T) {
 	c.cfg.Hooks = hookFunc(func(ev Event) { seen = append(seen, ev) })
 	boom := errors.New("boom")
 	got := c.fanout(context.Background(), nodes[:1], func(context.Context, *node) answer {
-		return answer{vote: VoteError, err: boom}
+		return answer{vote: voteError, err: boom}
 	}, nil, nil)
 	assert.ErrorIs(t, got[0].err, boom)
 	require.Len(t, seen, 1)

@@ -275,13 +275,13 @@ func FuzzParseReply(f *testing.F) {
 		res, err := r.reply()
 
 		a := parseAcquire(res, err)
-		if (a.vote == VoteError) != (a.err != nil) {
+		if (a.vote == voteError) != (a.err != nil) {
 			t.Fatalf("parseAcquire(%#v, %v): vote %s with error %v", res, err, a.vote, a.err)
 		}
 		if err != nil && a.err != err {
 			t.Fatalf("parseAcquire lost the node's error %v: %v", err, a.err)
 		}
-		if a.vote != VoteError {
+		if a.vote != voteError {
 			arr, ok := res.([]any)
 			code, isInt := asInt(arr[0])
 			if !ok || len(arr) < 6 || !isInt {
@@ -293,10 +293,10 @@ func FuzzParseReply(f *testing.F) {
 		}
 
 		rel := releaseReply(res, err)
-		if yes := err == nil && res == int64(1); yes != (rel.vote == VoteYes) {
+		if yes := err == nil && res == int64(1); yes != (rel.vote == voteYes) {
 			t.Fatalf("releaseReply(%#v, %v) = %s", res, err, rel.vote)
 		}
-		if (rel.vote == VoteError) != (rel.err != nil) {
+		if (rel.vote == voteError) != (rel.err != nil) {
 			t.Fatalf("releaseReply(%#v, %v): vote %s with error %v", res, err, rel.vote, rel.err)
 		}
 
@@ -321,7 +321,7 @@ func FuzzParseReply(f *testing.F) {
 			}
 		}
 		if err != nil {
-			_ = IsFinal(&QuorumError{Need: 1, Nodes: []NodeResult{{Vote: VoteError, Err: err}}, target: ErrNotAcquired})
+			_ = IsFinal(&QuorumError{Need: 1, Nodes: []NodeResult{{Err: err}}, target: ErrNotAcquired})
 		}
 	})
 }
@@ -648,7 +648,7 @@ func checkGranted(t *testing.T, fakes []*fakeNode, quorum int, l *Lock) {
 	for _, fn := range fakes {
 		acq, fence := fn.replies["acquire"], fn.replies["fence"]
 		a := parseAcquire(acq.res, acq.err)
-		if a.vote != VoteYes {
+		if a.vote != voteYes {
 			continue
 		}
 		switch {

@@ -83,8 +83,9 @@ func (k EventKind) String() string {
 
 // Event is one fact reported to [Hooks]: what happened (Kind), to which
 // key or node, how long it took, and how it ended (Err, summed up by
-// [Event.Outcome]). Fields a kind does not set are zero.
+// Outcome). Fields a kind does not set are zero.
 type Event struct {
+	// Kind says what happened, and which other fields are set.
 	Kind EventKind
 	// Key is the lock key, lease key or election name.
 	Key string
@@ -97,21 +98,22 @@ type Event struct {
 	Duration time.Duration
 	// Err is nil when the operation succeeded, and otherwise why not.
 	Err error
+	// Outcome sums Err up in one word, the value of the "outcome" label
+	// of the adapters' metrics; set on every event this module reports:
+	//   - "ok": Err is nil;
+	//   - "busy": a majority of nodes answered no (the key is held by
+	//     another value, or no longer ours);
+	//   - "refused": an error a retry meets again (see [IsFinal]:
+	//     WRONGTYPE, NOPERM, wrong credentials, a bad argument, a closed
+	//     client);
+	//   - "timeout": a node, or a majority, did not answer in time;
+	//   - "error": anything else (unreachable nodes, quarantine, a context
+	//     that ended).
+	Outcome string
 }
 
-// Outcome sums Err up in one word, the value of the "outcome" label of the
-// adapters' metrics:
-//   - "ok": Err is nil;
-//   - "busy": a majority of nodes answered no (the key is held by another
-//     value, or no longer ours);
-//   - "refused": an error a retry meets again (see [IsFinal] and
-//     [ErrorClass.Final]: WRONGTYPE, NOPERM, wrong credentials, a bad
-//     argument, a closed client);
-//   - "timeout": a node, or a majority, did not answer in time;
-//   - "error": anything else (unreachable nodes, quarantine, a context
-//     that ended).
-func (e Event) Outcome() string {
-	err := e.Err
+// outcome sums err up in one word: the value of Event.Outcome (see there).
+func outcome(err error) string {
 	if err == nil {
 		return "ok"
 	}
@@ -122,9 +124,9 @@ func (e Event) Outcome() string {
 		no, timeouts := 0, 0
 		for _, n := range qe.Nodes {
 			switch {
-			case n.Vote == VoteNo:
+			case n.vote() == voteNo:
 				no++
-			case n.Vote == VoteError && isTimeout(n.Err):
+			case isTimeout(n.Err):
 				timeouts++
 			}
 		}
@@ -155,6 +157,7 @@ func isTimeout(err error) bool {
 // observe reports ev to the client's Hooks, if any.
 func (c *Client) observe(ev Event) {
 	if c.cfg.Hooks != nil {
+		ev.Outcome = outcome(ev.Err)
 		c.cfg.Hooks.Observe(ev)
 	}
 }

@@ -45,7 +45,7 @@ func TestHooksEvents(t *testing.T) {
 		{redlock.EventRelease, "ok"}, {redlock.EventRelease, "error"},
 	} {
 		assert.Equal(t, want.kind, evs[i].Kind, "event %d", i)
-		assert.Equal(t, want.outcome, evs[i].Outcome(), "event %d: %v", i, evs[i].Err)
+		assert.Equal(t, want.outcome, evs[i].Outcome, "event %d: %v", i, evs[i].Err)
 		assert.Equal(t, "hooks", evs[i].Key)
 	}
 	assert.Equal(t, l.Token(), evs[0].Token)

@@ -17,12 +17,12 @@ func TestEventOutcome(t *testing.T) {
 	qe := func(need int, votes ...NodeResult) error {
 		return &QuorumError{Op: "acquire", Key: "k", Need: need, Nodes: votes, target: ErrNotAcquired}
 	}
-	no := NodeResult{Node: "n", Vote: VoteNo}
-	yes := NodeResult{Node: "n", Vote: VoteYes}
-	late := NodeResult{Node: "n", Vote: VoteError, Err: errNodeTimeout{50 * time.Millisecond, true}}
-	down := NodeResult{Node: "n", Vote: VoteError, Err: errors.New("dial tcp: connection refused")}
-	wrongType := NodeResult{Node: "n", Vote: VoteError, Err: reply("WRONGTYPE Operation against a key holding the wrong kind of value")}
-	quarantined := NodeResult{Node: "n", Vote: VoteQuarantined, Quarantine: time.Second}
+	no := NodeResult{Node: "n"}
+	yes := NodeResult{Node: "n", Yes: true}
+	late := NodeResult{Node: "n", Err: errNodeTimeout{50 * time.Millisecond, true}}
+	down := NodeResult{Node: "n", Err: errors.New("dial tcp: connection refused")}
+	wrongType := NodeResult{Node: "n", Err: reply("WRONGTYPE Operation against a key holding the wrong kind of value")}
+	quarantined := NodeResult{Node: "n", Quarantined: true, Quarantine: time.Second}
 	for _, tc := range []struct {
 		err  error
 		want string
@@ -42,7 +42,7 @@ func TestEventOutcome(t *testing.T) {
 		{qe(2, wrongType, no, yes), "error"},
 		{errors.Join(errors.New("x"), context.Canceled), "error"},
 	} {
-		assert.Equal(t, tc.want, Event{Kind: EventAcquire, Err: tc.err}.Outcome(), "%v", tc.err)
+		assert.Equal(t, tc.want, outcome(tc.err), "%v", tc.err)
 	}
 }
 

@@ -220,7 +220,7 @@ func (c *Client) noticeIdentity(n *node, a answer) {
 		return
 	}
 	quarantine := time.Duration(a.ms) * time.Millisecond
-	if a.vote != VoteQuarantined {
+	if a.vote != voteQuarantined {
 		quarantine = 0
 	}
 	if prev.server != 0 && a.server != 0 && prev.server != a.server {

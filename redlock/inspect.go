@@ -85,23 +85,23 @@ func (c *Client) Inspect(ctx context.Context, key string) (*Inspection, error) {
 // inspectOn is Inspect's request to node n: inspect.lua, its reply read.
 func (c *Client) inspectOn(ctx context.Context, n *node, key string, args []any) answer {
 	if err := c.admit(ctx, n); err != nil {
-		return answer{vote: VoteError, err: err}
+		return answer{vote: voteError, err: err}
 	}
 	res, err := n.run(ctx, newCall(scriptInspect, []string{n.lockKey(key), n.fenceKey(key), n.marker()}, args...))
 	if err != nil {
-		return answer{vote: VoteError, err: err}
+		return answer{vote: voteError, err: err}
 	}
 	a, err := replyArray(res, 5)
 	if err != nil {
-		return answer{vote: VoteError, err: err}
+		return answer{vote: voteError, err: err}
 	}
 	ns, err := asInts(a, 1, 2, 3, 4)
 	if _, isStr := a[0].(string); err != nil || !isStr {
-		return answer{vote: VoteError, err: badReply(res)}
+		return answer{vote: voteError, err: badReply(res)}
 	}
-	v := VoteYes
+	v := voteYes
 	if ns[2] > 0 || ns[3] != 1 {
-		v = VoteQuarantined
+		v = voteQuarantined
 		c.ready.sawQuarantine(time.Duration(ns[2])*time.Millisecond, ns[3] == 1)
 	}
 	return answer{vote: v, value: asString(a[0]), ms: ns[0], counter: ns[1], high: ns[2], ready: ns[3] == 1}
@@ -116,13 +116,13 @@ func inspection(key string, nodes []*node, answers []answer, quorum int, elapsed
 	count := map[string]int{}
 	for i, a := range answers {
 		st := NodeState{Node: nodes[i].addr, Master: nodes[i].where(), Err: a.err}
-		if a.vote != VoteError {
+		if a.vote != voteError {
 			st.Value, st.Counter, st.Ready = a.value, uint64(max(0, a.counter)), a.ready
 			st.Quarantine = time.Duration(a.high) * time.Millisecond
 			if a.ms > 0 {
 				st.TTL = time.Duration(a.ms) * time.Millisecond
 			}
-			if a.vote == VoteYes && a.value != "" {
+			if a.vote == voteYes && a.value != "" {
 				count[a.value]++
 			}
 		}
@@ -139,7 +139,7 @@ func inspection(key string, nodes []*node, answers []answer, quorum int, elapsed
 	var low time.Duration = -1
 	var counters []uint64
 	for i, st := range in.Nodes {
-		if answers[i].vote == VoteYes && st.Value == in.Value {
+		if answers[i].vote == voteYes && st.Value == in.Value {
 			if low < 0 || st.TTL < low {
 				low = st.TTL
 			}

@@ -26,15 +26,15 @@ func noDrift(time.Duration) time.Duration { return 0 }
 func TestInspectionHolder(t *testing.T) {
 	nodes := inspectNodes(5)
 	held := func(ttl time.Duration, counter int64) answer {
-		return answer{vote: VoteYes, value: "a", ms: ttl.Milliseconds(), counter: counter, ready: true}
+		return answer{vote: voteYes, value: "a", ms: ttl.Milliseconds(), counter: counter, ready: true}
 	}
 	boom := errors.New("boom")
 	answers := []answer{
 		held(900*time.Millisecond, 7),
 		held(800*time.Millisecond, 9), // a straggler's higher counter
 		held(950*time.Millisecond, 7),
-		{vote: VoteQuarantined, value: "a", ms: 100, counter: 12, high: 3000},
-		{vote: VoteError, err: boom},
+		{vote: voteQuarantined, value: "a", ms: 100, counter: 12, high: 3000},
+		{vote: voteError, err: boom},
 	}
 	in, err := inspection("k", nodes, answers, 3, 50*time.Millisecond, func(time.Duration) time.Duration { return 10 * time.Millisecond })
 	require.NoError(t, err)
@@ -54,9 +54,9 @@ func TestInspectionHolder(t *testing.T) {
 func TestInspectionNoHolder(t *testing.T) {
 	nodes := inspectNodes(3)
 	answers := []answer{
-		{vote: VoteYes, value: "a", ms: 900},
-		{vote: VoteQuarantined, value: "a", ms: 900},
-		{vote: VoteYes, value: "b", ms: 900},
+		{vote: voteYes, value: "a", ms: 900},
+		{vote: voteQuarantined, value: "a", ms: 900},
+		{vote: voteYes, value: "b", ms: 900},
 	}
 	in, err := inspection("k", nodes, answers, 2, 0, noDrift)
 	require.ErrorIs(t, err, ErrNoHolder)
@@ -69,7 +69,7 @@ func TestInspectionNoHolder(t *testing.T) {
 // validity left, not a negative one.
 func TestInspectionExpiring(t *testing.T) {
 	nodes := inspectNodes(3)
-	answers := []answer{{vote: VoteYes, value: "a", ms: 5, counter: 1}, {vote: VoteYes, value: "a", ms: 5, counter: 1}, {vote: VoteYes}}
+	answers := []answer{{vote: voteYes, value: "a", ms: 5, counter: 1}, {vote: voteYes, value: "a", ms: 5, counter: 1}, {vote: voteYes}}
 	in, err := inspection("k", nodes, answers, 2, 20*time.Millisecond, noDrift)
 	require.NoError(t, err)
 	assert.Zero(t, in.Remaining)

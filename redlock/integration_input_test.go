@@ -186,7 +186,7 @@ func TestIntegrationWrongType(t *testing.T) {
 	assert.NotErrorIs(t, err, context.DeadlineExceeded)
 	assert.Contains(t, err.Error(), "WRONGTYPE")
 	for i, nr := range quorumError(t, err).Nodes {
-		assert.Equal(t, redlock.VoteError, nr.Vote, "node %d", i)
+		assert.Equal(t, "error", redlock.VoteOf(nr), "node %d", i)
 	}
 	for i, d := range cl.Direct {
 		n, err := d.LLen(ctx, key).Result()
@@ -225,7 +225,7 @@ func TestIntegrationReadOnlyNode(t *testing.T) {
 	_, err = c.TryAcquire(ctx, key, 2*time.Second)
 	require.ErrorIs(t, err, redlock.ErrNotAcquired)
 	nr := quorumError(t, err).Nodes[4]
-	assert.Equal(t, redlock.VoteError, nr.Vote)
+	assert.Equal(t, "error", redlock.VoteOf(nr))
 	require.Error(t, nr.Err)
 	assert.Contains(t, nr.Err.Error(), "READONLY")
 	assert.Contains(t, err.Error(), "READONLY")

@@ -58,7 +58,7 @@ func TestIntegrationNoResurrection(t *testing.T) {
 		qe := quorumError(t, err)
 		assert.LessOrEqual(t, qe.Yes, 2) // it stops counting once 3 said no
 		for i := range 3 {
-			assert.Equal(t, redlock.VoteNo, qe.Nodes[i].Vote, "node %d", i)
+			assert.Equal(t, "no", redlock.VoteOf(qe.Nodes[i]), "node %d", i)
 		}
 		assert.Equal(t, []string{"", "", "", l.Value(), l.Value()}, cl.Values(key),
 			"Extend re-created a deleted key")
@@ -88,7 +88,7 @@ func TestIntegrationFailedAttemptUndone(t *testing.T) {
 	qe := quorumError(t, err)
 	assert.LessOrEqual(t, qe.Yes, 2)
 	for i := range 3 {
-		assert.Equal(t, redlock.VoteNo, qe.Nodes[i].Vote, "node %d", i)
+		assert.Equal(t, "no", redlock.VoteOf(qe.Nodes[i]), "node %d", i)
 	}
 	cl.waitGone(t, key, cp.last(t))
 	cl.waitAbsent(t, key, 3, 4)
@@ -232,7 +232,7 @@ func TestIntegrationForgetfulNodeQuarantined(t *testing.T) {
 	require.ErrorIs(t, err, redlock.ErrNotAcquired, "B won the lock A holds")
 	require.True(t, aHeld, "A's validity ended before the contest: the test proves nothing")
 	qe := quorumError(t, err)
-	q := qe.Quarantined()
+	q := redlock.QuarantinedNodes(qe)
 	require.Len(t, q, 1, "%v", err)
 	assert.Equal(t, restarted, q[0].Node)
 	assert.Greater(t, q[0].Quarantine, time.Duration(0))

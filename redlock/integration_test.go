@@ -112,7 +112,7 @@ func TestIntegrationQuorumNodesKilled(t *testing.T) {
 		for i := range 3 {
 			nr := qe.Nodes[i]
 			assert.Equal(t, cl.Server(i).Addr(), nr.Node)
-			assert.Equal(t, redlock.VoteError, nr.Vote, "node %d", i)
+			assert.Equal(t, "error", redlock.VoteOf(nr), "node %d", i)
 			require.Error(t, nr.Err, "node %d", i)
 			assert.False(t, isTimeout(nr.Err), "a dead node fails fast, not by timeout: %v", nr.Err)
 			assert.Contains(t, err.Error(), nr.Node, "the error names every dead node")
@@ -149,7 +149,7 @@ func TestIntegrationQuorumNodesPaused(t *testing.T) {
 		require.Len(t, qe.Nodes, 5)
 		assert.Equal(t, 2, qe.Yes)
 		for i := range 3 {
-			assert.Equal(t, redlock.VoteError, qe.Nodes[i].Vote, "node %d", i)
+			assert.Equal(t, "error", redlock.VoteOf(qe.Nodes[i]), "node %d", i)
 			assert.True(t, isTimeout(qe.Nodes[i].Err), "node %d: want a NodeTimeout, got %v", i, qe.Nodes[i].Err)
 			assert.Contains(t, err.Error(), qe.Nodes[i].Node)
 		}

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"sync"
 	"time"
+
+	"github.com/redlease/redlease/internal/redlockx/link"
 )
 
 // Lock is a lock held on a majority of nodes, obtained from
@@ -53,27 +55,17 @@ func (l *Lock) Token() uint64 {
 	return l.token
 }
 
-// TTL is the TTL the lock was acquired (or last extended) with.
-func (l *Lock) TTL() time.Duration {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.ttl
-}
-
-// AcquiredAt is when the acquisition that produced this lock started
-// (the time carries a monotonic reading).
-func (l *Lock) AcquiredAt() time.Time { return l.acquiredAt }
-
 // ValidUntil is the local deadline of the lock: start of the last
 // successful acquire or extend + TTL - drift, on the monotonic clock.
+// The validity left is time.Until(l.ValidUntil()) while [Lock.Held].
 func (l *Lock) ValidUntil() time.Time {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.validUntil
 }
 
-// Remaining is the validity left, 0 once the lock is no longer held.
-func (l *Lock) Remaining() time.Duration {
+// remaining is the validity left, 0 once the lock is no longer held.
+func (l *Lock) remaining() time.Duration {
 	if l == nil {
 		return 0
 	}
@@ -87,14 +79,14 @@ func (l *Lock) Remaining() time.Duration {
 
 // Held reports whether the lock is still held: not released, and before
 // its local deadline, checked on every call.
-func (l *Lock) Held() bool { return l.Remaining() > 0 }
+func (l *Lock) Held() bool { return l.remaining() > 0 }
 
 // Extend prolongs the lock to ttl from now (0: the TTL it was acquired
 // with) on every node that still holds our value; it never re-creates an
 // expired key. It succeeds only with a majority within validity, and fails
 // with ErrNotHeld once the local deadline has passed, even if the nodes
 // still answer yes. On failure the lock keeps its previous deadline (a
-// *QuorumError matching ErrNotExtended), or is lost (ErrNotHeld). Each
+// *[QuorumError] whose Op is "extend"), or is lost (ErrNotHeld). Each
 // request is bounded by NodeTimeout.
 func (l *Lock) Extend(ctx context.Context, ttl time.Duration) error {
 	return l.extendWithin(ctx, ttl, 0)
@@ -134,23 +126,23 @@ func (l *Lock) extend(ctx context.Context, ttl, wait time.Duration) error {
 			sc = plain.withKeys(n.lockKey(l.key), n.marker(), n.fenceKey(l.key))
 		}
 		if err := c.admit(ctx, n); err != nil {
-			return answer{vote: VoteError, err: err}
+			return answer{vote: voteError, err: err}
 		}
 		res, err := n.run(ctx, sc)
 		if err != nil {
-			return answer{vote: VoteError, err: err}
+			return answer{vote: voteError, err: err}
 		}
 		a, err := replyArray(res, 2)
 		if err != nil {
-			return answer{vote: VoteError, err: err}
+			return answer{vote: voteError, err: err}
 		}
 		var ns [2]int64
 		if err := intsOf(a, ns[:], 0, 1); err != nil {
-			return answer{vote: VoteError, err: err}
+			return answer{vote: voteError, err: err}
 		}
 		v, ok := scriptVote(ns[0])
 		if !ok {
-			return answer{vote: VoteError, err: badReply(res)}
+			return answer{vote: voteError, err: badReply(res)}
 		}
 		return answer{vote: v, ms: ns[1]}
 	}, quorumDone(c.quorum), nil)
@@ -182,7 +174,7 @@ func (l *Lock) extended(t0 time.Time, ttl time.Duration, answers []answer) error
 	c := l.c
 	yes := 0
 	for _, a := range answers {
-		if a.vote == VoteYes {
+		if a.vote == voteYes {
 			yes++
 		}
 	}
@@ -202,9 +194,9 @@ func (l *Lock) extended(t0 time.Time, ttl time.Duration, answers []answer) error
 		c.wg.Go(func() { c.releaseAll(l.nodes, l.key, l.value, l.notice, l.msg) }) // wakes waiters
 		return fmt.Errorf("%w: %q: the local deadline passed during extend", ErrNotHeld, l.key)
 	case yes < c.quorum:
-		return c.quorumError(l.nodes, "extend", l.key, answers, ErrNotExtended, "")
+		return c.quorumError(l.nodes, "extend", l.key, answers, errNotExtended, "")
 	case newUntil.Sub(now) <= c.cfg.MinValidity:
-		return c.quorumError(l.nodes, "extend", l.key, answers, ErrNotExtended, "validity after extend below MinValidity")
+		return c.quorumError(l.nodes, "extend", l.key, answers, errNotExtended, "validity after extend below MinValidity")
 	}
 	l.validUntil, l.ttl = newUntil, ttl
 	return nil
@@ -217,9 +209,9 @@ func (l *Lock) extended(t0 time.Time, ttl time.Duration, answers []answer) error
 // not slow Release down. The lock stops being held before any request is
 // sent. Short of a majority, Release waits for every node (bounded by
 // NodeTimeout) and fails with ErrNotHeld when no node held it any more (it
-// had expired or been taken), or with a *QuorumError matching
-// ErrNotReleased when some nodes could not be reached (their copies expire
-// with the TTL). Releasing twice returns ErrNotHeld the second time and
+// had expired or been taken), or with a *[QuorumError] whose Op is
+// "release" when some nodes could not be reached (their copies expire with
+// the TTL). Releasing twice returns ErrNotHeld the second time and
 // sends nothing.
 func (l *Lock) Release(ctx context.Context) (int, error) {
 	if l == nil {
@@ -252,9 +244,9 @@ func (l *Lock) release(ctx context.Context) (int, error) {
 	deleted, errs := 0, 0
 	for _, a := range answers {
 		switch {
-		case a.vote == VoteYes:
+		case a.vote == voteYes:
 			deleted++
-		case a.vote == VoteError && a.err != ErrNotAwaited && a.err != errStillAcquiring:
+		case a.vote == voteError && a.err != link.ErrNotAwaited && a.err != errStillAcquiring:
 			errs++
 		}
 	}
@@ -262,7 +254,7 @@ func (l *Lock) release(ctx context.Context) (int, error) {
 	case deleted >= c.quorum:
 		return deleted, nil
 	case errs > 0:
-		return deleted, c.quorumError(l.nodes, "release", l.key, answers, ErrNotReleased, "")
+		return deleted, c.quorumError(l.nodes, "release", l.key, answers, errNotReleased, "")
 	case deleted == 0:
 		return 0, fmt.Errorf("%w: %q: no node held it any more", ErrNotHeld, l.key)
 	}
@@ -273,7 +265,7 @@ func (l *Lock) release(ctx context.Context) (int, error) {
 func (c *Client) deletedOnMajority(as []answer, got []bool) bool {
 	yes := 0
 	for i, a := range as {
-		if got[i] && a.vote == VoteYes {
+		if got[i] && a.vote == voteYes {
 			yes++
 		}
 	}
@@ -310,7 +302,7 @@ func (c *Client) release(ctx context.Context, set []*node, key, value, notice, m
 	}
 	all := make([]answer, len(set))
 	for i := range all {
-		all[i] = answer{vote: VoteError, err: errStillAcquiring}
+		all[i] = answer{vote: voteError, err: errStillAcquiring}
 	}
 	for j, n := range nodes {
 		all[n.idx] = answers[j]

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
-	"strings"
 	"sync/atomic"
 
 	"github.com/redis/go-redis/v9"
@@ -38,8 +37,11 @@ type node struct {
 
 	// cluster is set when the node is (a slot of) a Redis Cluster: errors
 	// reload its slot map, and run_ids are not compared (copies of one lock
-	// may share a master; see Client.Placement).
+	// may share a master; see Client.placementNow).
 	cluster *redis.ClusterClient
+	// bySlot: the node is named by its slot (a copy of a one-bucket
+	// cluster Client), and name adds the master serving it.
+	bySlot bool
 
 	batch batcher  // requests to this node (see batch.go)
 	jobs  chan job // to an idle worker of this node (see worker.go)
@@ -78,7 +80,7 @@ func (n *node) where() string {
 // last seen ("slot 5461 (127.0.0.1:7001)"): a slot alone says nothing to
 // an operator, and the master behind it can change.
 func (n *node) name() string {
-	if n.cluster == nil || !strings.HasPrefix(n.addr, "slot ") {
+	if !n.bySlot {
 		return n.nm.get() // the address, or for a FailoverClient "failover#<i>@<server>"
 	}
 	m := n.where()
@@ -116,7 +118,7 @@ func (n *node) marker() string {
 
 // answer is one node's parsed reply to one script.
 type answer struct {
-	vote    Vote
+	vote    vote
 	err     error
 	counter int64  // fencing counter (acquire, inspect)
 	ms      int64  // PTTL of the other holder, or quarantine left
@@ -183,16 +185,16 @@ func asString(v any) string {
 }
 
 // quarantineVote maps the script codes 2 and 3 onto a quarantined vote.
-func scriptVote(code int64) (Vote, bool) {
+func scriptVote(code int64) (vote, bool) {
 	switch code {
 	case 1:
-		return VoteYes, true
+		return voteYes, true
 	case 0:
-		return VoteNo, true
+		return voteNo, true
 	case 2, 3:
-		return VoteQuarantined, true
+		return voteQuarantined, true
 	}
-	return VoteError, false
+	return voteError, false
 }
 
 // intReply reads an integer script reply.

@@ -30,13 +30,13 @@ func (c *Client) publish(ctx context.Context, channel, message string) (int, err
 			err = n.client.Publish(ctx, channel, message).Err()
 		}
 		if err != nil {
-			return answer{vote: VoteError, err: err}
+			return answer{vote: voteError, err: err}
 		}
-		return answer{vote: VoteYes}
+		return answer{vote: voteYes}
 	}, nil, nil)
 	ok := 0
 	for _, a := range answers {
-		if a.vote == VoteYes {
+		if a.vote == voteYes {
 			ok++
 		}
 	}

@@ -19,10 +19,10 @@ func (c *Client) raiseForgetful(nodes []*node, answers []answer) {
 	var todo []int
 	for i, a := range answers {
 		switch a.vote {
-		case VoteYes, VoteNo:
+		case voteYes, voteNo:
 			healthy++
 			floor = max(floor, a.high)
-		case VoteQuarantined:
+		case voteQuarantined:
 			todo = append(todo, i)
 		}
 	}
@@ -82,7 +82,7 @@ func (c *Client) raiseSet(nodes []*node, answers []answer, seen int64) {
 	if m.closed(c.quorum) {
 		// Fail closed: wait for more nodes, or for quarantines to end.
 		for _, a := range answers {
-			if a.vote == VoteQuarantined {
+			if a.vote == voteQuarantined {
 				c.ready.sawQuarantine(time.Duration(a.ms)*time.Millisecond, true) // a pass at its end
 			}
 		}
@@ -125,10 +125,10 @@ func readMarkers(answers []answer) markers {
 	var m markers
 	for _, a := range answers {
 		switch {
-		case a.vote == VoteError:
+		case a.vote == voteError:
 			m.unreachable++
 			continue
-		case a.vote == VoteYes:
+		case a.vote == voteYes:
 			m.healthy++
 			m.floorHealth = max(m.floorHealth, a.high)
 		case a.ms == 0:
@@ -156,7 +156,7 @@ func (m markers) closed(quorum int) bool {
 // is not over. The caller has checked closed.
 func (m markers) floor(a answer, quorum int, seen int64) (int64, bool) {
 	switch {
-	case a.vote != VoteQuarantined:
+	case a.vote != voteQuarantined:
 		return 0, false
 	case !m.degraded(quorum):
 		return m.floorHealth, true
@@ -167,24 +167,24 @@ func (m markers) floor(a answer, quorum int, seen int64) (int64, bool) {
 }
 
 // probeMarker runs probe.lua on a node for a readiness pass: the answer
-// is VoteYes for a healthy node, VoteQuarantined with ms (quarantine
+// is voteYes for a healthy node, voteQuarantined with ms (quarantine
 // left), created and high otherwise.
 func (c *Client) probeMarker(ctx context.Context, n *node) answer {
 	res, err := n.run(ctx, newCall(scriptProbe, []string{n.marker()}, c.args.maxTTL, c.args.mode, "0", c.args.layout))
 	if err != nil {
-		return answer{vote: VoteError, err: err}
+		return answer{vote: voteError, err: err}
 	}
 	a, err := replyArray(res, 5)
 	if err != nil {
-		return answer{vote: VoteError, err: err}
+		return answer{vote: voteError, err: err}
 	}
 	var ns [4]int64
 	if err := intsOf(a, ns[:], 0, 1, 3, 4); err != nil {
-		return answer{vote: VoteError, err: err}
+		return answer{vote: voteError, err: err}
 	}
-	v := VoteYes // healthy
+	v := voteYes // healthy
 	if ns[0] > 0 || ns[1] != 1 {
-		v = VoteQuarantined
+		v = voteQuarantined
 	}
 	return answer{vote: v, ms: ns[0], created: ns[2], high: ns[3]}
 }

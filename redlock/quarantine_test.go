@@ -11,10 +11,10 @@ import (
 // fencing floor (docs/design.md §4.9, S6).
 
 func TestMarkersDecision(t *testing.T) {
-	healthy := func(high int64) answer { return answer{vote: VoteYes, high: high} }
-	waiting := func(high int64) answer { return answer{vote: VoteQuarantined, ms: 4000, high: high} } // quarantine not over
-	over := func(high int64) answer { return answer{vote: VoteQuarantined, high: high} }              // quarantine over, floor not raised
-	down := answer{vote: VoteError}
+	healthy := func(high int64) answer { return answer{vote: voteYes, high: high} }
+	waiting := func(high int64) answer { return answer{vote: voteQuarantined, ms: 4000, high: high} } // quarantine not over
+	over := func(high int64) answer { return answer{vote: voteQuarantined, high: high} }              // quarantine over, floor not raised
+	down := answer{vote: voteError}
 	const none = -1
 	for _, tc := range []struct {
 		name    string
@@ -85,10 +85,10 @@ func TestMarkersDecision(t *testing.T) {
 // TestMarkersTally: what readMarkers counts.
 func TestMarkersTally(t *testing.T) {
 	m := readMarkers([]answer{
-		{vote: VoteYes, high: 4},
-		{vote: VoteQuarantined, ms: 10, high: 6},
-		{vote: VoteQuarantined, high: 2},
-		{vote: VoteError, high: 99}, // an error reports nothing
+		{vote: voteYes, high: 4},
+		{vote: voteQuarantined, ms: 10, high: 6},
+		{vote: voteQuarantined, high: 2},
+		{vote: voteError, high: 99}, // an error reports nothing
 	})
 	assert.Equal(t, markers{healthy: 1, over: 1, unreachable: 1, floorHealth: 4, floorAll: 6}, m)
 }

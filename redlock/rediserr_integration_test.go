@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/redlease/redlease/internal/rediserr"
 	"github.com/redlease/redlease/internal/redistest"
 )
 
@@ -40,10 +41,10 @@ func TestIntegrationServerReplies(t *testing.T) {
 	app := client(master.Addr(), "app")
 	require.NoError(t, admin.HSet(ctx, "app:hash", "f", "v").Err())
 
-	check := func(t *testing.T, err error, code string, class ErrorClass) {
+	check := func(t *testing.T, err error, code string, class rediserr.Class) {
 		t.Helper()
 		require.Error(t, err)
-		re, ok := errors.AsType[*ReplyError](classify(err))
+		re, ok := errors.AsType[*rediserr.ReplyError](classify(err))
 		require.True(t, ok, "a server reply: %v", err)
 		assert.Equal(t, code, re.Code, "reply %q", err)
 		assert.Equal(t, class, re.Class, "reply %q: class %v, want %v", err, re.Class, class)
@@ -52,39 +53,39 @@ func TestIntegrationServerReplies(t *testing.T) {
 		name  string
 		call  func() error
 		code  string
-		class ErrorClass
+		class rediserr.Class
 	}{
-		{"command refused", func() error { return app.Time(ctx).Err() }, "NOPERM", ClassPermission},
-		{"key refused", func() error { return app.Get(ctx, "other:k").Err() }, "NOPERM", ClassPermission},
-		{"channel refused", func() error { return app.Publish(ctx, "other:ch", "m").Err() }, "NOPERM", ClassPermission},
+		{"command refused", func() error { return app.Time(ctx).Err() }, "NOPERM", rediserr.Permission},
+		{"key refused", func() error { return app.Get(ctx, "other:k").Err() }, "NOPERM", rediserr.Permission},
+		{"channel refused", func() error { return app.Publish(ctx, "other:ch", "m").Err() }, "NOPERM", rediserr.Permission},
 		{"command refused in a script", func() error {
 			return app.Eval(ctx, "return redis.call('TIME')", nil).Err()
-		}, "ERR", ClassPermission},
+		}, "ERR", rediserr.Permission},
 		{"key refused in a script", func() error {
 			return app.Eval(ctx, "return redis.call('GET', 'other:k')", nil).Err()
-		}, "ERR", ClassPermission},
-		{"wrong type", func() error { return admin.Get(ctx, "app:hash").Err() }, "WRONGTYPE", ClassWrongType},
+		}, "ERR", rediserr.Permission},
+		{"wrong type", func() error { return admin.Get(ctx, "app:hash").Err() }, "WRONGTYPE", rediserr.WrongType},
 		{"wrong type in a script", func() error {
 			return admin.Eval(ctx, "return redis.call('GET', KEYS[1])", []string{"app:hash"}).Err()
-		}, "WRONGTYPE", ClassWrongType},
-		{"unknown command", func() error { return admin.Do(ctx, "FROB").Err() }, "ERR", ClassUnsupported},
-		{"unknown subcommand", func() error { return admin.Do(ctx, "CONFIG", "FROB").Err() }, "ERR", ClassUnsupported},
+		}, "WRONGTYPE", rediserr.WrongType},
+		{"unknown command", func() error { return admin.Do(ctx, "FROB").Err() }, "ERR", rediserr.Unsupported},
+		{"unknown subcommand", func() error { return admin.Do(ctx, "CONFIG", "FROB").Err() }, "ERR", rediserr.Unsupported},
 		{"unknown command in a script", func() error {
 			return admin.Eval(ctx, "return redis.call('FROB')", nil).Err()
-		}, "ERR", ClassUnsupported},
+		}, "ERR", rediserr.Unsupported},
 		{"no script", func() error {
 			return admin.EvalSha(ctx, strings.Repeat("0", 40), nil).Err()
-		}, "NOSCRIPT", ClassNoScript},
+		}, "NOSCRIPT", rediserr.NoScript},
 		{"redlease refuses", func() error {
 			// A TTL of 1s on a node whose MaxTTL is 10ms.
 			return scriptExtend.Run(ctx, admin, []string{"app:lock", "app:marker"}, "v", 1000, 10, "1").Err()
-		}, scriptCode, ClassScript},
-		{"script does not compile", func() error { return admin.Eval(ctx, "return 1 +", nil).Err() }, "ERR", ClassScript},
-		{"script raises", func() error { return admin.Eval(ctx, "error('boom')", nil).Err() }, "ERR", ClassScript},
-		{"wrong password", func() error { return admin.Do(ctx, "AUTH", "app", "wrong").Err() }, "WRONGPASS", ClassAuth},
+		}, rediserr.ScriptCode, rediserr.Script},
+		{"script does not compile", func() error { return admin.Eval(ctx, "return 1 +", nil).Err() }, "ERR", rediserr.Script},
+		{"script raises", func() error { return admin.Eval(ctx, "error('boom')", nil).Err() }, "ERR", rediserr.Script},
+		{"wrong password", func() error { return admin.Do(ctx, "AUTH", "app", "wrong").Err() }, "WRONGPASS", rediserr.Auth},
 		{"read-only replica", func() error {
 			return client(replica.Addr(), "").Set(ctx, "app:k", "v", 0).Err()
-		}, "READONLY", ClassTransient},
+		}, "READONLY", rediserr.Transient},
 	} {
 		t.Run(tc.name, func(t *testing.T) { check(t, tc.call(), tc.code, tc.class) })
 	}
@@ -93,7 +94,7 @@ func TestIntegrationServerReplies(t *testing.T) {
 		require.NoError(t, admin.ConfigSet(ctx, "maxmemory", "1").Err())
 		err := admin.Set(ctx, "app:k", "v", 0).Err()
 		require.NoError(t, admin.ConfigSet(ctx, "maxmemory", "0").Err())
-		check(t, err, "OOM", ClassTransient)
+		check(t, err, "OOM", rediserr.Transient)
 	})
 
 	t.Run("busy", func(t *testing.T) {
@@ -109,7 +110,7 @@ func TestIntegrationServerReplies(t *testing.T) {
 			}
 			// The script has not started yet: PING was answered.
 		}
-		check(t, err, "BUSY", ClassTransient)
+		check(t, err, "BUSY", rediserr.Transient)
 		require.NoError(t, other.ScriptKill(ctx).Err())
 		require.Error(t, <-done, "the killed script fails")
 	})
@@ -127,6 +128,6 @@ func TestIntegrationServerReplies(t *testing.T) {
 				break
 			}
 		}
-		check(t, err, "MASTERDOWN", ClassTransient)
+		check(t, err, "MASTERDOWN", rediserr.Transient)
 	})
 }

@@ -32,6 +32,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/redlease/redlease/internal/backoff"
 	"github.com/redlease/redlease/internal/checker"
 	"github.com/redlease/redlease/internal/faultproxy"
 	"github.com/redlease/redlease/internal/locktest"
@@ -87,13 +88,13 @@ func quorumError(t testing.TB, err error) *redlock.QuorumError {
 }
 
 // voteOf is node's vote in a failed attempt.
-func voteOf(qe *redlock.QuorumError, node string) redlock.Vote {
+func voteOf(qe *redlock.QuorumError, node string) string {
 	for _, n := range qe.Nodes {
 		if n.Node == node {
-			return n.Vote
+			return redlock.VoteOf(n)
 		}
 	}
-	return redlock.VoteError
+	return "error"
 }
 
 // issueTokens acquires and releases key n times; every token must exceed the
@@ -105,7 +106,7 @@ func issueTokens(t testing.TB, c *redlock.Client, key string, ttl time.Duration,
 		// straggler of the previous acquisition may still be being undone
 		// on the last node for a moment.
 		ctx, cancel := context.WithTimeout(context.Background(), ttl)
-		l, err := c.Acquire(ctx, key, ttl, redlock.WithRetry(redlock.JitterRetry(5*time.Millisecond)))
+		l, err := c.Acquire(ctx, key, ttl, redlock.WithRetry(func(int) (time.Duration, bool) { return backoff.Jitter(5 * time.Millisecond), true }))
 		cancel()
 		require.NoError(t, err)
 		require.Greater(t, l.Token(), last, "fencing token went backwards")
@@ -127,7 +128,7 @@ func refusedAttempt(t testing.TB, c *redlock.Client, key string, ttl time.Durati
 		require.Nil(t, l, "acquired: %s's vote was not needed or it voted yes", node)
 		require.ErrorIs(t, err, redlock.ErrNotAcquired)
 		qe = quorumError(t, err)
-		if voteOf(qe, node) != redlock.VoteError {
+		if voteOf(qe, node) != "error" {
 			break
 		}
 		time.Sleep(attemptTick)
@@ -179,7 +180,7 @@ func forgetfulNode0(t *testing.T, rig *servers, c *redlock.Client, key string, l
 	rig.free(t, key, 2)
 
 	qe := refusedAttempt(t, c, key, forgetTTL, rig.addr(0))
-	q := qe.Quarantined()
+	q := redlock.QuarantinedNodes(qe)
 	require.Len(t, q, 1, "%v", qe)
 	assert.Equal(t, rig.addr(0), q[0].Node)
 	assert.Greater(t, q[0].Quarantine, time.Duration(0))
@@ -200,7 +201,7 @@ func forgetfulNode0(t *testing.T, rig *servers, c *redlock.Client, key string, l
 	require.NotNil(t, l, "node 0 never voted again")
 	for _, f := range fails {
 		qe := quorumError(t, f)
-		require.NotEqual(t, redlock.VoteYes, voteOf(qe, rig.addr(0)), "a failed attempt had node 0's vote: %v", f)
+		require.NotEqual(t, "yes", voteOf(qe, rig.addr(0)), "a failed attempt had node 0's vote: %v", f)
 	}
 	assert.GreaterOrEqual(t, wonAt.Sub(lostAt), maxTTL-timeSlack, "node 0 voted before MaxTTL had passed")
 	require.Greater(t, l.Token(), last, "fencing token went backwards after node 0 forgot")
@@ -375,9 +376,9 @@ func TestSafetyKilledNodeRestartedEmpty(t *testing.T) {
 	quarantined := 0
 	for _, f := range fails {
 		switch v := voteOf(quorumError(t, f), k.rig.addr(0)); v {
-		case redlock.VoteQuarantined:
+		case "quarantined":
 			quarantined++
-		case redlock.VoteYes, redlock.VoteNo:
+		case "yes", "no":
 			require.Failf(t, "node 0 voted while quarantined", "vote %v: %v", v, f)
 		}
 	}
@@ -587,10 +588,10 @@ func quarantinedWhileHeld(t *testing.T, c2 *redlock.Client, key string, l1 *redl
 			break
 		}
 		switch v := voteOf(quorumError(t, err), node); v {
-		case redlock.VoteQuarantined:
+		case "quarantined":
 			held++
 			quarantined()
-		case redlock.VoteYes, redlock.VoteNo:
+		case "yes", "no":
 			require.Failf(t, "the forgetful node voted while quarantined", "vote %v: %v", v, err)
 		}
 		time.Sleep(attemptTick)
@@ -611,7 +612,7 @@ func votesAfterQuarantine(t *testing.T, rig *servers, c2 *redlock.Client, key st
 	l, wonAt, fails := contest(t, c2, key, time.Second, maxTTL+5*time.Second)
 	require.NotNil(t, l, "the forgetful node never voted again")
 	for _, a := range fails {
-		require.NotEqual(t, redlock.VoteYes, voteOf(quorumError(t, a), node), "%v", a)
+		require.NotEqual(t, "yes", voteOf(quorumError(t, a), node), "%v", a)
 	}
 	assert.GreaterOrEqual(t, wonAt.Sub(lostAt), maxTTL-timeSlack, "the node voted before MaxTTL")
 	assert.Greater(t, l.Token(), l1.Token(), "fencing token went backwards after the node forgot")
@@ -658,7 +659,7 @@ func TestSafetyFloorNeedsHealthyMajority(t *testing.T) {
 	}
 
 	qe := refusedAttempt(t, c, key, ttl, rig.addr(0))
-	assert.Equal(t, redlock.VoteQuarantined, voteOf(qe, rig.addr(0)), "%v", qe)
+	assert.Equal(t, "quarantined", voteOf(qe, rig.addr(0)), "%v", qe)
 
 	l, _, _ := contest(t, c, key, ttl, cfg.MaxTTL+time.Second)
 	if l != nil {

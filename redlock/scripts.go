@@ -95,7 +95,7 @@ func counterTTLArg(cfg *Config) string {
 	case cfg.unsafeOff.CounterTTL > 0:
 		return strconv.FormatInt(cfg.unsafeOff.CounterTTL.Milliseconds(), 10)
 	}
-	return strconv.FormatInt(CounterTTLFactor*cfg.MaxTTL.Milliseconds(), 10)
+	return strconv.FormatInt(counterTTLFactor*cfg.MaxTTL.Milliseconds(), 10)
 }
 
 // quarantineArg is the scripts' quarantine argument (lua/quarantine.lua):

@@ -15,7 +15,7 @@ func init() {
 	link.Register(link.Funcs{
 		Config:         func(c any) any { return c.(*Client).cfg },
 		Defaults:       func() any { return Config{}.withDefaults() },
-		MaxExtendBatch: MaxExtendBatch,
+		MaxExtendBatch: maxExtendBatch,
 		Quorum:         func(c any) int { return c.(*Client).quorum },
 		Drift: func(c any, ttl time.Duration) time.Duration {
 			cfg := configOf(c)
@@ -44,6 +44,8 @@ func init() {
 		},
 		QuietQuarantine: func(cfg any) { cfg.(*Config).quietQuarantine = true },
 		UnsafeOff:       func(c any) unsafeopt.Off { return c.(*Client).cfg.unsafeOff },
+		AcquiredAt:      func(l any) time.Time { return l.(*Lock).acquiredAt },
+		Outcome:         outcome,
 	})
 }
 

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"github.com/redlease/redlease/internal/rediserr"
 )
 
 // probeInfo is what a node reports about itself at start-up.
@@ -116,7 +117,7 @@ func (s *startup) node(n *node, info probeInfo, err error) error {
 		}
 		s.byRunID[id] = n
 	}
-	if e := info.infoErr; e != "" && scriptReplyClass(e) == ClassPermission {
+	if e := info.infoErr; e != "" && scriptReplyClass(e) == rediserr.Permission {
 		c.log.Warn("INFO server is refused to redlease's scripts on this node: two addresses of one server cannot be told apart, nor a restart from data or a promoted replica; grant +info (see Security in the README)",
 			"node", n.name(), "error", e)
 	}

@@ -52,7 +52,7 @@ func (s *stragglers) acquiring(i int) bool { return s.running[i].Load() }
 // yes, or an error that may hide a yes (a reply lost after the server ran
 // the script), is undone on its node.
 func (s *stragglers) late(c *Client, n *node, a answer, key, value string) {
-	if (a.vote == VoteYes || a.vote == VoteError) && s.gone.Load() {
+	if (a.vote == voteYes || a.vote == voteError) && s.gone.Load() {
 		sc := s.release(key, value)
 		if n.tag != "" {
 			sc = releaseCall(n.lockKey(key), value, "", "", "0")

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redlease/redlease/internal/rediserr"
 	"github.com/redlease/redlease/internal/testnodes"
 
 	"github.com/alicebob/miniredis/v2/server"
@@ -47,7 +48,7 @@ func TestConfigValidate(t *testing.T) {
 		})
 	}
 	require.NoError(t, Config{}.Validate())
-	d := DefaultConfig()
+	d := Config{}.withDefaults()
 	assert.Equal(t, DefaultNodeTimeout, d.NodeTimeout)
 	assert.Equal(t, DefaultMaxTTL, d.MaxTTL)
 	assert.Equal(t, DefaultRetryDelay, d.RetryDelay)
@@ -145,8 +146,8 @@ func TestQuarantineOfFreshNodes(t *testing.T) {
 	require.ErrorIs(t, err, ErrNotAcquired)
 	var qe *QuorumError
 	require.ErrorAs(t, err, &qe)
-	require.GreaterOrEqual(t, len(qe.Quarantined()), 2, "a majority is quarantined")
-	for _, n := range qe.Quarantined() {
+	require.GreaterOrEqual(t, len(QuarantinedNodes(qe)), 2, "a majority is quarantined")
+	for _, n := range QuarantinedNodes(qe) {
 		assert.Greater(t, n.Quarantine, 4*time.Second)
 		assert.LessOrEqual(t, n.Quarantine, 5*time.Second)
 	}
@@ -219,8 +220,8 @@ func TestForgetfulNodeFloor(t *testing.T) {
 	require.ErrorIs(t, err, ErrNotAcquired, "node 0 is quarantined: only 2 yes votes")
 	var qe *QuorumError
 	require.ErrorAs(t, err, &qe)
-	require.Len(t, qe.Quarantined(), 1)
-	assert.Equal(t, ms[0].Addr(), qe.Quarantined()[0].Node)
+	require.Len(t, QuarantinedNodes(qe), 1)
+	assert.Equal(t, ms[0].Addr(), QuarantinedNodes(qe)[0].Node)
 
 	// The attempt raised node 0's floor from the healthy majority (in the
 	// background); once its quarantine is over it votes, and the token of
@@ -435,11 +436,12 @@ func TestAcquireUntilContextEnds(t *testing.T) {
 	require.ErrorIs(t, err, context.DeadlineExceeded)
 
 	attempts := 0
-	_, err = c.Acquire(ctx, "busy", 10*time.Second, WithRetry(LimitRetry(3, func() RetryStrategy {
-		return RetryFunc(func() (time.Duration, bool) { attempts++; return time.Millisecond, true })
-	})))
+	_, err = c.Acquire(ctx, "busy", 10*time.Second, WithRetry(func(attempt int) (time.Duration, bool) {
+		attempts++
+		return time.Millisecond, attempt <= 3
+	}))
 	require.ErrorIs(t, err, ErrNotAcquired)
-	assert.Equal(t, 3, attempts)
+	assert.Equal(t, 4, attempts, "three retries after the first attempt")
 
 	// Released: a waiting Acquire gets it.
 	done := make(chan error, 1)
@@ -484,34 +486,27 @@ func TestInspect(t *testing.T) {
 
 func TestDedupeOneServerOneVote(t *testing.T) {
 	c := &Client{quorum: 2, nodes: []*node{newNode(nil, "a", true), newNode(nil, "b", true), newNode(nil, "c", true)}}
-	as := []answer{{vote: VoteYes, server: 0x1a1}, {vote: VoteYes, server: 0x1a1}, {vote: VoteNo, server: 0x2b2}}
+	as := []answer{{vote: voteYes, server: 0x1a1}, {vote: voteYes, server: 0x1a1}, {vote: voteNo, server: 0x2b2}}
 	got := []bool{true, true, true}
 	assert.True(t, c.distinctQuorumDone(as, got), "2 yes from one server cannot reach quorum 2")
 	assert.Equal(t, 1, c.dedupe(c.nodes, as))
-	assert.Equal(t, VoteError, as[1].vote)
+	assert.Equal(t, voteError, as[1].vote)
 	assert.Contains(t, as[1].err.Error(), "same server as a")
 }
 
-func TestRetryStrategies(t *testing.T) {
-	s := JitterRetry(100 * time.Millisecond)()
-	for range 1000 {
-		d, ok := s.NextDelay()
-		require.True(t, ok)
-		require.GreaterOrEqual(t, d, 50*time.Millisecond)
-		require.LessOrEqual(t, d, 150*time.Millisecond)
-	}
-	n := NoRetry()()
-	_, ok := n.NextDelay()
-	assert.False(t, ok)
-	a, b := LimitRetry(1, JitterRetry(time.Millisecond)), 0
-	for s := a(); ; b++ {
-		if _, ok := s.NextDelay(); !ok {
-			break
+// The default policy doubles its mean delay per failure up to 8 times the
+// first, with jitter in [d/2, d*3/2], and never gives up.
+func TestDefaultRetryPolicy(t *testing.T) {
+	const first = 100 * time.Millisecond
+	p := expRetry(first)
+	for attempt, mean := range map[int]time.Duration{1: first, 2: 2 * first, 3: 4 * first, 4: 8 * first, 5: 8 * first, 100: 8 * first} {
+		for range 200 {
+			d, ok := p(attempt)
+			require.True(t, ok)
+			require.GreaterOrEqual(t, d, mean/2, "attempt %d", attempt)
+			require.LessOrEqual(t, d, mean*3/2, "attempt %d", attempt)
 		}
 	}
-	assert.Equal(t, 1, b)
-	_, ok = a().NextDelay()
-	assert.True(t, ok, "each call gets a fresh strategy")
 }
 
 func TestClosedClient(t *testing.T) {
@@ -599,14 +594,31 @@ func TestTokenOf(t *testing.T) {
 func TestFailedFenceIsNotFinal(t *testing.T) {
 	timeout := errNodeTimeout{time.Second, true}
 	fence := &QuorumError{Op: "fence", Key: "k", Need: 2, Yes: 1, target: ErrNotAcquired,
-		Nodes: []NodeResult{{Vote: VoteYes}, {Vote: VoteError, Err: timeout}}}
+		Nodes: []NodeResult{{Yes: true}, {Err: timeout}}}
 	assert.False(t, IsFinal(fence), "%v", fence)
 	noperm := &QuorumError{Op: "fence", Key: "k", Need: 2, Yes: 1, target: ErrNotAcquired,
-		Nodes: []NodeResult{{Vote: VoteYes}, {Vote: VoteError, Err: &ReplyError{Code: "NOPERM", Class: ClassPermission}}}}
+		Nodes: []NodeResult{{Yes: true}, {Err: &rediserr.ReplyError{Code: "NOPERM", Class: rediserr.Permission}}}}
 	assert.False(t, IsFinal(noperm), "another attempt may find other yes-nodes: %v", noperm)
 	// Before the fix, an error listing fewer nodes than Need was final
 	// whatever it held: check an acquire error keeps its meaning.
 	short := &QuorumError{Op: "acquire", Key: "k", Need: 2, target: ErrNotAcquired,
-		Nodes: []NodeResult{{Vote: VoteError, Err: timeout}}}
+		Nodes: []NodeResult{{Err: timeout}}}
 	assert.False(t, IsFinal(short), "%v", short)
+}
+
+// A QuorumError matches its operation's sentinel, and ErrAccessDenied only
+// when refused credentials or permissions left too few nodes for a
+// majority (Unwrap); a negative control with one refusal of three.
+func TestQuorumErrorAccessDenied(t *testing.T) {
+	denied := reply("NOPERM No permissions to access a key")
+	two := &QuorumError{Op: "acquire", Key: "k", Need: 2, target: ErrNotAcquired,
+		Nodes: []NodeResult{{Err: denied}, {Err: reply("WRONGPASS invalid username-password pair or user is disabled.")}, {Yes: true}}}
+	assert.ErrorIs(t, two, ErrNotAcquired)
+	assert.ErrorIs(t, two, ErrAccessDenied, "two refusals of three leave no majority")
+	one := &QuorumError{Op: "acquire", Key: "k", Need: 2, target: ErrNotAcquired,
+		Nodes: []NodeResult{{Err: denied}, {}, {Yes: true}}}
+	assert.ErrorIs(t, one, ErrNotAcquired)
+	assert.NotErrorIs(t, one, ErrAccessDenied, "one refusal of three: a majority could still answer")
+	extend := &QuorumError{Op: "extend", Key: "k", Need: 2, target: errNotExtended, Nodes: []NodeResult{{}, {}, {Yes: true}}}
+	assert.NotErrorIs(t, extend, ErrNotHeld, "a failed extend leaves the lock held")
 }

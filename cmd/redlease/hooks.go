@@ -8,6 +8,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/redlease/redlease/internal/redlockx"
 	"github.com/redlease/redlease/redlock"
 )
 
@@ -67,11 +68,11 @@ func (h *runHooks) acquireFailed(err error) {
 	answered := 0
 	for _, n := range qe.Nodes {
 		switch {
-		case errors.Is(n.Err, redlock.ErrNotAwaited):
+		case errors.Is(n.Err, redlockx.ErrNotAwaited):
 			// It answered too late to matter, which says nothing about it.
-		case n.Vote == redlock.VoteError:
+		case n.Err != nil:
 			h.warnNode(n, causeKey(n.Err.Error()), qe)
-		case n.Vote == redlock.VoteQuarantined:
+		case n.Quarantined:
 			answered++ // it answered; its quarantine ends by itself
 			h.warnNode(n, "quarantined", qe)
 		default:
@@ -87,12 +88,24 @@ func (h *runHooks) warnNode(n redlock.NodeResult, cause string, qe *redlock.Quor
 	switch {
 	case !log:
 	case held == 0:
-		h.log.Warn("campaign attempt: node could not vote", "node", n.Node, "cause", n.String(),
+		h.log.Warn("campaign attempt: node could not vote", "node", n.Node, "cause", nodeCause(n),
 			"granted", qe.Yes, "needed", qe.Need)
 	default:
-		h.log.Warn("campaign attempts: node still could not vote", "node", n.Node, "cause", n.String(),
+		h.log.Warn("campaign attempts: node still could not vote", "node", n.Node, "cause", nodeCause(n),
 			"times", held, "within", nodeWarnEvery)
 	}
+}
+
+// nodeCause says why node n could not vote, as its answer gives it.
+func nodeCause(n redlock.NodeResult) string {
+	node := n.Node
+	if n.Master != "" {
+		node += " (" + n.Master + ")"
+	}
+	if n.Quarantined {
+		return fmt.Sprintf("%s: quarantined for %s", node, n.Quarantine.Round(time.Millisecond))
+	}
+	return fmt.Sprintf("%s: %v", node, n.Err)
 }
 
 // majority tracks how long attempts have gone without a majority of

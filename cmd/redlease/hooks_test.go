@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/redlease/redlease/internal/redlockx"
 	"github.com/redlease/redlease/redlock"
 )
 
@@ -29,9 +30,9 @@ func TestRunHooksNameNodes(t *testing.T) {
 	h.warn.now = func() time.Time { return now }
 	down := func(port string) *redlock.QuorumError {
 		return &redlock.QuorumError{Op: "acquire", Need: 2, Yes: 1, Nodes: []redlock.NodeResult{
-			{Node: "a:1", Vote: redlock.VoteYes},
-			{Node: "b:2", Vote: redlock.VoteError, Err: errors.New("read tcp 127.0.0.1:" + port + "->b:2: i/o timeout")},
-			{Node: "c:3", Vote: redlock.VoteError, Err: redlock.ErrNotAwaited},
+			{Node: "a:1", Yes: true},
+			{Node: "b:2", Err: errors.New("read tcp 127.0.0.1:" + port + "->b:2: i/o timeout")},
+			{Node: "c:3", Err: redlockx.ErrNotAwaited},
 		}}
 	}
 	// One node down for 30s, an attempt every 250ms: ~120 attempts.
@@ -39,7 +40,7 @@ func TestRunHooksNameNodes(t *testing.T) {
 		attempt(h, down(strings.Repeat("5", 1+i%4)))
 		now = now.Add(250 * time.Millisecond)
 	}
-	attempt(h, &redlock.QuorumError{Need: 2, Nodes: []redlock.NodeResult{{Node: "a:1", Vote: redlock.VoteNo}}})
+	attempt(h, &redlock.QuorumError{Need: 2, Nodes: []redlock.NodeResult{{Node: "a:1"}}})
 	attempt(h, errors.New("not a quorum error"))
 	attempt(h, nil) // won: nothing to say
 	out := b.String()
@@ -56,9 +57,9 @@ func TestRunHooksGiveUp(t *testing.T) {
 	h := newRunHooks(hclog.NewNullLogger(), time.Millisecond)
 	h.campaigning(func(err error) { cause = err })
 	none := &redlock.QuorumError{Op: "acquire", Need: 2, Nodes: []redlock.NodeResult{
-		{Node: "a:1", Vote: redlock.VoteError, Err: errors.New("connection refused")},
-		{Node: "b:2", Vote: redlock.VoteError, Err: errors.New("connection refused")},
-		{Node: "c:3", Vote: redlock.VoteQuarantined},
+		{Node: "a:1", Err: errors.New("connection refused")},
+		{Node: "b:2", Err: errors.New("connection refused")},
+		{Node: "c:3", Quarantined: true},
 	}}
 	attempt(h, none) // the outage starts
 	require.Eventually(t, func() bool { attempt(h, none); return cause != nil }, 5*time.Second, time.Millisecond)

@@ -50,7 +50,7 @@ func newCLIMetrics() *cliMetrics {
 
 // Observe is the redlock.Hooks method.
 func (m *cliMetrics) Observe(ev redlock.Event) {
-	outcome := ev.Outcome()
+	outcome := ev.Outcome
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	switch ev.Kind {

@@ -22,11 +22,11 @@ import (
 // label values escaped.
 func TestCLIMetricsText(t *testing.T) {
 	m := newCLIMetrics()
-	m.Observe(redlock.Event{Kind: redlock.EventAcquire, Key: "k", Duration: 3 * time.Millisecond})
-	m.Observe(redlock.Event{Kind: redlock.EventAcquire, Key: "k", Duration: 30 * time.Millisecond})
-	m.Observe(redlock.Event{Kind: redlock.EventAcquire, Key: "k", Duration: 10 * time.Second})
-	m.Observe(redlock.Event{Kind: redlock.EventNodeError, Node: `a"b\`, Err: errors.New("refused")})
-	m.Observe(redlock.Event{Kind: redlock.EventElected, Key: "e"})
+	m.Observe(redlock.Event{Kind: redlock.EventAcquire, Key: "k", Duration: 3 * time.Millisecond, Outcome: "ok"})
+	m.Observe(redlock.Event{Kind: redlock.EventAcquire, Key: "k", Duration: 30 * time.Millisecond, Outcome: "ok"})
+	m.Observe(redlock.Event{Kind: redlock.EventAcquire, Key: "k", Duration: 10 * time.Second, Outcome: "ok"})
+	m.Observe(redlock.Event{Kind: redlock.EventNodeError, Node: `a"b\`, Err: errors.New("refused"), Outcome: "error"})
+	m.Observe(redlock.Event{Kind: redlock.EventElected, Key: "e", Outcome: "ok"})
 	var b strings.Builder
 	m.writeTo(&b)
 	out := b.String()

@@ -15,6 +15,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/redlease/redlease/internal/clusterkey"
 	"github.com/redlease/redlease/internal/redlockx"
 	"github.com/redlease/redlease/redlock"
 )
@@ -48,10 +49,10 @@ type connFlags struct {
 func (c *connFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&c.nodes, "nodes", "", "comma-separated `nodes`: host:port, or redis:// and rediss:// (TLS) URLs with an optional user:password@ and /db; default $"+envNodes)
 	fs.BoolVar(&c.cluster, "cluster", false, "the nodes are seed nodes of one Redis Cluster: keep each election as --replicas copies in its hash slots")
-	fs.IntVar(&c.replicas, "replicas", redlock.DefaultReplicas, "with --cluster: copies of each election (odd, 1 to 15), each one vote")
+	fs.IntVar(&c.replicas, "replicas", clusterkey.DefaultReplicas, "with --cluster: copies of each election (odd, 1 to 15), each one vote")
 	fs.BoolVar(&c.bootstrap, "bootstrap", false, "declare the nodes brand new, so that they vote at once instead of after --max-ttl; never after a crash or a restart")
-	fs.DurationVar(&c.nodeTimeout, "node-timeout", redlock.DefaultNodeTimeout, "bound on every request to one node")
-	fs.DurationVar(&c.maxTTL, "max-ttl", redlock.DefaultMaxTTL, "largest TTL on these nodes, and the quarantine of a node that may have lost its data; the same for every client of the nodes")
+	fs.DurationVar(&c.nodeTimeout, "node-timeout", redlockx.Defaults().NodeTimeout, "bound on every request to one node")
+	fs.DurationVar(&c.maxTTL, "max-ttl", redlockx.Defaults().MaxTTL, "largest TTL on these nodes, and the quarantine of a node that may have lost its data; the same for every client of the nodes")
 	fs.BoolVar(&c.verbose, "verbose", false, "log at debug level")
 }
 

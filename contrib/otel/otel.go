@@ -75,7 +75,7 @@ func New(mp metric.MeterProvider) (*Hooks, error) {
 // Observe records ev (the redlock.Hooks method).
 func (h *Hooks) Observe(ev redlock.Event) {
 	ctx := context.Background()
-	outcome := attribute.String("outcome", ev.Outcome())
+	outcome := attribute.String("outcome", ev.Outcome)
 	switch ev.Kind {
 	case redlock.EventNodeError:
 		h.nodeErrs.Add(ctx, 1, metric.WithAttributes(attribute.String("node", ev.Node), outcome))

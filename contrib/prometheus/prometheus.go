@@ -78,7 +78,7 @@ func New(reg prometheus.Registerer) (*Hooks, error) {
 
 // Observe records ev (the redlock.Hooks method).
 func (h *Hooks) Observe(ev redlock.Event) {
-	outcome := ev.Outcome()
+	outcome := ev.Outcome
 	switch ev.Kind {
 	case redlock.EventNodeError:
 		h.nodeErrs.WithLabelValues(ev.Node, outcome).Inc()

@@ -131,14 +131,21 @@ func elect(ctx context.Context, w io.Writer, addrs []string, bootstrap bool) err
 	return nil
 }
 
-// printPlacement says which master serves each copy of the key: the copies
-// of the key's bucket (keys are spread over redlock.DefaultBuckets buckets,
-// each with its own n slots).
+// printPlacement says which master serves each copy of the election's key
+// (the copies of its bucket: other keys use other slots), as
+// redlock.Client.Inspect reports it.
 func printPlacement(ctx context.Context, w io.Writer, client *redlock.Client) {
-	rs, shared := client.Placement(ctx)
-	for _, r := range rs {
-		if r.Bucket == redlock.Bucket(name, redlock.DefaultBuckets) {
-			fmt.Fprintf(w, "copy %d: hash tag {%s}, slot %d, on master %s\n", r.Index, r.Tag, r.Slot, r.Master)
+	ins, err := client.Inspect(ctx, name)
+	if ins == nil {
+		fmt.Fprintf(w, "placement unknown: %v\n", err)
+		return
+	}
+	seen, shared := map[string]bool{}, false
+	for _, n := range ins.Nodes {
+		fmt.Fprintf(w, "%s: on master %s\n", n.Node, n.Master)
+		if n.Master != "" {
+			shared = shared || seen[n.Master]
+			seen[n.Master] = true
 		}
 	}
 	if shared {

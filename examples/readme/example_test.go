@@ -142,8 +142,8 @@ func nightlyReports(ctx context.Context, client *redlock.Client) error {
 		if finished := writeReport(lock.Token()); finished {
 			return nil
 		}
-		select { // wait a third of the TTL, then extend: long before the lock lapses
-		case <-time.After(lock.TTL() / 3):
+		select { // wait a third of the validity left, then extend: long before the lock lapses
+		case <-time.After(time.Until(lock.ValidUntil()) / 3):
 		case <-ctx.Done():
 			return ctx.Err()
 		}

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/redlease/redlease/internal/checker/wire"
+	"github.com/redlease/redlease/internal/clusterkey"
 	"github.com/redlease/redlease/internal/redistest"
 	"github.com/redlease/redlease/redlock"
 )
@@ -103,15 +104,15 @@ func (r *rig) clusterArgs(sl *slot) []string {
 
 // copyTag is the hash tag of copy i of the election's key.
 func copyTag(i int) string {
-	b := redlock.Bucket(electionKey, redlock.DefaultBuckets)
-	return redlock.BucketTag(i, b, clusterCopies, redlock.DefaultBuckets)
+	b := clusterkey.Bucket(electionKey, clusterkey.DefaultBuckets)
+	return clusterkey.BucketTag(i, b, clusterCopies, clusterkey.DefaultBuckets)
 }
 
 // copyKey is copy i of the election's key.
 func copyKey(i int) string { return "{" + copyTag(i) + "}:" + electionKey }
 
 // copySlot is the slot of copy i of the election's key.
-func copySlot(i int) uint16 { return redlock.Slot(copyTag(i)) }
+func copySlot(i int) uint16 { return clusterkey.Slot(copyTag(i)) }
 
 // copyMaster is the node of the master that serves copy i now.
 func (r *rig) copyMaster(i int) int {
@@ -369,11 +370,11 @@ func (r *rig) newProbe() *probe {
 // sameBucketKeys are n keys of the election key's bucket: their copies
 // live in the election's slots.
 func sameBucketKeys(n int) []string {
-	want := redlock.Bucket(electionKey, redlock.DefaultBuckets)
+	want := clusterkey.Bucket(electionKey, clusterkey.DefaultBuckets)
 	var out []string
 	for i := 0; len(out) < n; i++ {
 		k := "faults:probe:" + strconv.Itoa(i)
-		if redlock.Bucket(k, redlock.DefaultBuckets) == want {
+		if clusterkey.Bucket(k, clusterkey.DefaultBuckets) == want {
 			out = append(out, k)
 		}
 	}

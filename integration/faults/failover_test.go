@@ -232,14 +232,14 @@ func quarantinedThenVotes(t *testing.T, r *rig, s *redis.Client, since int64, wh
 	require.NoError(t, err)
 	defer solo.Close()
 	v, err := soloVote(ctx, solo)
-	require.Equal(t, redlock.VoteQuarantined, v, "%s is not quarantined: %v", what, err)
+	require.Equal(t, "quarantined", v, "%s is not quarantined: %v", what, err)
 	check(ctx)
 	var back int64
 	r.until(maxTTL+waitLong, what+" voting again", func() bool {
 		switch v, err := soloVote(ctx, solo); v {
-		case redlock.VoteQuarantined:
+		case "quarantined":
 			return false
-		case redlock.VoteYes:
+		case "yes":
 			back = wire.Now()
 		default:
 			t.Errorf("%s: vote %v: %v", what, v, err)
@@ -278,14 +278,20 @@ func caughtOverlap(t *testing.T, rep *report, what string) string {
 
 // soloVote is the vote of a one-node client's node: one acquisition of a
 // probe key, released at once when granted.
-func soloVote(ctx context.Context, solo *redlock.Client) (redlock.Vote, error) {
+func soloVote(ctx context.Context, solo *redlock.Client) (string, error) {
 	l, err := solo.TryAcquire(ctx, "faults:probe", ttl)
 	if err == nil {
 		_, err = l.Release(ctx)
-		return redlock.VoteYes, err
+		return "yes", err
 	}
 	if qe, ok := errors.AsType[*redlock.QuorumError](err); ok && len(qe.Nodes) == 1 {
-		return qe.Nodes[0].Vote, err
+		switch n := qe.Nodes[0]; {
+		case n.Quarantined:
+			return "quarantined", err
+		case n.Err != nil:
+			return "error", err
+		}
+		return "no", err
 	}
-	return redlock.VoteError, err
+	return "error", err
 }

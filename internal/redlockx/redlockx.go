@@ -1,7 +1,8 @@
 // Package redlockx gives the packages built on redlock (lease, observer,
 // election) and the CLI what they need of a redlock.Client beyond its
 // public API: its configuration and quorum, its TTL and drift rule, the
-// change-notice Pub/Sub, and extensions with a longer wait. Package
+// change-notice Pub/Sub, extensions with a longer wait, when a lock's
+// acquisition started, and the outcome word of the events they report. Package
 // redlock implements these and registers them at init (see package link);
 // this package only types them. Nothing outside this module can import
 // it.
@@ -108,3 +109,18 @@ func QuietQuarantine(cfg *redlock.Config) { link.Get().QuietQuarantine(cfg) }
 // UnsafeOff returns the guards a negative control turned off for c
 // (internal/unsafeopt); the zero Off in every other use.
 func UnsafeOff(c *redlock.Client) unsafeopt.Off { return link.Get().UnsafeOff(c) }
+
+// AcquiredAt is when the acquisition that produced l started (the time
+// carries a monotonic reading): the lease package schedules its first
+// refresh from it.
+func AcquiredAt(l *redlock.Lock) time.Time { return link.Get().AcquiredAt(l) }
+
+// Outcome sums an event's error up in one word, the value of
+// redlock.Event.Outcome (see there), for the events the packages built on
+// redlock report themselves.
+func Outcome(err error) string { return link.Get().Outcome(err) }
+
+// ErrNotAwaited is the Err of a redlock.NodeResult whose node was still
+// answering when the other nodes' answers had decided the outcome (the
+// CLI does not warn about such a node).
+var ErrNotAwaited = link.ErrNotAwaited

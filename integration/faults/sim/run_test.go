@@ -173,11 +173,7 @@ func (r *run) redisClient(proc string, i int) *redis.Client {
 func (r *run) redlockConfig(rnd *lockedRand) redlock.Config {
 	cfg := redlock.Config{MaxTTL: r.s.maxTTL, DisableQuarantine: r.s.control == "no-quarantine" || r.s.noQuarantine,
 		DisableFencing: r.s.noFencing}
-	cfg.Retry = func() redlock.RetryStrategy {
-		return redlock.RetryFunc(func() (time.Duration, bool) {
-			return rnd.dur(50*time.Millisecond, 150*time.Millisecond), true
-		})
-	}
+	cfg.Retry = func(int) (time.Duration, bool) { return rnd.dur(50*time.Millisecond, 150*time.Millisecond), true }
 	off := unsafeopt.Off{CounterTTL: r.s.counterTTL, FastPathMinority: r.s.control == "fencing-minority"}
 	unsafeopt.Apply(&cfg, off)
 	return cfg

@@ -8,6 +8,7 @@ package link
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/redlease/redlease/internal/unsafeopt"
@@ -43,7 +44,14 @@ type Funcs struct {
 	ExtendAll       func(ctx context.Context, c, locks any, wait time.Duration) []error
 	QuietQuarantine func(cfg any)
 	UnsafeOff       func(c any) unsafeopt.Off
+	AcquiredAt      func(l any) time.Time
+	Outcome         func(err error) string
 }
+
+// ErrNotAwaited is the Err of a redlock.NodeResult whose node was still
+// answering when the other nodes' answers had decided the outcome. It says
+// nothing about that node: it may be healthy, only slower.
+var ErrNotAwaited = errors.New("not awaited: the outcome was decided without this node")
 
 var funcs *Funcs
 

@@ -71,7 +71,7 @@ func main() {
 	flag.StringVar(&o.addrMap, "addr-map", "",
 		"with -cluster: comma-separated from=to pairs; the cluster client dials to when the cluster names from (the test's fault proxies)")
 	flag.IntVar(&o.copies, "copies", 3, "with -cluster: copies of each lock (NewCluster's n)")
-	flag.IntVar(&o.buckets, "buckets", 0, "with -cluster: buckets (0: redlock.DefaultBuckets)")
+	flag.IntVar(&o.buckets, "buckets", 0, "with -cluster: buckets (0: the default of redlock.Config.Buckets)")
 	flag.StringVar(&o.key, "key", "faults:election", "election name")
 	flag.StringVar(&o.store, "store", "", "base URL of the fenced store (empty: no work)")
 	flag.DurationVar(&o.ttl, "ttl", time.Second, "election TTL")
@@ -191,11 +191,8 @@ func run(o options) error {
 			return err
 		}
 		defer cc.Close()
-		var opts []redlock.ClusterOption
-		if o.buckets != 0 {
-			opts = append(opts, redlock.WithBuckets(o.buckets))
-		}
-		client, err = redlock.NewCluster(ctx, cfg, cc, o.copies, opts...)
+		cfg.Buckets = o.buckets
+		client, err = redlock.NewCluster(ctx, cfg, cc, o.copies)
 	} else {
 		client, err = redlock.New(ctx, cfg, nodes...)
 	}
