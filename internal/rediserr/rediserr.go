@@ -96,6 +96,7 @@ func (c Class) Final() bool {
 	return false
 }
 
+// String names the class for logs and test messages.
 func (c Class) String() string {
 	switch c {
 	case Transient:
@@ -191,6 +192,7 @@ type ReplyError struct {
 	err   error
 }
 
+// Error returns the server's reply unchanged.
 func (e *ReplyError) Error() string { return e.err.Error() }
 
 // Unwrap returns the go-redis error.
