@@ -19,7 +19,7 @@ import (
 
 // aclRuleCluster is the rule of SECURITY.md for redlock.NewCluster: every
 // key and notice channel of copy i carries the hash tag {rl<i>-<j>} (see
-// redlock.ClusterTag), notices use SPUBLISH/SSUBSCRIBE in the copy's slot,
+// internal/clusterkey.Tag), notices use SPUBLISH/SSUBSCRIBE in the copy's slot,
 // and go-redis' cluster client reads the slot map (CLUSTER SLOTS) and
 // follows ASK redirects during slot migrations (ASKING); it reads COMMAND
 // (the commands' key positions) once, and logs every use when refused.
