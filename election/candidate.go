@@ -127,7 +127,7 @@ func (c *candidate) loop(ctx context.Context) error {
 // afterTerm forgets the notices received during the term, and counts its
 // own release as one already tried for.
 func (c *candidate) afterTerm() {
-	drain(c.sub)
+	redlockx.Drain(c.sub)
 	for _, n := range c.e.client.Nodes() {
 		c.notices[n] = notice.Released
 	}
@@ -354,17 +354,6 @@ func (c *candidate) raceDelay() time.Duration {
 // candidate already knows.
 func (c *candidate) isCurrent(m notice.Message) bool {
 	return c.hasView && c.view.Value != "" && m.Value == c.view.Value
-}
-
-// drain drops the notices already queued.
-func drain(sub redlockx.Subscription) {
-	for {
-		select {
-		case <-sub.C():
-		default:
-			return
-		}
-	}
 }
 
 // finalAttempt reports whether a failed attempt means that no later one

@@ -2,14 +2,12 @@ package election
 
 import (
 	"context"
-	"fmt"
 	"maps"
 	"sync"
 	"sync/atomic"
 
 	"github.com/hashicorp/go-hclog"
 
-	"github.com/redlease/redlease/internal/keycheck"
 	"github.com/redlease/redlease/internal/leasex"
 	"github.com/redlease/redlease/internal/redlockx"
 	"github.com/redlease/redlease/observer"
@@ -50,11 +48,8 @@ type Elector struct {
 // lease.Inspect(ctx, client, name) reads it too. New validates cfg (also
 // against the client's settings) and does not contact the nodes.
 func New(client *redlock.Client, name string, cfg Config) (*Elector, error) {
-	switch {
-	case client == nil:
-		return nil, fmt.Errorf("%w: nil *redlock.Client", redlock.ErrInvalidArgument)
-	case keycheck.Problem("election name", name) != "":
-		return nil, fmt.Errorf("%w: %s", redlock.ErrInvalidArgument, keycheck.Problem("election name", name))
+	if err := redlockx.CheckNamed(client, name); err != nil {
+		return nil, err
 	}
 	if err := cfg.Validate(); err != nil {
 		return nil, err

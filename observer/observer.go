@@ -12,7 +12,6 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
-	"github.com/redlease/redlease/internal/keycheck"
 	"github.com/redlease/redlease/internal/redlockx"
 	"github.com/redlease/redlease/lease"
 	"github.com/redlease/redlease/redlock"
@@ -39,11 +38,8 @@ type Observer struct {
 // candidates campaign on; see election.New). It checks its arguments and
 // the Config; it does not contact the nodes.
 func New(client *redlock.Client, name string, cfg Config) (*Observer, error) {
-	switch {
-	case client == nil:
-		return nil, fmt.Errorf("%w: nil *redlock.Client", redlock.ErrInvalidArgument)
-	case keycheck.Problem("election name", name) != "":
-		return nil, fmt.Errorf("%w: %s", redlock.ErrInvalidArgument, keycheck.Problem("election name", name))
+	if err := redlockx.CheckNamed(client, name); err != nil {
+		return nil, err
 	}
 	if err := cfg.Validate(); err != nil {
 		return nil, err

@@ -180,7 +180,7 @@ func (o *Observer) wait(ctx context.Context, sub redlockx.Subscription, timer *t
 			if isCurrent(n.Payload, cur) {
 				continue // the current leader's own acquire notice
 			}
-			drain(sub)
+			redlockx.Drain(sub)
 			return nil
 		case <-timer.C:
 			return nil
@@ -212,17 +212,6 @@ const lapseSlack = time.Millisecond
 func isCurrent(payload string, cur Leader) bool {
 	m := notice.Parse(payload)
 	return m.Kind == notice.Acquired && !cur.none() && m.Value == cur.Value
-}
-
-// drain drops the notices already queued: one read answers them all.
-func drain(sub redlockx.Subscription) {
-	for {
-		select {
-		case <-sub.C():
-		default:
-			return
-		}
-	}
 }
 
 // final reports an error after which a watch cannot go on.

@@ -71,7 +71,7 @@ func (h *runHooks) acquireFailed(err error) {
 		case errors.Is(n.Err, redlockx.ErrNotAwaited):
 			// It answered too late to matter, which says nothing about it.
 		case n.Err != nil:
-			h.warnNode(n, causeKey(n.Err.Error()), qe)
+			h.warnNode(n, cause(n.Err), qe)
 		case n.Quarantined:
 			answered++ // it answered; its quarantine ends by itself
 			h.warnNode(n, "quarantined", qe)
@@ -134,7 +134,7 @@ func (h *runHooks) majority(ok bool, qe *redlock.QuorumError) {
 // refreshFailed warns of failed refreshes of the term, throttled per
 // cause: the term ends at its deadline unless one succeeds before.
 func (h *runHooks) refreshFailed(err error) {
-	log, held := h.warn.allow("refresh\x00" + causeKey(err.Error()))
+	log, held := h.warn.allow("refresh\x00" + cause(err))
 	switch {
 	case !log:
 	case held == 0:

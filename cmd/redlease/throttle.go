@@ -1,9 +1,17 @@
 package main
 
 import (
-	"regexp"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
 	"sync"
+	"syscall"
 	"time"
+
+	"github.com/redlease/redlease/internal/rediserr"
+	"github.com/redlease/redlease/redlock"
 )
 
 // throttle keeps repeated warnings about one cause from flooding the log:
@@ -50,10 +58,33 @@ func (t *throttle) allow(key string) (log bool, held int) {
 	return true, held
 }
 
-// digits are folded out of causes: ports, durations and counts change from
-// one occurrence to the next ("quarantined for 12.3s", "read tcp
-// 127.0.0.1:54321->...: i/o timeout") while the cause stays the same.
-var digits = regexp.MustCompile(`[0-9][0-9.]*`)
-
-// causeKey is the part of an error message that names its cause.
-func causeKey(msg string) string { return digits.ReplaceAllString(msg, "#") }
+// cause names what err is, from its type and the errors it wraps, never
+// from its text: warnings are throttled per node and cause, and a cause
+// must stay the same from one occurrence to the next (the text carries
+// ports, durations and counts that change).
+func cause(err error) string {
+	var ne net.Error
+	switch {
+	case errors.Is(err, context.DeadlineExceeded) || errors.As(err, &ne) && ne.Timeout():
+		return "timeout"
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return "connection refused"
+	case errors.Is(err, syscall.ECONNRESET) || errors.Is(err, io.EOF) || errors.Is(err, net.ErrClosed):
+		return "connection lost"
+	case errors.Is(err, redlock.ErrAccessDenied):
+		return "access denied"
+	}
+	if c, ok := rediserr.Of(err); ok {
+		return "reply: " + c.String()
+	}
+	if qe, ok := errors.AsType[*redlock.QuorumError](err); ok {
+		return "no majority: " + qe.Op
+	}
+	for {
+		inner := errors.Unwrap(err)
+		if inner == nil {
+			return fmt.Sprintf("%T", err)
+		}
+		err = inner
+	}
+}

@@ -1,11 +1,27 @@
 package main
 
 import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
+
+	"github.com/redlease/redlease/internal/rediserr"
+	"github.com/redlease/redlease/redlock"
 )
+
+// replyErr is an error reply as go-redis returns it (a redis.Error).
+type replyErr string
+
+func (e replyErr) Error() string { return string(e) }
+func (replyErr) RedisError()     {}
 
 func TestThrottle(t *testing.T) {
 	now := time.Unix(0, 0)
@@ -31,8 +47,25 @@ func TestThrottle(t *testing.T) {
 	assert.True(t, log, "a key not seen for two intervals starts afresh")
 	assert.Zero(t, held)
 
-	assert.Equal(t, causeKey("quarantined for 12.345s"), causeKey("quarantined for 3.5s"))
-	assert.Equal(t, causeKey("read tcp 127.0.0.1:5432->127.0.0.1:6379: i/o timeout"),
-		causeKey("read tcp 127.0.0.1:6001->127.0.0.1:6379: i/o timeout"))
-	assert.NotEqual(t, causeKey("connection refused"), causeKey("i/o timeout"))
+}
+
+// Warnings are throttled per cause, and a cause comes from what an error
+// is, not from its text: the same cause with other ports or durations is
+// one key, other causes are other keys.
+func TestCause(t *testing.T) {
+	timeout := func(port int) error {
+		return fmt.Errorf("node 127.0.0.1:%d: %w", port, &net.OpError{Op: "read", Net: "tcp", Err: os.ErrDeadlineExceeded})
+	}
+	refused := fmt.Errorf("dial: %w", &net.OpError{Op: "dial", Net: "tcp", Err: syscall.ECONNREFUSED})
+	assert.Equal(t, "timeout", cause(timeout(5432)))
+	assert.Equal(t, cause(timeout(5432)), cause(timeout(6001)))
+	assert.Equal(t, "timeout", cause(fmt.Errorf("no answer within 200ms: %w", context.DeadlineExceeded)))
+	assert.Equal(t, "connection refused", cause(refused))
+	assert.Equal(t, "connection lost", cause(fmt.Errorf("read: %w", io.EOF)))
+	assert.Equal(t, "access denied", cause(fmt.Errorf("x: %w", redlock.ErrAccessDenied)))
+	assert.Equal(t, cause(rediserr.Classify(replyErr("READONLY You can't write against a read only replica."))),
+		cause(rediserr.Classify(replyErr("LOADING Redis is loading the dataset in memory"))), "one class")
+	assert.NotEqual(t, cause(rediserr.Classify(replyErr("READONLY You can't write"))),
+		cause(rediserr.Classify(replyErr("WRONGTYPE Operation against a key"))))
+	assert.Equal(t, "*errors.errorString", cause(errors.New("something else")))
 }

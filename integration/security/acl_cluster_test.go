@@ -72,19 +72,9 @@ func TestACLLeastPrivilegeCluster(t *testing.T) {
 			return false
 		}
 	}, waitFor, 50*time.Millisecond)
-	drain(sub)
+	redlockx.Drain(sub)
 	alice, err := lease.Acquire(ctx, c, key, lease.Config{TTL: 3 * time.Second, ID: "alice"})
 	require.NoError(t, err)
 	require.NoError(t, alice.Release(ctx))
 	waitNotices(t, sub, notice.Message{Kind: notice.Released}.Encode(), redlockx.Quorum(c))
-}
-
-func drain(sub redlockx.Subscription) {
-	for {
-		select {
-		case <-sub.C():
-		default:
-			return
-		}
-	}
 }

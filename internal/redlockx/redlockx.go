@@ -10,8 +10,10 @@ package redlockx
 
 import (
 	"context"
+	"fmt"
 	"time"
 
+	"github.com/redlease/redlease/internal/keycheck"
 	"github.com/redlease/redlease/internal/redlockx/link"
 	"github.com/redlease/redlease/internal/unsafeopt"
 	"github.com/redlease/redlease/redlock"
@@ -74,6 +76,30 @@ func Publish(ctx context.Context, c *redlock.Client, channel, message string) (i
 // background. The subscription owns a goroutine per node until Close.
 func Subscribe(ctx context.Context, c *redlock.Client, channel string) (Subscription, error) {
 	return link.Get().Subscribe(ctx, c, channel)
+}
+
+// Drain drops the notices already queued on sub, without waiting.
+func Drain(sub Subscription) {
+	for {
+		select {
+		case <-sub.C():
+		default:
+			return
+		}
+	}
+}
+
+// CheckNamed checks the arguments every constructor of a named election
+// role (election.New, observer.New) takes: a client, and a name that is a
+// valid key.
+func CheckNamed(client *redlock.Client, name string) error {
+	if client == nil {
+		return fmt.Errorf("%w: nil *redlock.Client", redlock.ErrInvalidArgument)
+	}
+	if p := keycheck.Problem("election name", name); p != "" {
+		return fmt.Errorf("%w: %s", redlock.ErrInvalidArgument, p)
+	}
+	return nil
 }
 
 // ReleaseNotice is the acquisition option that makes the lock's release
