@@ -10,6 +10,7 @@ import (
 
 // Info is what a majority read of a lease's key tells (see [Inspect]).
 type Info struct {
+	// Key is the lease's key that was read.
 	Key string
 	// Holder is the decoded value held on a majority of nodes; nil when no
 	// value is. A value written by another Redlock client is a Holder with

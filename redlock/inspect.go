@@ -10,6 +10,7 @@ import (
 
 // Inspection is a majority read of a key (see [Client.Inspect]).
 type Inspection struct {
+	// Key is the key that was read.
 	Key string
 	// Value is the value held on a majority of nodes; "" when none.
 	Value string
@@ -52,7 +53,8 @@ type NodeState struct {
 	// quarantine's end; a Client in use checks every 10s in any case
 	// (docs/design.md §4.9).
 	Ready bool
-	Err   error
+	// Err is why this node gave no answer (nil when it answered).
+	Err error
 }
 
 // Inspect reads the key on every node and reports the holder found on a
