@@ -1,8 +1,10 @@
 package election
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -50,13 +52,13 @@ func proxyAddrs(ps []*faultproxy.Proxy) []string { return faultproxy.Addrs(ps) }
 // seen records the leaders an observer's watch reported.
 type seen struct {
 	mu      sync.Mutex
-	tokens  map[uint64]string
+	tokens  map[uint64]map[string]bool // every leader ID reported with each token
 	unknown int
 	changed chan struct{} // closed and replaced on every event
 }
 
 func watchAll(t testing.TB, ctx context.Context, o *observer.Observer) *seen {
-	s := &seen{tokens: map[uint64]string{}, changed: make(chan struct{})}
+	s := &seen{tokens: map[uint64]map[string]bool{}, changed: make(chan struct{})}
 	w := o.Watch(ctx)
 	done := make(chan struct{})
 	go func() {
@@ -65,7 +67,10 @@ func watchAll(t testing.TB, ctx context.Context, o *observer.Observer) *seen {
 			s.mu.Lock()
 			switch ev.State {
 			case observer.StateLeader:
-				s.tokens[ev.Leader.Token] = ev.Leader.ID
+				if s.tokens[ev.Leader.Token] == nil {
+					s.tokens[ev.Leader.Token] = map[string]bool{}
+				}
+				s.tokens[ev.Leader.Token][ev.Leader.ID] = true
 			case observer.StateUnknown:
 				s.unknown++
 			}
@@ -232,10 +237,20 @@ func TestIntegrationManyTerms(t *testing.T) {
 	assert.GreaterOrEqual(t, len(ts), terms)
 	for _, s := range observers {
 		s.mu.Lock()
-		for _, tn := range ts {
+		slices.SortFunc(ts, func(a, b tenure) int { return cmp.Compare(a.token, b.token) })
+		for i, tn := range ts {
 			// A term begun while the candidates stop may be too short to read.
 			if waited[tn.token] {
-				assert.Equal(t, tn.id, s.tokens[tn.token], "observer saw term %d", tn.token)
+				assert.True(t, s.tokens[tn.token][tn.id], "observer saw term %d of %s", tn.token, tn.id)
+			}
+			// Any other leader reported with this token is the next term's,
+			// read before its own token showed (observer.Leader.Token says
+			// so); the Watch reported it again with its token.
+			for id := range s.tokens[tn.token] {
+				if id != tn.id {
+					require.Less(t, i+1, len(ts), "token %d reported for %s after the last term", tn.token, id)
+					assert.Equal(t, ts[i+1].id, id, "token %d (term of %s) reported for %s", tn.token, tn.id, id)
+				}
 			}
 		}
 		s.mu.Unlock()
