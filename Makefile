@@ -65,11 +65,14 @@ soak: servers
 ## sim: the deterministic-simulation explorer (integration/faults/sim): the real
 ## client code against simulated servers in virtual time, from a random seed
 ## (SEED=<n> to choose) for DURATION; prints schedules per second, faults by
-## kind, script-branch coverage and a last line `sim: schedules=N ...`.
-sim:
-	@set -o pipefail; REDLEASE_SIM=$(DURATION) $(if $(SEED),REDLEASE_SIM_SEED=$(SEED)) \
-	  go test -count=1 -timeout 0 -v -run '^TestSimSoak$$' ./integration/faults/sim/ | grep -v -E '^(=== |    --- |--- PASS: TestSimSoak/)'
-	@$(MAKE) --no-print-directory sim-exact
+## kind, script-branch coverage (with the differential test's, which runs
+## first on both servers) and a last line `sim: schedules=N ...`. It runs
+## sim-exact first (the exact build finds a control and repeats it).
+SIM_COV ?= $(or $(TMPDIR),/tmp)/redlease-sim-coverage.json
+sim: servers sim-exact
+	@rm -f $(SIM_COV); REDLEASE_SIM_COVERAGE=$(SIM_COV) go test -count=1 -run '^TestDifferential(Redis|Valkey)$$' ./internal/sim/
+	@set -o pipefail; REDLEASE_SIM=$(DURATION) $(if $(SEED),REDLEASE_SIM_SEED=$(SEED)) REDLEASE_SIM_COVERAGE=$(SIM_COV) \
+	  go test -count=1 -timeout 0 -v -run '^TestSimSoak$$' ./integration/faults/sim/ | grep -v -E '^(=== | *--- PASS|PASS$$|ok )'
 
 # The simulator built for wasip1 and run by Node.js's WASI (wasi/run.mjs):
 # one thread, and the Go runtime's random source seeded, so that a schedule

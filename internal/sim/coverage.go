@@ -1,7 +1,9 @@
 package sim
 
 import (
+	"encoding/json"
 	"fmt"
+	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -141,3 +143,48 @@ func (c *Coverage) Reset() {
 // ScriptCoverage is the process-wide coverage of the scripts the simulated
 // servers ran.
 func ScriptCoverage() *Coverage { return sharedEngine.cov }
+
+// WriteCounts writes branch counts to path (JSON), for another test
+// process to merge (make sim: the differential test's counts beside the
+// explorer's).
+func WriteCounts(path string, counts []BranchCount) error {
+	b, err := json.Marshal(counts)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, b, 0o644)
+}
+
+// ReadCounts reads the branch counts WriteCounts wrote.
+func ReadCounts(path string) ([]BranchCount, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var counts []BranchCount
+	if err := json.Unmarshal(b, &counts); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return counts, nil
+}
+
+// MergeCounts adds the hits of b to those of the same branches of a
+// (script, line and text), and appends b's other branches.
+func MergeCounts(a, b []BranchCount) []BranchCount {
+	out := slices.Clone(a)
+	at := map[string]int{}
+	for i, c := range out {
+		at[c.key()] = i
+	}
+	for _, c := range b {
+		if i, ok := at[c.key()]; ok {
+			out[i].Hits += c.Hits
+			continue
+		}
+		at[c.key()] = len(out)
+		out = append(out, c)
+	}
+	return out
+}
+
+func (c BranchCount) key() string { return fmt.Sprintf("%s:%d:%s", c.Script, c.Line, c.Text) }

@@ -193,6 +193,12 @@ func differential(t *testing.T, bin string, mutate func(script, src string) stri
 	}
 	t.Logf("%s: %d states, %d script calls, every reply and every key compared: %d differences; script branches reached so far in this process: %d/%d; not: %s",
 		bin, cases, calls, len(diffs), reached, all, strings.Join(missed, "; "))
+	if p := os.Getenv("REDLEASE_SIM_COVERAGE"); p != "" && mutate == nil {
+		// make sim reports the explorer's coverage together with this.
+		if err := WriteCounts(p, ScriptCoverage().Branches()); err != nil {
+			t.Fatal(err)
+		}
+	}
 	return diffs
 }
 
