@@ -24,8 +24,7 @@ import (
 // A Lease is safe for concurrent use by multiple goroutines.
 type Lease struct {
 	client *redlock.Client
-	lock   *redlock.Lock
-	key    string
+	lock   *redlock.Lock // its Key is the lease's
 	log    hclog.Logger
 
 	// The timings of the Config it was acquired with (the rest of the
@@ -44,26 +43,26 @@ type Lease struct {
 	err        error     // why the lease ended; set once, then constant
 
 	timer    *time.Timer // the deadline timer (expire); Reset under mu
-	inflight bool        // a refresh is in flight
-	failures int         // failed refreshes in a row
 	lastErr  error       // of the last failed refresh, nil after a success
+	failures int32       // failed refreshes in a row
+	inflight bool        // a refresh is in flight
 
-	// Guarded by sched.mu (scheduler.go).
+	// Guarded by sched.mu (scheduler.go). (The small fields sit beside
+	// others to leave no padding: a Lease is 240 bytes.)
+	gone  bool // ended: never scheduled again
 	sched *scheduler
-	due   time.Time   // when the next refresh is due
-	hidx  int         // index in the scheduler's heap, -1 when not in it
-	gone  bool        // ended: never scheduled again
+	due   monoTime    // when the next refresh is due
 	round *roundState // the batch in flight that carries the lease, if any
 
 	stopParent  func() bool    // unregisters the parent-context callback (nil if none); under mu
-	exited      sync.WaitGroup // done when ended has run
-	wg          sync.WaitGroup // the acquire notice
+	exited      sync.WaitGroup // done when ended has run and the acquire notice was sent
 	releaseOnce sync.Once      // deleting the keys happens once
+	hidx        int32          // index in the scheduler's heap, -1 when not in it; under sched.mu
 	releaseErr  error          // result of deleting the keys, set in releaseOnce
 }
 
 // Key returns the key the lease is held on.
-func (l *Lease) Key() string { return l.key }
+func (l *Lease) Key() string { return l.lock.Key() }
 
 // Holder returns the identity stored in the lease's keys: ID, Metadata and
 // the random nonce of this acquisition. Every call returns a fresh copy.
@@ -155,7 +154,6 @@ func (l *Lease) Release(ctx context.Context) error {
 	l.end(ErrReleased)
 	l.exited.Wait()
 	l.releaseKeys(ctx)
-	l.wg.Wait()
 	return l.releaseErr
 }
 
@@ -188,13 +186,13 @@ func (l *Lease) releaseKeys(ctx context.Context) {
 		switch {
 		case errors.Is(err, redlock.ErrNotHeld):
 			// Expired, taken, or released by redlock already: nothing left.
-			l.log.Debug("lease keys already gone", "key", l.key, "token", l.Token(), "error", err)
+			l.log.Debug("lease keys already gone", "key", l.Key(), "token", l.Token(), "error", err)
 			err = nil
 		case err != nil:
 			l.log.Warn("lease released, but not on every node; their copies expire with the TTL",
-				"key", l.key, "token", l.Token(), "deleted", n, "error", err, "elapsed", time.Since(t0))
+				"key", l.Key(), "token", l.Token(), "deleted", n, "error", err, "elapsed", time.Since(t0))
 		default:
-			l.log.Debug("lease keys deleted", "key", l.key, "token", l.Token(), "deleted", n, "elapsed", time.Since(t0))
+			l.log.Debug("lease keys deleted", "key", l.Key(), "token", l.Token(), "deleted", n, "elapsed", time.Since(t0))
 		}
 		l.releaseErr = err
 	})

@@ -47,8 +47,8 @@ type scaleResult struct {
 	calls                int64   // script calls, all servers, during the window
 	usPerCall            float64 // server time per script call
 	extends              int64   // lease refreshes seen during the window
-	heapPerLease         float64 // bytes, growth after the pools were opened
-	poolHeap             int64   // bytes of the opened connection pools
+	heapPerLease         float64 // bytes: growth from half the leases to all, per lease
+	heapWhole            float64 // bytes: growth from none to all after the window, per lease
 	lost                 int
 	retries              int64 // acquisitions that failed and were tried again
 	load                 string
@@ -65,7 +65,7 @@ func runScale(o options) error {
 	}
 	fmt.Printf("## Leases at scale (5 redis-servers %s, GOMAXPROCS %d, %d CPUs, load at start %s)\n\n",
 		redisVersion(), runtime.GOMAXPROCS(0), nproc(), loadavg())
-	fmt.Println("| case | run | acquire | client CPU | 5 servers CPU | script calls/s | server us/call | refreshes/s | heap/lease | pools | lost | acquire retries | load 1/5/15 |")
+	fmt.Println("| case | run | acquire | client CPU | 5 servers CPU | script calls/s | server us/call | refreshes/s | heap/lease | whole heap/lease | lost | acquire retries | load 1/5/15 |")
 	fmt.Println("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
 	for _, c := range cases {
 		for run := 1; run <= c.runs; run++ {
@@ -73,14 +73,14 @@ func runScale(o options) error {
 			if err != nil {
 				return fmt.Errorf("%s, run %d: %w", c.name, run, err)
 			}
-			fmt.Printf("| %s | %d/%d | %.2fs | %.1f%% | %.1f%% | %.0f | %.1f | %.0f | %.0f B | %.1f MiB | %d | %d | %s |\n",
+			fmt.Printf("| %s | %d/%d | %.2fs | %.1f%% | %.1f%% | %.0f | %.1f | %.0f | %.0f B | %.0f B | %d | %d | %s |\n",
 				c.name, run, c.runs, r.acquire.Seconds(), r.clientPct, r.serverPct,
 				float64(r.calls)/c.window.Seconds(), r.usPerCall, float64(r.extends)/c.window.Seconds(),
-				r.heapPerLease, float64(r.poolHeap)/(1<<20), r.lost, r.retries, r.load)
+				r.heapPerLease, r.heapWhole, r.lost, r.retries, r.load)
 		}
 	}
 	fmt.Println("\nCPU in % of one core over the window; the machine is shared, so compare figures of one run, and read the load column.")
-	fmt.Println("heap/lease: heap growth per lease (after a GC) once the 5 x 16 pooled connections were open; pools: what opening them took (a fixed cost).")
+	fmt.Println("heap/lease: heap growth (after a GC) from half the leases to all, per lease; whole: from before the first acquisition to the end of the window, fixed costs included (pools, goroutines).")
 	return nil
 }
 
@@ -111,15 +111,7 @@ func scaleRun(c scaleCase) (scaleResult, error) {
 		return r, err
 	}
 	cfg := lease.Config{TTL: 10 * time.Second, ID: "scale-bench"}
-	// Open every pooled connection first: their buffers (about 64 KiB
-	// each, 5 x 16 of them) are a fixed cost of the process, not of its
-	// leases; heap0 is taken after them, and poolHeap reports them.
-	heapCold := heapAlloc()
-	if err := openPools(ctx, nodes, 16); err != nil {
-		return r, err
-	}
 	heap0 := heapAlloc()
-	r.poolHeap = heap0 - heapCold
 
 	leases := make([]*lease.Lease, c.leases)
 	defer func() {
@@ -138,41 +130,56 @@ func scaleRun(c scaleCase) (scaleResult, error) {
 	}()
 	t0 := time.Now()
 	var (
-		wg      sync.WaitGroup
-		next    atomic.Int64
 		errOnce sync.Once
 		acqErr  error
 		retries atomic.Int64
 	)
-	for range 64 {
-		wg.Go(func() {
-			for i := next.Add(1) - 1; i < int64(c.leases); i = next.Add(1) - 1 {
-				var l *lease.Lease
-				var err error
-				for try := 0; l == nil && try < 5; try++ {
-					if try > 0 {
-						retries.Add(1) // e.g. a node missed NodeTimeout on a loaded host
+	// acquire takes the leases [from, to) on 64 goroutines.
+	acquire := func(from, to int) {
+		var wg sync.WaitGroup
+		var next atomic.Int64
+		next.Store(int64(from))
+		for range 64 {
+			wg.Go(func() {
+				for i := next.Add(1) - 1; i < int64(to); i = next.Add(1) - 1 {
+					var l *lease.Lease
+					var err error
+					for try := 0; l == nil && try < 5; try++ {
+						if try > 0 {
+							retries.Add(1) // e.g. a node missed NodeTimeout on a loaded host
+						}
+						// Acquire makes one attempt per RetryDelay while the
+						// key is busy (it is not here): no deadline needed, and
+						// a deadline would end the lease with it.
+						l, err = lease.Acquire(ctx, client, "scale:"+strconv.FormatInt(i, 10), cfg)
 					}
-					// Acquire makes one attempt per RetryDelay while the
-					// key is busy (it is not here): no deadline needed, and
-					// a deadline would end the lease with it.
-					l, err = lease.Acquire(ctx, client, "scale:"+strconv.FormatInt(i, 10), cfg)
+					if err != nil {
+						errOnce.Do(func() { acqErr = err })
+						return
+					}
+					leases[i] = l
 				}
-				if err != nil {
-					errOnce.Do(func() { acqErr = err })
-					return
-				}
-				leases[i] = l
-			}
-		})
+			})
+		}
+		wg.Wait()
 	}
-	wg.Wait()
+	// The heap per lease is the growth from half the leases to all of
+	// them, each read after the acquisitions' stragglers settled: what one
+	// more lease costs, without the process's fixed costs (connection
+	// pools of 5 x 16 connections with their buffers, goroutines), which
+	// the whole growth from before the first acquisition also counts.
+	half := c.leases / 2
+	acquire(0, half)
+	time.Sleep(2 * time.Second)
+	heapHalf := heapAlloc()
+	acquire(half, c.leases)
 	r.acquire = time.Since(t0)
 	r.retries = retries.Load()
 	if acqErr != nil {
 		return r, acqErr
 	}
 	time.Sleep(2 * time.Second) // the acquisition's stragglers and notices settle
+	r.heapPerLease = float64(heapAlloc()-heapHalf) / float64(c.leases-half)
 
 	var stop atomic.Bool
 	for range c.busy {
@@ -213,7 +220,7 @@ func scaleRun(c scaleCase) (scaleResult, error) {
 			r.lost++
 		}
 	}
-	r.heapPerLease = float64(heapAlloc()-heap0) / float64(c.leases)
+	r.heapWhole = float64(heapAlloc()-heap0) / float64(c.leases)
 	if p := os.Getenv("BENCH_SCALE_HEAPPROFILE"); p != "" {
 		// What the leases keep: go tool pprof -sample_index=inuse_space.
 		f, err := os.Create(p)
@@ -227,29 +234,6 @@ func scaleRun(c scaleCase) (scaleResult, error) {
 	}
 	r.load = loadavg()
 	return r, nil
-}
-
-// openPools opens n connections of every node's pool (each held at once,
-// so that the pool cannot reuse one) and returns them to the pool.
-func openPools(ctx context.Context, nodes []redis.UniversalClient, n int) error {
-	for _, nc := range nodes {
-		c, ok := nc.(*redis.Client)
-		if !ok {
-			continue
-		}
-		conns := make([]*redis.Conn, 0, n)
-		for range n {
-			cn := c.Conn()
-			if err := cn.Ping(ctx).Err(); err != nil {
-				return err
-			}
-			conns = append(conns, cn)
-		}
-		for _, cn := range conns {
-			_ = cn.Close()
-		}
-	}
-	return nil
 }
 
 func heapAlloc() int64 {
