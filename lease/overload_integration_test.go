@@ -15,7 +15,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/redlease/redlease/internal/faultproxy"
 	"github.com/redlease/redlease/internal/redistest"
+	"github.com/redlease/redlease/internal/unsafeopt"
 	"github.com/redlease/redlease/redlock"
 )
 
@@ -35,42 +37,20 @@ func TestIntegrationLeasesUnderOverload(t *testing.T) {
 		t.Skip("starts real redis-server processes")
 	}
 	ctx := context.Background()
-	g := redistest.Start(t, 5)
-	proxy := redistest.NewProxy(t, g.Server(1).Addr())
-	var nodes []redis.UniversalClient
-	var admin []*redis.Client
-	for i, s := range g.Servers() {
-		addr := s.Addr()
-		if i == 1 {
-			addr = proxy.Addr()
-		}
-		nodes = append(nodes, redistest.NewClient(t, &redis.Options{Addr: addr, DialTimeout: 250 * time.Millisecond,
-			ReadTimeout: time.Second, WriteTimeout: time.Second, MaxRetries: -1, DialerRetries: 1}))
-		admin = append(admin, s.Client(t))
-	}
-	c := newClient(t, redlock.Config{NodeTimeout: 100 * time.Millisecond, Logger: hclog.NewNullLogger()}, nodes)
-	t.Cleanup(func() {
-		if !g.Server(0).Running() {
-			_ = g.Server(0).Resume()
-		}
-	})
-
-	const n = 500
-	cfg := Config{TTL: 2 * time.Second, ID: "overload", Logger: hclog.NewNullLogger()}
-	full := cfg.withDefaults()
-	steady := float64(n) / full.RenewInterval.Seconds() // refresh attempts per second
-	leases := make([]*Lease, n)
-	for i := range leases {
-		leases[i] = mustAcquire(t, ctx, c, "ol:"+strconv.Itoa(i), cfg)
-	}
+	o := startOverload(t, unsafeopt.Off{}, 0)
+	g, proxy, admin, leases, cfg := o.g, o.proxy, o.admin, o.leases, o.cfg
+	steady := o.steady
+	attempts := func() float64 { return o.attempts(t) }
+	phase := func(name string, fault, heal func()) float64 { return o.phase(t, 2*cfg.TTL, name, fault, heal) }
+	n := len(leases)
 
 	// The checker: one lease per 10ms, round robin.
 	stop := make(chan struct{})
 	var (
-		checked   atomic.Int64
 		violation atomic.Pointer[string]
 		wg        sync.WaitGroup
 	)
+	checked := &o.checked
 	wg.Go(func() {
 		tick := time.NewTicker(10 * time.Millisecond)
 		defer tick.Stop()
@@ -87,24 +67,14 @@ func TestIntegrationLeasesUnderOverload(t *testing.T) {
 		}
 	})
 
-	// The attempts: extend_many runs one GET per lease on every server;
-	// node 4 is never faulty. The checker's GETs are counted out.
-	attempts := func() float64 {
-		return float64(cmdCalls(t, admin[4], "get") - checked.Load())
-	}
-	phase := func(name string, fault, heal func()) {
-		fault()
-		a0, t0 := attempts(), time.Now()
-		time.Sleep(2 * cfg.TTL)
-		rate := (attempts() - a0) / time.Since(t0).Seconds()
-		heal()
-		t.Logf("%s: %.0f refresh attempts/s (steady %.0f/s)", name, rate, steady)
+	bounded := func(name string, fault, heal func()) {
+		rate := phase(name, fault, heal)
 		assert.LessOrEqual(t, rate, 2*steady*1.1, "%s: refreshes above twice the steady rate", name)
 	}
-	phase("paused server", func() { require.NoError(t, g.Server(0).Pause()) }, func() { require.NoError(t, g.Server(0).Resume()) })
-	phase("200ms replies", func() { proxy.SetLatency(200 * time.Millisecond) }, func() { proxy.SetLatency(0) })
+	bounded("paused server", func() { require.NoError(t, g.Server(0).Pause()) }, func() { require.NoError(t, g.Server(0).Resume()) })
+	bounded("200ms replies", func() { proxy.SetLatency(200 * time.Millisecond) }, func() { proxy.SetLatency(0) })
 	var busy atomic.Bool
-	phase("starved process", func() {
+	bounded("starved process", func() {
 		busy.Store(true)
 		for range 2 {
 			go func() {
@@ -140,6 +110,98 @@ func TestIntegrationLeasesUnderOverload(t *testing.T) {
 	l.validUntil = l.validUntil.Add(cfg.TTL)
 	l.mu.Unlock()
 	assert.NotEmpty(t, checkHeld(ctx, admin, l), "the checker misses a deadline past the servers' expiry")
+}
+
+// overload is the rig of the overload test and its control: 500 leases
+// (TTL 2s) on 5 real servers, server 1 behind a fault proxy, a client with
+// the given guards off.
+type overload struct {
+	g       *redistest.Group
+	proxy   *faultproxy.Proxy
+	admin   []*redis.Client
+	leases  []*Lease
+	cfg     Config
+	steady  float64      // refresh attempts per second with no fault
+	checked atomic.Int64 // the checker's GETs, counted out of attempts
+}
+
+// startOverload starts the rig; retry is the leases' RetryInterval (0: the
+// default).
+func startOverload(t *testing.T, off unsafeopt.Off, retry time.Duration) *overload {
+	ctx := context.Background()
+	o := &overload{g: redistest.Start(t, 5)}
+	o.proxy = redistest.NewProxy(t, o.g.Server(1).Addr())
+	var nodes []redis.UniversalClient
+	for i, s := range o.g.Servers() {
+		addr := s.Addr()
+		if i == 1 {
+			addr = o.proxy.Addr()
+		}
+		nodes = append(nodes, redistest.NewClient(t, &redis.Options{Addr: addr, DialTimeout: 250 * time.Millisecond,
+			ReadTimeout: time.Second, WriteTimeout: time.Second, MaxRetries: -1, DialerRetries: 1}))
+		o.admin = append(o.admin, s.Client(t))
+	}
+	ccfg := redlock.Config{NodeTimeout: 100 * time.Millisecond, Logger: hclog.NewNullLogger()}
+	unsafeopt.Apply(&ccfg, off)
+	c := newClient(t, ccfg, nodes)
+	t.Cleanup(func() {
+		for _, s := range o.g.Servers() {
+			if !s.Running() {
+				_ = s.Resume()
+			}
+		}
+	})
+	const n = 500
+	o.cfg = Config{TTL: 2 * time.Second, RetryInterval: retry, ID: "overload", Logger: hclog.NewNullLogger()}
+	o.steady = float64(n) / o.cfg.withDefaults().RenewInterval.Seconds()
+	o.leases = make([]*Lease, n)
+	for i := range o.leases {
+		o.leases[i] = mustAcquire(t, ctx, c, "ol:"+strconv.Itoa(i), o.cfg)
+	}
+	return o
+}
+
+// attempts counts refresh attempts: extend_many runs one GET per lease on
+// every server; server 4 is never faulty. The checker's GETs are counted
+// out.
+func (o *overload) attempts(t *testing.T) float64 {
+	return float64(cmdCalls(t, o.admin[4], "get") - o.checked.Load())
+}
+
+// phase applies fault for d, heals it, and returns the refresh attempts
+// per second meanwhile.
+func (o *overload) phase(t *testing.T, d time.Duration, name string, fault, heal func()) float64 {
+	fault()
+	a0, t0 := o.attempts(t), time.Now()
+	time.Sleep(d)
+	rate := (o.attempts(t) - a0) / time.Since(t0).Seconds()
+	heal()
+	t.Logf("%s: %.0f refresh attempts/s (steady %.0f/s)", name, rate, o.steady)
+	return rate
+}
+
+// The negative control of the rate bound: without the scheduler's token
+// bucket, refreshes that fail (3 of the 5 servers paused for a second,
+// less than the leases' validity) are retried at every RetryInterval
+// (here 50ms, so a refresh waits NodeTimeout, 100ms: over 4 times the
+// steady rate), and the bound the test asserts is exceeded. (The leases
+// may be lost afterwards; only the rate is checked.)
+func TestIntegrationLeasesUnderOverloadWithoutBudget(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts real redis-server processes")
+	}
+	o := startOverload(t, unsafeopt.Off{NoRefreshBudget: true}, 50*time.Millisecond)
+	paused := []int{0, 2, 3} // server 4 counts the attempts; 1 is behind the proxy
+	rate := o.phase(t, time.Second, "no majority, no refresh budget", func() {
+		for _, i := range paused {
+			require.NoError(t, o.g.Server(i).Pause())
+		}
+	}, func() {
+		for _, i := range paused {
+			require.NoError(t, o.g.Server(i).Resume())
+		}
+	})
+	assert.Greater(t, rate, 2*o.steady*1.1, "without the budget the refreshes stayed within twice the steady rate: the bound checks nothing")
 }
 
 // checkHeld returns why l breaks S1/S2 (docs/design.md §2), or "": if l says it is held before

@@ -48,6 +48,7 @@ var (
 type scheduler struct {
 	client      *redlock.Client
 	nodeTimeout time.Duration // the client's
+	noBudget    bool          // the token bucket is off (a negative control: internal/unsafeopt)
 	wake        chan struct{} // buffered: a poke never blocks
 
 	mu       sync.Mutex
@@ -66,7 +67,8 @@ func schedule(l *Lease, due time.Time) {
 	schedMu.Lock()
 	s := schedulers[l.client]
 	if s == nil {
-		s = &scheduler{client: l.client, nodeTimeout: redlockx.Config(l.client).NodeTimeout, wake: make(chan struct{}, 1)}
+		s = &scheduler{client: l.client, nodeTimeout: redlockx.Config(l.client).NodeTimeout, wake: make(chan struct{}, 1),
+			noBudget: redlockx.UnsafeOff(l.client).NoRefreshBudget}
 		schedulers[l.client] = s
 	}
 	s.mu.Lock()
@@ -194,7 +196,7 @@ func (s *scheduler) take(now time.Time) []*Lease {
 		s.tokens = limit
 	}
 	s.refilled = now
-	if float64(len(batch)) <= s.tokens {
+	if float64(len(batch)) <= s.tokens || s.noBudget {
 		s.tokens -= float64(len(batch))
 		return batch
 	}

@@ -34,6 +34,12 @@ type Off struct {
 	// return, so that the next leader's work can overlap the last one's.
 	NoHandoverWait bool
 
+	// NoRefreshBudget: the lease scheduler refreshes every lease that is
+	// due, without the token bucket that keeps refreshes within twice the
+	// steady rate, so failed refreshes are retried at every RetryInterval
+	// (a retry storm under a fault).
+	NoRefreshBudget bool
+
 	// CounterTTL, when positive, replaces the fencing counters' TTL (ten
 	// times MaxTTL) so that a test sees counters expire. It weakens no
 	// guard: tokens must stay strictly increasing with any value.
