@@ -1,0 +1,111 @@
+// Package apicount counts the exported names of the public packages the
+// way issue #20 counts them (docs/design.md §1): exported top-level
+// functions, types (aliases included), variables and constants, plus the
+// exported methods of exported types and the exported methods of exported
+// interfaces, in non-test files. Its test keeps the total within budget.
+package apicount
+
+import (
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"io/fs"
+	"path/filepath"
+	"sort"
+	"strings"
+)
+
+// Names returns the exported names of the package in dir, each as
+// "kind Name" ("func New", "method Client.Acquire", ...), sorted.
+func Names(dir string) ([]string, error) {
+	fset := token.NewFileSet()
+	pkgs, err := parser.ParseDir(fset, dir, func(fi fs.FileInfo) bool {
+		return !strings.HasSuffix(fi.Name(), "_test.go")
+	}, 0)
+	if err != nil {
+		return nil, err
+	}
+	var names []string
+	exportedTypes := map[string]bool{}
+	for _, p := range pkgs {
+		for _, f := range p.Files {
+			for _, d := range f.Decls {
+				if g, ok := d.(*ast.GenDecl); ok && g.Tok == token.TYPE {
+					for _, s := range g.Specs {
+						if ts := s.(*ast.TypeSpec); ts.Name.IsExported() {
+							exportedTypes[ts.Name.Name] = true
+						}
+					}
+				}
+			}
+		}
+	}
+	for _, p := range pkgs {
+		for _, f := range p.Files {
+			for _, d := range f.Decls {
+				names = append(names, declNames(d, exportedTypes)...)
+			}
+		}
+	}
+	sort.Strings(names)
+	return names, nil
+}
+
+func declNames(d ast.Decl, exportedTypes map[string]bool) []string {
+	var names []string
+	switch d := d.(type) {
+	case *ast.FuncDecl:
+		if !d.Name.IsExported() {
+			return nil
+		}
+		if d.Recv == nil {
+			return []string{"func " + d.Name.Name}
+		}
+		if r := recvName(d.Recv.List[0].Type); exportedTypes[r] {
+			names = append(names, "method "+r+"."+d.Name.Name)
+		}
+	case *ast.GenDecl:
+		for _, s := range d.Specs {
+			switch s := s.(type) {
+			case *ast.TypeSpec:
+				if !s.Name.IsExported() {
+					continue
+				}
+				names = append(names, "type "+s.Name.Name)
+				if it, ok := s.Type.(*ast.InterfaceType); ok {
+					for _, m := range it.Methods.List {
+						for _, n := range m.Names {
+							if n.IsExported() {
+								names = append(names, "imethod "+s.Name.Name+"."+n.Name)
+							}
+						}
+					}
+				}
+			case *ast.ValueSpec:
+				for _, n := range s.Names {
+					if n.IsExported() {
+						names = append(names, strings.ToLower(d.Tok.String())+" "+n.Name)
+					}
+				}
+			}
+		}
+	}
+	return names
+}
+
+func recvName(e ast.Expr) string {
+	switch t := e.(type) {
+	case *ast.StarExpr:
+		return recvName(t.X)
+	case *ast.IndexExpr:
+		return recvName(t.X)
+	case *ast.IndexListExpr:
+		return recvName(t.X)
+	case *ast.Ident:
+		return t.Name
+	}
+	return ""
+}
+
+// Root is the module's root, relative to this package's directory.
+var Root = filepath.Join("..", "..")
