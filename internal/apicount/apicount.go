@@ -9,7 +9,6 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
-	"io/fs"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -19,32 +18,37 @@ import (
 // "kind Name" ("func New", "method Client.Acquire", ...), sorted.
 func Names(dir string) ([]string, error) {
 	fset := token.NewFileSet()
-	pkgs, err := parser.ParseDir(fset, dir, func(fi fs.FileInfo) bool {
-		return !strings.HasSuffix(fi.Name(), "_test.go")
-	}, 0)
+	paths, err := filepath.Glob(filepath.Join(dir, "*.go"))
 	if err != nil {
 		return nil, err
 	}
-	var names []string
+	var files []*ast.File
+	for _, p := range paths {
+		if strings.HasSuffix(p, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(fset, p, nil, 0)
+		if err != nil {
+			return nil, err
+		}
+		files = append(files, f)
+	}
 	exportedTypes := map[string]bool{}
-	for _, p := range pkgs {
-		for _, f := range p.Files {
-			for _, d := range f.Decls {
-				if g, ok := d.(*ast.GenDecl); ok && g.Tok == token.TYPE {
-					for _, s := range g.Specs {
-						if ts := s.(*ast.TypeSpec); ts.Name.IsExported() {
-							exportedTypes[ts.Name.Name] = true
-						}
+	for _, f := range files {
+		for _, d := range f.Decls {
+			if g, ok := d.(*ast.GenDecl); ok && g.Tok == token.TYPE {
+				for _, s := range g.Specs {
+					if ts := s.(*ast.TypeSpec); ts.Name.IsExported() {
+						exportedTypes[ts.Name.Name] = true
 					}
 				}
 			}
 		}
 	}
-	for _, p := range pkgs {
-		for _, f := range p.Files {
-			for _, d := range f.Decls {
-				names = append(names, declNames(d, exportedTypes)...)
-			}
+	var names []string
+	for _, f := range files {
+		for _, d := range f.Decls {
+			names = append(names, declNames(d, exportedTypes)...)
 		}
 	}
 	sort.Strings(names)
