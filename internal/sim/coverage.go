@@ -174,17 +174,22 @@ func MergeCounts(a, b []BranchCount) []BranchCount {
 	out := slices.Clone(a)
 	at := map[string]int{}
 	for i, c := range out {
-		at[c.key()] = i
+		at[c.Key()] = i
 	}
 	for _, c := range b {
-		if i, ok := at[c.key()]; ok {
+		if i, ok := at[c.Key()]; ok {
 			out[i].Hits += c.Hits
 			continue
 		}
-		at[c.key()] = len(out)
+		at[c.Key()] = len(out)
 		out = append(out, c)
 	}
 	return out
 }
 
-func (c BranchCount) key() string { return fmt.Sprintf("%s:%d:%s", c.Script, c.Line, c.Text) }
+// Key names the branch: its script, line and text.
+func (c BranchCount) Key() string { return fmt.Sprintf("%s:%d:%s", c.Script, c.Line, c.Text) }
+
+// PreludeKey names the branch by line and text only: the arms of the
+// prelude the scripts share have the same one in every script.
+func (c BranchCount) PreludeKey() string { return fmt.Sprintf("%d:%s", c.Line, c.Text) }

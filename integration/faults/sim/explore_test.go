@@ -98,20 +98,19 @@ type found struct {
 
 // exploration is the outcome of explore.
 type exploration struct {
-	ran      int
-	failed   int    // schedules that violated a check
-	first    *found // the failing schedule with the lowest seed among those run
-	faults   map[string]int64
-	commands map[string]int64
-	terms    int
-	elapsed  time.Duration
+	ran     int
+	failed  int    // schedules that violated a check
+	first   *found // the failing schedule with the lowest seed among those run
+	faults  map[string]int64
+	terms   int
+	elapsed time.Duration
 }
 
 // explore runs the schedules of seeds from, from+1, ... (at most n of them,
 // n <= 0: no limit) under control and mode on `workers` goroutines, until
 // budget has passed or, with stopAtFirst, a schedule fails.
 func explore(t *testing.T, from uint64, n int, control, mode string, budget time.Duration, stopAtFirst bool) *exploration {
-	ex := &exploration{faults: map[string]int64{}, commands: map[string]int64{}}
+	ex := &exploration{faults: map[string]int64{}}
 	start := time.Now()
 	var mu sync.Mutex
 	var next atomic.Uint64
@@ -136,9 +135,6 @@ func explore(t *testing.T, from uint64, n int, control, mode string, budget time
 					ex.terms += res.terms
 					for k, v := range res.stats.Faults {
 						ex.faults[k] += v
-					}
-					for k, v := range res.stats.Commands {
-						ex.commands[k] += v
 					}
 					if len(res.violations) > 0 {
 						ex.failed++

@@ -32,7 +32,7 @@ func TestSimSoak(t *testing.T) {
 	}
 	sim.ScriptCoverage().Reset()
 	var total exploration
-	total.faults, total.commands = map[string]int64{}, map[string]int64{}
+	total.faults = map[string]int64{}
 	violations := 0
 	var firsts []*found
 	// Rounds of the default menu, the failback menu and the two limits'
@@ -52,9 +52,6 @@ func TestSimSoak(t *testing.T) {
 		for k, v := range ex.faults {
 			total.faults[k] += v
 		}
-		for k, v := range ex.commands {
-			total.commands[k] += v
-		}
 		violations += ex.failed
 		if ex.first != nil {
 			firsts = append(firsts, ex.first)
@@ -69,7 +66,7 @@ func TestSimSoak(t *testing.T) {
 	for _, k := range slices.Sorted(maps.Keys(total.faults)) {
 		fmt.Fprintf(&b, "  %-18s %d\n", k, total.faults[k])
 	}
-	fmt.Fprintf(&b, "%s", coverageReport(total.commands))
+	fmt.Fprintf(&b, "%s", coverageReport())
 	fmt.Printf("%s", b.String())
 	fmt.Printf("sim: schedules=%d per_sec=%.1f violations=%d seed=%d\n", total.ran, total.perSec(), violations, seed)
 }
@@ -81,7 +78,7 @@ func TestSimSoak(t *testing.T) {
 // the branches that test reached: the explorer drives the scripts through
 // the library, which never sends some arguments (a TTL above MaxTTL, a
 // cluster layout, the unfenced mode), while the test generates them.
-func coverageReport(commands map[string]int64) string {
+func coverageReport() string {
 	var b strings.Builder
 	brs := sim.ScriptCoverage().Branches()
 	all := brs
@@ -95,14 +92,14 @@ func coverageReport(commands map[string]int64) string {
 	}
 	explorer := map[string]int64{}
 	for _, br := range brs {
-		explorer[fmt.Sprintf("%s:%d", br.Script, br.Line)+br.Text] += br.Hits
+		explorer[br.Key()] += br.Hits
 	}
 	// An arm of the prelude the scripts share (same line, same text) is
 	// one piece of code: reached in one script, it is reached.
 	shared := map[string]bool{}
 	for _, br := range all {
 		if br.Hits > 0 {
-			shared[fmt.Sprintf("%d:%s", br.Line, br.Text)] = true
+			shared[br.PreludeKey()] = true
 		}
 	}
 	type count struct{ explorer, both, n int }
@@ -112,13 +109,13 @@ func coverageReport(commands map[string]int64) string {
 	for _, br := range all {
 		c := byScript[br.Script]
 		c.n++
-		if explorer[fmt.Sprintf("%s:%d", br.Script, br.Line)+br.Text] > 0 {
+		if explorer[br.Key()] > 0 {
 			c.explorer++
 		}
 		switch {
 		case br.Hits > 0:
 			c.both++
-		case shared[fmt.Sprintf("%d:%s", br.Line, br.Text)]:
+		case shared[br.PreludeKey()]:
 			viaPrelude++
 			missed = append(missed, fmt.Sprintf("  %s:%d %s (the shared prelude's arm, reached in another script)", br.Script, br.Line, br.Text))
 		default:

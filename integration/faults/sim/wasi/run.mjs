@@ -107,7 +107,6 @@ if (explore) {
   const t0 = Date.now();
   const null_ = openSync('/dev/null', 'w');
   for (let seed = from; seed < to; seed++) {
-    if (env.RUNMJS_TRACE) console.error(`seed ${seed}`);
     if (await run(mod, seed, [`-seed=${seed}`], null_) === 0) {
       continue;
     }
