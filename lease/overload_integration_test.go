@@ -41,7 +41,6 @@ func TestIntegrationLeasesUnderOverload(t *testing.T) {
 	g, proxy, admin, leases, cfg := o.g, o.proxy, o.admin, o.leases, o.cfg
 	steady := o.steady
 	attempts := func() float64 { return o.attempts(t) }
-	phase := func(name string, fault, heal func()) float64 { return o.phase(t, 2*cfg.TTL, name, fault, heal) }
 	n := len(leases)
 
 	// The checker: one lease per 10ms, round robin.
@@ -68,7 +67,7 @@ func TestIntegrationLeasesUnderOverload(t *testing.T) {
 	})
 
 	bounded := func(name string, fault, heal func()) {
-		rate := phase(name, fault, heal)
+		rate := o.phase(t, 2*cfg.TTL, name, fault, heal)
 		assert.LessOrEqual(t, rate, 2*steady*1.1, "%s: refreshes above twice the steady rate", name)
 	}
 	bounded("paused server", func() { require.NoError(t, g.Server(0).Pause()) }, func() { require.NoError(t, g.Server(0).Resume()) })
