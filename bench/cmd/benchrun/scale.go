@@ -114,53 +114,38 @@ func scaleRun(c scaleCase) (scaleResult, error) {
 	heap0 := heapAlloc()
 
 	leases := make([]*lease.Lease, c.leases)
-	defer func() {
-		var wg sync.WaitGroup
-		next := atomic.Int64{}
-		for range 64 {
-			wg.Go(func() {
-				for i := next.Add(1) - 1; i < int64(len(leases)); i = next.Add(1) - 1 {
-					if leases[i] != nil {
-						_ = leases[i].Release(ctx)
-					}
-				}
-			})
+	defer onEach(0, len(leases), func(i int) bool {
+		if leases[i] != nil {
+			_ = leases[i].Release(ctx)
 		}
-		wg.Wait()
-	}()
+		return true
+	})
 	var (
 		errOnce sync.Once
 		acqErr  error
 		retries atomic.Int64
 	)
-	// acquire takes the leases [from, to) on 64 goroutines.
+	// acquire takes the leases [from, to).
 	acquire := func(from, to int) {
-		var wg sync.WaitGroup
-		var next atomic.Int64
-		next.Store(int64(from))
-		for range 64 {
-			wg.Go(func() {
-				for i := next.Add(1) - 1; i < int64(to); i = next.Add(1) - 1 {
-					var l *lease.Lease
-					var err error
-					for try := 0; l == nil && try < 5; try++ {
-						if try > 0 {
-							retries.Add(1) // e.g. a node missed NodeTimeout on a loaded host
-						}
-						// Acquire makes one attempt per RetryDelay while the
-						// key is busy (it is not here): no deadline needed, and
-						// a deadline would end the lease with it.
-						l, err = lease.Acquire(ctx, client, "scale:"+strconv.FormatInt(i, 10), cfg)
-					}
-					if err != nil {
-						errOnce.Do(func() { acqErr = err })
-						return
-					}
-					leases[i] = l
+		onEach(from, to, func(i int) bool {
+			var l *lease.Lease
+			var err error
+			for try := 0; l == nil && try < 5; try++ {
+				if try > 0 {
+					retries.Add(1) // e.g. a node missed NodeTimeout on a loaded host
 				}
-			})
-		}
-		wg.Wait()
+				// Acquire makes one attempt per RetryDelay while the
+				// key is busy (it is not here): no deadline needed, and
+				// a deadline would end the lease with it.
+				l, err = lease.Acquire(ctx, client, "scale:"+strconv.Itoa(i), cfg)
+			}
+			if err != nil {
+				errOnce.Do(func() { acqErr = err })
+				return false
+			}
+			leases[i] = l
+			return true
+		})
 	}
 	// The heap per lease is the growth from half the leases to all of
 	// them, each read after the acquisitions' stragglers settled: what one
@@ -236,6 +221,24 @@ func scaleRun(c scaleCase) (scaleResult, error) {
 	}
 	r.load = loadavg()
 	return r, nil
+}
+
+// onEach calls f(i) for every i in [from, to) on 64 goroutines; a
+// goroutine whose call returns false takes no more.
+func onEach(from, to int, f func(i int) bool) {
+	var wg sync.WaitGroup
+	var next atomic.Int64
+	next.Store(int64(from))
+	for range 64 {
+		wg.Go(func() {
+			for i := next.Add(1) - 1; i < int64(to); i = next.Add(1) - 1 {
+				if !f(int(i)) {
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
 }
 
 func heapAlloc() int64 {
