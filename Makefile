@@ -174,8 +174,11 @@ redis-server: servers
 ## leases for a minute, 20,000 leases with 2 busy goroutines for 60s five times, and
 ## with BENCH_SCALE_LONG=1 100,000 leases for 5 minutes. BENCH_SCALE_FLAGS passes
 ## options (-scale-window, -scale-runs). Last, the spread of cluster lock traffic
-## over 6 masters (BenchmarkClusterSpread: buckets B=1 against B=16).
+## over 6 masters (BenchmarkClusterSpread: buckets B=1 against B=16). First, each
+## script's server time on one redis-server (BenchmarkScriptServerTime: INFO
+## commandstats under a steady stream, and one call at a time).
 bench: servers
+	go test -run '^$$' -bench '^BenchmarkScriptServerTime$$' ./redlock/
 	cd bench && go run ./cmd/benchrun -out ../docs/bench $(BENCH_FLAGS)
 	cd bench && go run ./cmd/benchrun -scale $(BENCH_SCALE_FLAGS)
 	go test -run '^$$' -bench '^BenchmarkClusterSpread$$' -benchtime 4x ./redlock/
