@@ -249,7 +249,7 @@ const (
 
 func genState(r *rand.Rand) state {
 	pick := func(xs ...string) string { return xs[r.IntN(len(xs))] }
-	st := state{lock: pick("", "ours", "theirs", "hash"), fence: pick("", "0", "3", "17", "-1", "junk", "017", "9223372036854775807", "hash"),
+	st := state{lock: pick("", "ours", "theirs", "hash"), fence: pick("", "0", "3", "17", "-1", "junk", "junk", "017", "9223372036854775807", "hash"),
 		marker:  pick("", "good", "good", "good", "otherrun", "otherrepl", "partial", "string"),
 		created: r.Int64N(70000), ok: pick("0", "1", "1"), b: r.Int64N(20), h: r.Int64N(25), mx: []int64{30000, 10000}[r.IntN(2)],
 		layout: pick("", "", "", "n=3 B=16", "n=3 B=1"), lock2: pick("", "ours", "theirs")}
