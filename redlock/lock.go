@@ -118,8 +118,15 @@ func (l *Lock) extend(ctx context.Context, ttl, wait time.Duration) error {
 	defer c.mu.RUnlock()
 
 	t0 := time.Now()
+	// The counter's TTL only when it was last set long ago, as a batch
+	// does it (fenceDue): not a command on every extend.
+	cttl := any("0")
+	fence := c.fenceDue(t0, []extendItem{{l: l}})
+	if fence {
+		cttl = c.args.counterTTL
+	}
 	plain := newCall(scriptExtend, []string{l.key, markerKey, l.key + ":fence"},
-		l.value, ttl.Milliseconds(), c.args.maxTTL, c.args.mode, c.args.counterTTL)
+		l.value, ttl.Milliseconds(), c.args.maxTTL, c.args.mode, cttl)
 	answers := c.fanoutWithin(ctx, wait, l.nodes, func(ctx context.Context, n *node) answer {
 		sc := plain
 		if n.tag != "" {
@@ -147,7 +154,13 @@ func (l *Lock) extend(ctx context.Context, ttl, wait time.Duration) error {
 		return answer{vote: v, ms: ns[1]}
 	}, quorumDone(c.quorum), nil)
 
-	return l.extended(t0, ttl, answers)
+	err = l.extended(t0, ttl, answers)
+	if fence && err == nil {
+		l.mu.Lock()
+		l.fencedAt = t0
+		l.mu.Unlock()
+	}
+	return err
 }
 
 // extendable returns the TTL an extend of the lock with ttl uses (0: the

@@ -58,7 +58,7 @@ var (
 	}
 	quarantineCommands = "TIME, INFO, HMGET, HGET, HSET"
 	scriptCommands     = map[*redis.Script]string{
-		scriptAcquire: "GET, SET, PEXPIRE, PTTL, " + quarantineCommands,
+		scriptAcquire: "SET, PTTL, PEXPIRE, GET, INCR, DEL, " + quarantineCommands,
 		scriptFence:   "GET, SET, HGET, HSET",
 		scriptExtend:  "GET, PEXPIRE, HGET",
 		scriptMany:    "GET, PEXPIRE, HGET",

@@ -34,7 +34,7 @@ import (
 // idle subscription. HELLO and AUTH need no permission; CONFIG GET (the
 // maxmemory-policy check of New), CLIENT SETINFO and CLIENT
 // MAINT_NOTIFICATIONS are optional: refused, they are skipped.
-const aclRule = "+evalsha +eval +script|load +get +set +pexpire +pttl +del +hget +hmget +hset +time +info|server " +
+const aclRule = "+evalsha +eval +script|load +get +set +incr +pexpire +pttl +del +hget +hmget +hset +time +info|server " +
 	"+publish +subscribe +ping ~app:* ~{redlease}:marker &app:*:notice"
 
 const (
@@ -238,6 +238,9 @@ func TestACLMissingPermission(t *testing.T) {
 		// and Valkey), which redlock's classifier knows as a refusal
 		// (redlock/rediserr.go); redlock adds the script's commands.
 		{"no time", without("+time"), "app:e", []string{"TIME"}, true},
+		// INCR is the acquire script's alone (the grant of a token): New
+		// does not meet the refusal, the first acquisition does.
+		{"no incr", without("+incr"), "app:f", []string{"INCR"}, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			nodes := setUser(t, g, "user"+strconv.Itoa(i), tc.rules)

@@ -3,6 +3,7 @@ package sim
 import (
 	"bufio"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"strconv"
@@ -328,6 +329,8 @@ func (s *Server) command(ss *session, name string, args []string) any {
 		return e.str
 	case "set":
 		return s.set(args)
+	case "incr":
+		return s.incr(args)
 	case "del", "unlink":
 		if len(args) < 2 {
 			return wrongArgs(name)
@@ -491,10 +494,12 @@ func (s *Server) set(args []string) any {
 	if len(args) < 3 {
 		return wrongArgs("set")
 	}
-	var nx, xx, keep bool
+	var nx, xx, keep, get bool
 	var exp int64
 	for i := 3; i < len(args); i++ {
 		switch o := strings.ToLower(args[i]); o {
+		case "get":
+			get = true
 		case "nx":
 			nx = true
 		case "xx":
@@ -528,8 +533,20 @@ func (s *Server) set(args []string) any {
 		return err
 	}
 	old := s.lookup(args[1])
+	// GET (with NX or XX too, since Redis 7.0): the reply is the old
+	// value, or nil, whether or not the key was set; a key of another
+	// type is refused before anything is set.
+	var prev any
+	if get {
+		if old != nil && old.hash != nil {
+			return errWrongType
+		}
+		if old != nil {
+			prev = old.str
+		}
+	}
 	if (nx && old != nil) || (xx && old == nil) {
-		return nil
+		return prev
 	}
 	if old == nil && s.script != nil && (s.script.name == "extend" || s.script.name == "extend_many") {
 		s.w.violation(fmt.Sprintf("S4: %s: an extend script re-created key %q (value %q)", s.name, args[1], args[2]))
@@ -540,7 +557,59 @@ func (s *Server) set(args []string) any {
 	}
 	s.db[args[1]] = e
 	s.touch(args[1])
+	if get {
+		return prev
+	}
 	return Status("OK")
+}
+
+// incr is INCR: the value plus one in place (its TTL kept), or 1 for a
+// missing key (no TTL); a value that is not a 64-bit decimal integer as
+// Redis writes one is refused.
+func (s *Server) incr(args []string) any {
+	if len(args) != 2 {
+		return wrongArgs("incr")
+	}
+	if err := s.writable(); err != nil {
+		return err
+	}
+	e := s.lookup(args[1])
+	if e != nil && e.hash != nil {
+		return errWrongType
+	}
+	n := int64(0)
+	if e != nil {
+		var ok bool
+		if n, ok = redisInt(e.str); !ok {
+			return errNotInt
+		}
+		if n == math.MaxInt64 {
+			return Error("ERR increment or decrement would overflow")
+		}
+	} else {
+		e = &entry{}
+		s.db[args[1]] = e
+	}
+	n++
+	e.str = strconv.FormatInt(n, 10)
+	s.touch(args[1])
+	return n
+}
+
+// redisInt parses s as Redis' string2ll does: an optional minus sign and
+// decimal digits with no leading zero (or "0" alone), within int64.
+func redisInt(s string) (int64, bool) {
+	digits := strings.TrimPrefix(s, "-")
+	if digits == "" || len(s) > 20 || digits[0] == '0' && (len(digits) > 1 || len(s) > 1) {
+		return 0, false
+	}
+	for i := 0; i < len(digits); i++ {
+		if digits[i] < '0' || digits[i] > '9' {
+			return 0, false
+		}
+	}
+	n, err := strconv.ParseInt(s, 10, 64)
+	return n, err == nil
 }
 
 func (s *Server) expire(name string, args []string) any {

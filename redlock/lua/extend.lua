@@ -2,10 +2,13 @@
 -- quarantine check: a node that still holds our fresh per-attempt value
 -- remembered our grant, so its yes lets no one else in (docs/design.md
 -- §4.8); TTLs above the node's MaxTTL are
--- still refused. The fencing counter's TTL is refreshed with the lock's.
+-- still refused. The fencing counter's TTL is set too when the client
+-- asks: when it last set it more than a quarter of that TTL ago (as
+-- extend_many; docs/design.md §4.6).
 -- KEYS[1] lock key, KEYS[2] quarantine marker, KEYS[3] fencing counter
 -- ARGV[1] value, ARGV[2] TTL ms, ARGV[3] MaxTTL ms, ARGV[4] quarantine mode
--- ('0' off), ARGV[5] counter TTL ms ('0': fencing off)
+-- ('0' off), ARGV[5] counter TTL ms ('0': leave it: fencing off, or set
+-- recently)
 -- Reply: {vote, 0}: 1 = extended, 0 = not ours.
 local ttl = tonumber(ARGV[2])
 if ARGV[4] ~= '0' then
@@ -15,6 +18,6 @@ if ARGV[4] ~= '0' then
   end
 end
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then return {0, 0} end
-redis.call('PEXPIRE', KEYS[1], ttl)
+redis.call('PEXPIRE', KEYS[1], ARGV[2]) -- the text as sent: no number to format
 if ARGV[5] ~= '0' then redis.call('PEXPIRE', KEYS[3], ARGV[5]) end
 return {1, 0}

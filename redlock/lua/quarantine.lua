@@ -1,4 +1,4 @@
--- Shared prelude of acquire.lua, extend.lua, probe.lua and inspect.lua: the
+-- Shared prelude of acquire.lua, probe.lua and inspect.lua: the
 -- forgetful-node check (docs/design.md §4.7). Not a script of its own.
 --
 -- The marker is a hash per node: r = run_id, p = replication ID
