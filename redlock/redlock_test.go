@@ -53,7 +53,11 @@ func TestAcquireExtendRelease(t *testing.T) {
 
 	l2, err := c.TryAcquire(ctx, "job", 10*time.Second)
 	require.NoError(t, err)
-	assert.Equal(t, uint64(2), l2.Token(), "tokens strictly increase")
+	// Strictly greater, not necessarily 2: the failed TryAcquire above
+	// returned at its third no, and its two other requests may reach
+	// their nodes after the release, grant there (raising those
+	// counters) and be undone; tokens are not dense (docs/design.md §3).
+	assert.Greater(t, l2.Token(), l.Token(), "tokens strictly increase")
 	_, err = l2.Release(ctx)
 	require.NoError(t, err)
 }

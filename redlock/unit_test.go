@@ -463,6 +463,9 @@ func TestInspect(t *testing.T) {
 	c := newClient(t, unitCfg, nodes)
 	l, err := c.TryAcquire(ctx, "seen", 10*time.Second)
 	require.NoError(t, err)
+	// TryAcquire returns at a majority; the other nodes' SETs may land a
+	// moment later, and the loop below expects the value on every node.
+	testnodes.WaitValue(t, ms, "seen", l.Value())
 	in, err := c.Inspect(ctx, "seen")
 	require.NoError(t, err)
 	assert.Equal(t, l.Value(), in.Value)
