@@ -84,9 +84,10 @@ func (m *memNode) hook(p *server.Peer, cmd string, args ...string) bool {
 	}
 	m.mu.Lock()
 	m.scripts++
-	// extend_many: numkeys, the marker, then a lock key and a counter per lock.
-	if nk, err := strconv.Atoi(args[1]); err == nil && nk >= 3 && args[2] == "{redlease}:marker" {
-		m.extends += (nk - 1) / 2
+	// extend_many: numkeys, the marker and the locks' keys (probe and
+	// raise send the marker alone), then 4 arguments and a value per lock.
+	if nk, err := strconv.Atoi(args[1]); err == nil && nk >= 2 && args[2] == "{redlease}:marker" {
+		m.extends += len(args) - 2 - nk - 4
 	}
 	mode, gate := m.mode, m.gate
 	m.mu.Unlock()

@@ -15,8 +15,8 @@ const maxExtendBatch = 256
 
 // ExtendAll extends many locks of this client at once, each to its own TTL
 // (the one it was acquired or last extended with): one multi-key
-// compare-and-PEXPIRE script call per node for every 256 locks, instead of
-// one call per lock per node. Each lock's result has the meaning
+// compare-and-PEXPIRE script call per node for every 256 locks of one TTL,
+// instead of one call per lock per node. Each lock's result has the meaning
 // of [Lock.Extend] for that lock alone: errs[i] is nil when locks[i] now
 // has a new deadline (from the start of its batch, counted like Extend: a
 // majority within validity), a *[QuorumError] (Op "extend") when it keeps
@@ -37,8 +37,13 @@ func (c *Client) ExtendAll(ctx context.Context, locks []*Lock) []error {
 func (c *Client) extendAll(ctx context.Context, locks []*Lock, wait time.Duration) []error {
 	errs := make([]error, len(locks))
 	// One batch holds locks of one set of voters (on a bucketed cluster,
-	// one bucket: its n copies, one slot each), at most maxExtendBatch.
-	open := map[*node][]extendItem{}
+	// one bucket: its n copies, one slot each) and one TTL (extend_many
+	// takes the TTL once per call), at most maxExtendBatch.
+	type batchKey struct {
+		set *node
+		ttl time.Duration
+	}
+	open := map[batchKey][]extendItem{}
 	var batches [][]extendItem
 	for i, l := range locks {
 		if l == nil || l.c != c {
@@ -50,13 +55,13 @@ func (c *Client) extendAll(ctx context.Context, locks []*Lock, wait time.Duratio
 			errs[i] = err
 			continue
 		}
-		set := l.nodes[0]
-		b := append(open[set], extendItem{i: i, l: l, ttl: ttl})
+		k := batchKey{l.nodes[0], ttl}
+		b := append(open[k], extendItem{i: i, l: l, ttl: ttl})
 		if len(b) == maxExtendBatch {
 			batches = append(batches, b)
 			b = nil
 		}
-		open[set] = b
+		open[k] = b
 	}
 	for _, b := range open {
 		if len(b) > 0 {
@@ -202,12 +207,17 @@ func (c *Client) batchDone(votes [][]int64, k int) func([]answer, []bool) bool {
 	}
 }
 
-// extendManyCall is the extend_many call of a batch, on node n's keys
-// (nil: the keys as named, for standalone nodes); fence: set the fencing
-// counters' TTL too.
+// extendManyCall is the extend_many call of a batch (its locks share one
+// TTL), on node n's keys (nil: the keys as named, for standalone nodes);
+// fence: set the fencing counters' TTL too (only then are the counters'
+// keys sent).
 func extendManyCall(c *Client, n *node, batch []extendItem, fence bool) *scriptCall {
-	keys := make([]string, 0, 1+2*len(batch))
-	args := make([]any, 0, 3+2*len(batch))
+	nk := 1 + len(batch)
+	if fence {
+		nk += len(batch)
+	}
+	keys := make([]string, 0, nk)
+	args := make([]any, 0, 4+len(batch))
 	if n == nil {
 		keys = append(keys, markerKey)
 	} else {
@@ -217,14 +227,23 @@ func extendManyCall(c *Client, n *node, batch []extendItem, fence bool) *scriptC
 	if fence {
 		cttl = c.args.counterTTL
 	}
-	args = append(args, c.args.maxTTL, c.args.mode, cttl)
+	args = append(args, c.args.maxTTL, c.args.mode, cttl, strconv.FormatInt(batch[0].ttl.Milliseconds(), 10))
 	for _, it := range batch {
 		if n == nil {
-			keys = append(keys, it.l.key, it.l.key+":fence")
+			keys = append(keys, it.l.key)
 		} else {
-			keys = append(keys, n.lockKey(it.l.key), n.fenceKey(it.l.key))
+			keys = append(keys, n.lockKey(it.l.key))
 		}
-		args = append(args, it.l.value, strconv.FormatInt(it.ttl.Milliseconds(), 10))
+		args = append(args, it.l.value)
+	}
+	if fence {
+		for _, it := range batch {
+			if n == nil {
+				keys = append(keys, it.l.key+":fence")
+			} else {
+				keys = append(keys, n.fenceKey(it.l.key))
+			}
+		}
 	}
 	return newCall(scriptMany, keys, args...)
 }

@@ -69,3 +69,77 @@ func TestExtendAll(t *testing.T) {
 	require.ErrorIs(t, errs[n], ErrInvalidArgument)
 	require.ErrorIs(t, errs[n+1], ErrInvalidArgument)
 }
+
+// ExtendAll extends each lock to its own TTL (locks of two TTLs go in
+// separate calls, as extend_many takes one TTL), sets the fencing counters'
+// TTL only for a batch where it is due, and answers "not ours" for a lock
+// key that holds another type, without failing the rest of its call.
+func TestExtendAllTTLsAndCounters(t *testing.T) {
+	ctx := context.Background()
+	ms, nodes := testnodes.Minis(t, 3)
+	c := newClient(t, unitCfg, nodes)
+	ttls := []time.Duration{3 * time.Second, 7 * time.Second, 3 * time.Second, 7 * time.Second, 3 * time.Second}
+	locks := make([]*Lock, len(ttls))
+	for i, ttl := range ttls {
+		l, err := c.TryAcquire(ctx, fmt.Sprint("ttl-", i), ttl)
+		require.NoError(t, err)
+		testnodes.WaitValue(t, ms, l.Key(), l.Value())
+		locks[i] = l
+	}
+	for _, m := range ms {
+		m.Del("ttl-4")
+		m.HSet("ttl-4", "f", "v") // another type: never ours
+	}
+	counterTTL := time.Duration(CounterTTLFactor) * c.cfg.MaxTTL
+	setCounters := func(ttl time.Duration) {
+		for _, m := range ms {
+			for i := range locks {
+				m.SetTTL(fmt.Sprint("ttl-", i, ":fence"), ttl)
+			}
+		}
+	}
+
+	// Counters set recently (at the acquisition): their TTL is left alone.
+	setCounters(time.Minute)
+	errs := c.ExtendAll(ctx, locks)
+	for i := range 4 {
+		require.NoError(t, errs[i], "lock %d", i)
+	}
+	require.ErrorIs(t, errs[4], ErrNotExtended)
+	var qe *QuorumError
+	require.ErrorAs(t, errs[4], &qe)
+	no := 0
+	for _, r := range qe.Nodes {
+		if !r.Yes && r.Err == nil {
+			no++
+		}
+	}
+	assert.GreaterOrEqual(t, no, 2, "a key of another type is not ours (a no, not an error): %v", qe)
+	for _, m := range ms {
+		for i, ttl := range ttls[:4] {
+			assert.Equal(t, ttl, m.TTL(fmt.Sprint("ttl-", i)), "lock %d", i)
+			assert.Equal(t, time.Minute, m.TTL(fmt.Sprint("ttl-", i, ":fence")), "lock %d: counter TTL set when not due", i)
+		}
+		assert.Equal(t, "hash", m.Type("ttl-4"))
+	}
+
+	// Due (a lock's counter TTL was set a quarter of its TTL ago): the
+	// counters of the batch's extended locks get it again.
+	locks[1].mu.Lock()
+	locks[1].fencedAt = locks[1].fencedAt.Add(-counterTTL / 2)
+	locks[1].mu.Unlock()
+	errs = c.ExtendAll(ctx, locks[:4])
+	for i := range 4 {
+		require.NoError(t, errs[i], "lock %d", i)
+	}
+	for _, m := range ms {
+		for i, ttl := range ttls[:4] {
+			assert.Equal(t, ttl, m.TTL(fmt.Sprint("ttl-", i)), "lock %d", i)
+			want := time.Minute // the batch of TTL 3s was not due
+			if ttl == 7*time.Second {
+				want = counterTTL
+			}
+			assert.Equal(t, want, m.TTL(fmt.Sprint("ttl-", i, ":fence")), "lock %d", i)
+		}
+	}
+}

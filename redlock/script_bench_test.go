@@ -23,6 +23,11 @@ package redlock_test
 //
 // The budget (the hot-path issue, #16): acquire <= 10us, extend and
 // release <= 4us, in the first column.
+//
+// extend-all-256 is one Client.ExtendAll of 256 held locks at a time (one
+// extend_many call, the counters' TTL not due), as a process holding many
+// leases sends it: srv-us/call is its server time, srv-us/lock that time
+// per lock (the leases-at-scale issue, #17).
 
 import (
 	"context"
@@ -157,6 +162,30 @@ func BenchmarkScriptServerTime(b *testing.B) {
 			b.ReportMetric(cold.perCall(), "cold-us/call")
 		})
 	}
+	b.Run("extend-all-256", func(b *testing.B) {
+		ctx := context.Background()
+		batch := make([]*redlock.Lock, 256)
+		for i := range batch {
+			l, err := c.TryAcquire(ctx, fresh("m"), ttl)
+			if err != nil {
+				b.Fatal(err)
+			}
+			batch[i] = l
+		}
+		b.ResetTimer()
+		var s stats
+		for b.Loop() {
+			s0 := evalshaStats(b, admin)
+			for i, err := range c.ExtendAll(ctx, batch) {
+				if err != nil {
+					b.Fatal(i, err)
+				}
+			}
+			s = s.add(evalshaStats(b, admin).sub(s0))
+		}
+		b.ReportMetric(s.perCall(), "srv-us/call")
+		b.ReportMetric(s.perCall()/float64(len(batch)), "srv-us/lock")
+	})
 }
 
 // run sends one command and fails the benchmark on an error reply.

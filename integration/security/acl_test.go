@@ -34,7 +34,7 @@ import (
 // idle subscription. HELLO and AUTH need no permission; CONFIG GET (the
 // maxmemory-policy check of New), CLIENT SETINFO and CLIENT
 // MAINT_NOTIFICATIONS are optional: refused, they are skipped.
-const aclRule = "+evalsha +eval +script|load +get +set +incr +pexpire +pttl +del +hget +hmget +hset +time +info|server " +
+const aclRule = "+evalsha +eval +script|load +get +mget +set +incr +pexpire +pttl +del +hget +hmget +hset +time +info|server " +
 	"+publish +subscribe +ping ~app:* ~{redlease}:marker &app:*:notice"
 
 const (
@@ -83,8 +83,9 @@ func alias(t *testing.T, addr, user string) *redis.Client {
 
 // TestACLLeastPrivilege runs everything redlock and lease do through a
 // user that has exactly aclRule: New, Bootstrap, the one-server-one-vote
-// check (INFO server inside a script), acquire, extend, inspect, release,
-// and a lease whose notices wake a waiter.
+// check (INFO server inside a script), acquire, extend, ExtendAll (the
+// leases' batched refresh), inspect, release, and a lease whose notices
+// wake a waiter.
 func TestACLLeastPrivilege(t *testing.T) {
 	skipShort(t)
 	ctx := context.Background()
@@ -110,6 +111,9 @@ func TestACLLeastPrivilege(t *testing.T) {
 		require.NoError(t, err)
 		assert.Positive(t, l.Token())
 		require.NoError(t, l.Extend(ctx, 0))
+		for _, err := range c.ExtendAll(ctx, []*redlock.Lock{l}) {
+			require.NoError(t, err, "ExtendAll (extend_many, the leases' refresh)")
+		}
 		in, err := c.Inspect(ctx, "app:lock")
 		require.NoError(t, err)
 		assert.Equal(t, l.Value(), in.Value)

@@ -327,6 +327,18 @@ func (s *Server) command(ss *session, name string, args []string) any {
 			return errWrongType
 		}
 		return e.str
+	case "mget":
+		if len(args) < 2 {
+			return wrongArgs(name)
+		}
+		// A key that is missing or holds a hash reads as nil (no error).
+		out := make([]any, len(args)-1)
+		for i, k := range args[1:] {
+			if e := s.lookup(k); e != nil && e.hash == nil {
+				out[i] = e.str
+			}
+		}
+		return out
 	case "set":
 		return s.set(args)
 	case "incr":

@@ -1,27 +1,34 @@
 -- extend_many: extend.lua for many locks of one node (and, on a cluster,
 -- one slot) in one call: compare-and-PEXPIRE each, never re-create one.
--- No quarantine check, for the reason given in extend.lua; TTLs above the
--- node's MaxTTL are refused (the whole call: a misconfiguration).
--- KEYS[1] quarantine marker, then per lock i: KEYS[2i] lock key,
--- KEYS[2i+1] fencing counter
+-- No quarantine check, for the reason given in extend.lua; a TTL above the
+-- node's MaxTTL is refused (the whole call: a misconfiguration).
+-- Every lock of a call has the same TTL. The locks' values are read with
+-- one MGET; a key that is missing or not a string holds no value of ours.
+-- KEYS[1] quarantine marker, KEYS[2..n+1] the n lock keys, then, only when
+-- ARGV[3] is not '0', KEYS[n+2..2n+1] their fencing counters in the same
+-- order
 -- ARGV[1] MaxTTL ms, ARGV[2] quarantine mode ('0' off), ARGV[3] counter TTL
--- ms ('0': leave the counters' TTL as it is: fencing off, or set recently), then per lock i: ARGV[2i+2] value, ARGV[2i+3] TTL ms
+-- ms ('0': leave the counters' TTL as it is: fencing off, or set
+-- recently), ARGV[4] TTL ms (every lock), ARGV[5..n+4] the locks' values
 -- Reply: one integer per lock, in order: 1 = extended, 0 = not ours.
-local n = (#KEYS - 1) / 2
+local n = #ARGV - 4
+local ttl, cttl = ARGV[4], ARGV[3]
+local fence = cttl ~= '0'
+if n < 1 or #KEYS ~= (fence and 2 * n + 1 or n + 1) then
+  return redis.error_reply('REDLEASE extend_many: ' .. #KEYS .. ' keys for ' .. n .. ' locks')
+end
 if ARGV[2] ~= '0' then
   local mx = tonumber(redis.call('HGET', KEYS[1], 'mx') or ARGV[1]) or tonumber(ARGV[1])
-  for i = 1, n do
-    local ttl = tonumber(ARGV[2 * i + 3])
-    if ttl > mx then
-      return redis.error_reply('REDLEASE TTL ' .. ttl .. 'ms is above this node\'s MaxTTL ' .. mx .. 'ms')
-    end
+  if tonumber(ttl) > mx then
+    return redis.error_reply('REDLEASE TTL ' .. ttl .. 'ms is above this node\'s MaxTTL ' .. mx .. 'ms')
   end
 end
+local got = redis.call('MGET', unpack(KEYS, 2, n + 1))
 local out = {}
 for i = 1, n do
-  if redis.call('GET', KEYS[2 * i]) == ARGV[2 * i + 2] then
-    redis.call('PEXPIRE', KEYS[2 * i], ARGV[2 * i + 3])
-    if ARGV[3] ~= '0' then redis.call('PEXPIRE', KEYS[2 * i + 1], ARGV[3]) end
+  if got[i] == ARGV[i + 4] then
+    redis.call('PEXPIRE', KEYS[i + 1], ttl)
+    if fence then redis.call('PEXPIRE', KEYS[n + i + 1], cttl) end
     out[i] = 1
   else
     out[i] = 0

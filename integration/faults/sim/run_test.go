@@ -143,11 +143,11 @@ func execute(s *schedule) result {
 // then sets.
 func recreateOnExtend(script, src string) string {
 	if script == "extend_many" { // the leases' batched refresh
-		const cmp = "if redis.call('GET', KEYS[2 * i]) == ARGV[2 * i + 2] then"
+		const cmp = "if got[i] == ARGV[i + 4] then"
 		if !strings.Contains(src, cmp) {
 			panic("control extend-recreates: extend_many.lua no longer has its compare; update the mutation")
 		}
-		return strings.Replace(src, cmp, "if not redis.call('GET', KEYS[2 * i]) then redis.call('SET', KEYS[2 * i], ARGV[2 * i + 2], 'PX', ARGV[2 * i + 3]) end\n  "+cmp, 1)
+		return strings.Replace(src, cmp, "if not got[i] then redis.call('SET', KEYS[i + 1], ARGV[i + 4], 'PX', ttl); got[i] = ARGV[i + 4] end\n  "+cmp, 1)
 	}
 	if script != "extend" {
 		return src
