@@ -162,11 +162,10 @@ func startOverload(t *testing.T, off unsafeopt.Off, retry time.Duration) *overlo
 
 // attempts counts refresh attempts on server 4, which is never faulty and
 // holds every lease's key: there every lease that extend_many carries is
-// ours and gets one PEXPIRE. (The fencing counters get theirs only once a
-// quarter of their TTL, 10 x MaxTTL, has passed: 75s, longer than the
-// tests; the checker only reads.)
+// ours and gets one PEXPIREAT, which nothing else sends. (The fencing
+// counters get a PEXPIRE; the checker only reads.)
 func (o *overload) attempts(t *testing.T) float64 {
-	return float64(cmdCalls(t, o.admin[4], "pexpire"))
+	return float64(cmdCalls(t, o.admin[4], "pexpireat"))
 }
 
 // phase applies fault for d, heals it, and returns the refresh attempts

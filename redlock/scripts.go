@@ -61,7 +61,7 @@ var (
 		scriptAcquire: "SET, PTTL, PEXPIRE, GET, INCR, DEL, " + quarantineCommands,
 		scriptFence:   "GET, SET, HGET, HSET",
 		scriptExtend:  "GET, PEXPIRE, HGET",
-		scriptMany:    "MGET, PEXPIRE, HGET",
+		scriptMany:    "MGET, TIME, PEXPIREAT, PEXPIRE, HGET",
 		scriptRelease: "GET, DEL, PUBLISH or SPUBLISH",
 		scriptProbe:   "EXISTS, " + quarantineCommands,
 		scriptRaise:   "HMGET, HSET",

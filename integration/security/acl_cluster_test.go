@@ -23,7 +23,7 @@ import (
 // and go-redis' cluster client reads the slot map (CLUSTER SLOTS) and
 // follows ASK redirects during slot migrations (ASKING); it reads COMMAND
 // (the commands' key positions) once, and logs every use when refused.
-const aclRuleCluster = "+evalsha +eval +script|load +get +mget +set +incr +pexpire +pttl +del +hget +hmget +hset +time +info|server " +
+const aclRuleCluster = "+evalsha +eval +script|load +get +mget +set +incr +pexpire +pexpireat +pttl +del +hget +hmget +hset +time +info|server " +
 	"+spublish +ssubscribe +ping +cluster|slots +command +asking ~{rl*}:app:* ~{rl*}:marker &{rl*}:app:*:notice"
 
 // TestACLLeastPrivilegeCluster runs redlock and lease on a Redis Cluster

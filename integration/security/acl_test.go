@@ -34,7 +34,7 @@ import (
 // idle subscription. HELLO and AUTH need no permission; CONFIG GET (the
 // maxmemory-policy check of New), CLIENT SETINFO and CLIENT
 // MAINT_NOTIFICATIONS are optional: refused, they are skipped.
-const aclRule = "+evalsha +eval +script|load +get +mget +set +incr +pexpire +pttl +del +hget +hmget +hset +time +info|server " +
+const aclRule = "+evalsha +eval +script|load +get +mget +set +incr +pexpire +pexpireat +pttl +del +hget +hmget +hset +time +info|server " +
 	"+publish +subscribe +ping ~app:* ~{redlease}:marker &app:*:notice"
 
 const (

@@ -381,7 +381,7 @@ func (s *Server) command(ss *session, name string, args []string) any {
 			}
 		}
 		return n
-	case "pexpire", "expire":
+	case "pexpire", "expire", "pexpireat":
 		return s.expire(name, args)
 	case "pttl", "ttl":
 		if len(args) != 2 {
@@ -632,8 +632,11 @@ func (s *Server) expire(name string, args []string) any {
 	if err != nil {
 		return errNotInt
 	}
-	if name == "expire" {
+	switch name {
+	case "expire":
 		n *= 1000
+	case "pexpireat":
+		n -= s.now // an absolute time in ms; a past one deletes, as in Redis
 	}
 	if err := s.writable(); err != nil {
 		return err

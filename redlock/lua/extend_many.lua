@@ -1,5 +1,6 @@
 -- extend_many: extend.lua for many locks of one node (and, on a cluster,
--- one slot) in one call: compare-and-PEXPIRE each, never re-create one.
+-- one slot) in one call: compare-and-PEXPIREAT each (this server's TIME
+-- plus the TTL), never re-create one.
 -- No quarantine check, for the reason given in extend.lua; a TTL above the
 -- node's MaxTTL is refused (the whole call: a misconfiguration).
 -- Every lock of a call has the same TTL. The locks' values are read with
@@ -24,10 +25,19 @@ if ARGV[2] ~= '0' then
   end
 end
 local got = redis.call('MGET', unpack(KEYS, 2, n + 1))
+-- PEXPIREAT at this server's own time now + TTL, not PEXPIRE: the same
+-- deadline or a later one (TIME is read after the call began, so after the
+-- client sent it: a key never expires before the client's own deadline,
+-- which counts from before it sent), and the server stores it as it is,
+-- where PEXPIRE has its arguments rewritten for every key (about a third
+-- of its cost). The clock is the server's, never the client's
+-- (docs/design.md §4.6).
+local t = redis.call('TIME')
+local at = string.format('%d', tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) + tonumber(ttl))
 local out = {}
 for i = 1, n do
   if got[i] == ARGV[i + 4] then
-    redis.call('PEXPIRE', KEYS[i + 1], ttl)
+    redis.call('PEXPIREAT', KEYS[i + 1], at)
     if fence then redis.call('PEXPIRE', KEYS[n + i + 1], cttl) end
     out[i] = 1
   else
