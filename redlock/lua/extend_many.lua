@@ -30,8 +30,8 @@ local got = redis.call('MGET', unpack(KEYS, 2, n + 1))
 -- client sent it: a key never expires before the client's own deadline,
 -- which counts from before it sent), and the server stores it as it is,
 -- where PEXPIRE has its arguments rewritten for every key (about a third
--- of its cost). The clock is the server's, never the client's
--- (docs/design.md §4.6).
+-- of its cost). The clock is the server's, never the client's, and
+-- TIME is floored to ms as PEXPIRE's own clock is (docs/design.md §5.2).
 local t = redis.call('TIME')
 local at = string.format('%d', tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) + tonumber(ttl))
 local out = {}
