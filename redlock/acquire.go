@@ -183,8 +183,7 @@ func (c *Client) attempt(ctx context.Context, key string, ttl time.Duration, o a
 
 	t0 := time.Now()
 	validUntil := t0.Add(ttl - c.cfg.drift(ttl))
-	plain := newCall(scriptAcquire, []string{key, key + ":fence", markerKey},
-		value, ttl.Milliseconds(), c.args.maxTTL, c.args.mode, c.args.counterTTL, c.args.fromZero, c.args.layout)
+	plain := c.acquireCall(key, value, ttl)
 	answers := c.fanout(ctx, nodes, func(ctx context.Context, n *node) answer {
 		defer s.running[n.idx].Store(false)
 		return c.grant(ctx, n, key, plain)
@@ -393,4 +392,11 @@ func IsFinal(err error) bool {
 	// majority. A failed fence is never final: its error lists only one
 	// attempt's yes-nodes, and the next attempt may find others.
 	return qe.Op != "fence" && final > 0 && final > len(qe.Nodes)-qe.Need
+}
+
+// acquireCall is the acquire call of an attempt of value on key (standalone
+// nodes' keys) for ttl.
+func (c *Client) acquireCall(key, value string, ttl time.Duration) *scriptCall {
+	return newCall(scriptAcquire, []string{key, key + ":fence", markerKey},
+		value, ttl.Milliseconds(), c.args.maxTTL, c.args.mode, c.args.counterTTL, c.args.fromZero, c.args.layout)
 }

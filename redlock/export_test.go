@@ -32,18 +32,17 @@ func RunAcquireScript(ctx context.Context, c redis.UniversalClient, key, value s
 }
 
 // ScriptArgv is the command line (EVALSHA digest numkeys keys... args...)
-// that c sends to a standalone node for one call of a script, built as
-// acquire.go and lock.go build it: "acquire" (an attempt of value on key
-// for ttl), "extend" (of the lock of value on key, to ttl, in the common
-// case: its counter's TTL set recently) or "release" (without a notice).
+// that c sends to a standalone node for one call of a script, from the
+// builders acquire.go and lock.go use: "acquire" (an attempt of value on
+// key for ttl), "extend" (of the lock of value on key, to ttl, in the
+// common case: its counter's TTL set recently) or "release" (without a
+// notice).
 func (c *Client) ScriptArgv(script, key, value string, ttl time.Duration) []any {
 	switch script {
 	case "acquire":
-		return newCall(scriptAcquire, []string{key, key + ":fence", markerKey},
-			value, ttl.Milliseconds(), c.args.maxTTL, c.args.mode, c.args.counterTTL, c.args.fromZero, c.args.layout).argv
+		return c.acquireCall(key, value, ttl).argv
 	case "extend":
-		return newCall(scriptExtend, []string{key, markerKey, key + ":fence"},
-			value, ttl.Milliseconds(), c.args.maxTTL, c.args.mode, "0").argv // the counter's TTL is set recently
+		return c.extendCall(key, value, ttl, false).argv
 	case "release":
 		return releaseCall(key, value, "", "", "0").argv
 	}

@@ -154,26 +154,23 @@ func (c *Client) extendBatch(ctx context.Context, wait time.Duration, batch []ex
 			c.observe(Event{Kind: EventExtend, Key: it.l.key, Token: it.l.token, Duration: time.Since(t0), Err: errs[it.i]})
 		}
 		if fence && errs[it.i] == nil {
-			it.l.mu.Lock()
-			it.l.fencedAt = t0
-			it.l.mu.Unlock()
+			it.l.setFencedAt(t0)
 		}
 	}
 }
 
-// fenceDue reports whether the batch's call must also set the TTL of the
-// locks' fencing counters: when one of them was last set more than a
-// quarter of the counter TTL ago. Setting it on every extend (as extend.lua
-// does) would cost a command per lock per refresh for a TTL of
+// fenceDue reports whether the batch's call (or one lock's Extend) must
+// also set the TTL of the locks' fencing counters: when one of them was
+// last set more than a quarter of the counter TTL ago. Setting it on every
+// extend would cost a command per lock per refresh for a TTL of
 // counterTTLFactor x MaxTTL; leases refreshed together stay in one batch,
 // so a batch sets them all once in a while. (A counter that expires anyway
 // is safe: the next grant starts from the node's high-water mark, 3.4.)
 func (c *Client) fenceDue(now time.Time, batch []extendItem) bool {
-	ms, _ := strconv.ParseInt(counterTTLArg(&c.cfg), 10, 64)
-	if ms <= 0 {
+	if c.args.fenceEvery <= 0 {
 		return false
 	}
-	stale := now.Add(-time.Duration(ms) * time.Millisecond / 4)
+	stale := now.Add(-c.args.fenceEvery)
 	for _, it := range batch {
 		it.l.mu.Lock()
 		old := it.l.fencedAt.Before(stale)
@@ -223,11 +220,7 @@ func extendManyCall(c *Client, n *node, batch []extendItem, fence bool) *scriptC
 	} else {
 		keys = append(keys, n.marker())
 	}
-	cttl := any("0")
-	if fence {
-		cttl = c.args.counterTTL
-	}
-	args = append(args, c.args.maxTTL, c.args.mode, cttl, strconv.FormatInt(batch[0].ttl.Milliseconds(), 10))
+	args = append(args, c.args.maxTTL, c.args.mode, c.counterArg(fence), strconv.FormatInt(batch[0].ttl.Milliseconds(), 10))
 	for _, it := range batch {
 		if n == nil {
 			keys = append(keys, it.l.key)

@@ -120,13 +120,8 @@ func (l *Lock) extend(ctx context.Context, ttl, wait time.Duration) error {
 	t0 := time.Now()
 	// The counter's TTL only when it was last set long ago, as a batch
 	// does it (fenceDue): not a command on every extend.
-	cttl := any("0")
 	fence := c.fenceDue(t0, []extendItem{{l: l}})
-	if fence {
-		cttl = c.args.counterTTL
-	}
-	plain := newCall(scriptExtend, []string{l.key, markerKey, l.key + ":fence"},
-		l.value, ttl.Milliseconds(), c.args.maxTTL, c.args.mode, cttl)
+	plain := c.extendCall(l.key, l.value, ttl, fence)
 	answers := c.fanoutWithin(ctx, wait, l.nodes, func(ctx context.Context, n *node) answer {
 		sc := plain
 		if n.tag != "" {
@@ -156,11 +151,23 @@ func (l *Lock) extend(ctx context.Context, ttl, wait time.Duration) error {
 
 	err = l.extended(t0, ttl, answers)
 	if fence && err == nil {
-		l.mu.Lock()
-		l.fencedAt = t0
-		l.mu.Unlock()
+		l.setFencedAt(t0)
 	}
 	return err
+}
+
+// extendCall is the extend call of the lock of value on key (standalone
+// nodes' keys), to ttl; fence: set its counter's TTL too (fenceDue).
+func (c *Client) extendCall(key, value string, ttl time.Duration, fence bool) *scriptCall {
+	return newCall(scriptExtend, []string{key, markerKey, key + ":fence"},
+		value, ttl.Milliseconds(), c.args.maxTTL, c.args.mode, c.counterArg(fence))
+}
+
+// setFencedAt records that a call started at t set the lock's counter TTL.
+func (l *Lock) setFencedAt(t time.Time) {
+	l.mu.Lock()
+	l.fencedAt = t
+	l.mu.Unlock()
 }
 
 // extendable returns the TTL an extend of the lock with ttl uses (0: the

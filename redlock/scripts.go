@@ -4,6 +4,7 @@ import (
 	"context"
 	_ "embed"
 	"strconv"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -73,6 +74,10 @@ var (
 // a Client, boxed once (an argument boxed per call is an allocation).
 type scriptArgs struct {
 	counterTTL any // the fencing counters' TTL in ms ("0": fencing off)
+	// fenceEvery is how long ago a lock's counter TTL may have been set
+	// before an extend sets it again: a quarter of the counters' TTL (0:
+	// fencing off). See fenceDue.
+	fenceEvery time.Duration
 	maxTTL     any // MaxTTL in ms
 	mode       any // the quarantine mode (see quarantineArg)
 	fromZero   any // "1": a missing counter starts from 0 (a negative control)
@@ -83,19 +88,34 @@ type scriptArgs struct {
 
 // newScriptArgs boxes the constant arguments of cfg (defaults filled in).
 func newScriptArgs(cfg *Config) scriptArgs {
-	return scriptArgs{counterTTL: counterTTLArg(cfg), maxTTL: strconv.FormatInt(cfg.MaxTTL.Milliseconds(), 10),
-		mode: quarantineArg(cfg), fromZero: flag(cfg.unsafeOff.CounterFromZero), layout: ""}
+	return scriptArgs{counterTTL: counterTTLArg(cfg), fenceEvery: counterTTL(cfg) / 4,
+		maxTTL: strconv.FormatInt(cfg.MaxTTL.Milliseconds(), 10),
+		mode:   quarantineArg(cfg), fromZero: flag(cfg.unsafeOff.CounterFromZero), layout: ""}
+}
+
+// counterTTL is the fencing counters' TTL (0: fencing off).
+func counterTTL(cfg *Config) time.Duration {
+	switch {
+	case cfg.DisableFencing:
+		return 0
+	case cfg.unsafeOff.CounterTTL > 0:
+		return cfg.unsafeOff.CounterTTL
+	}
+	return counterTTLFactor * cfg.MaxTTL
 }
 
 // counterTTLArg is the fencing counters' TTL in ms ("0": fencing off).
 func counterTTLArg(cfg *Config) string {
-	switch {
-	case cfg.DisableFencing:
-		return "0"
-	case cfg.unsafeOff.CounterTTL > 0:
-		return strconv.FormatInt(cfg.unsafeOff.CounterTTL.Milliseconds(), 10)
+	return strconv.FormatInt(counterTTL(cfg).Milliseconds(), 10)
+}
+
+// counterArg is the counter-TTL argument of an extend call: the counters'
+// TTL when fence (fenceDue said so), else "0" (leave it as it is).
+func (c *Client) counterArg(fence bool) any {
+	if fence {
+		return c.args.counterTTL
 	}
-	return strconv.FormatInt(counterTTLFactor*cfg.MaxTTL.Milliseconds(), 10)
+	return "0"
 }
 
 // quarantineArg is the scripts' quarantine argument (lua/quarantine.lua):

@@ -46,8 +46,13 @@ func TestScriptArgs(t *testing.T) {
 			if tc.counterTTL != "" {
 				counterTTL = tc.counterTTL
 			}
+			// An extend sets the counter's TTL again once a quarter of it
+			// has passed (0: fencing off, never).
+			ms, err := strconv.ParseInt(counterTTL, 10, 64)
+			require.NoError(t, err)
+			fenceEvery := time.Duration(ms) * time.Millisecond / 4
 			got := newScriptArgs(&cfg)
-			assert.Equal(t, scriptArgs{counterTTL: counterTTL, maxTTL: maxTTL, mode: tc.mode, fromZero: tc.zero, layout: ""}, got)
+			assert.Equal(t, scriptArgs{counterTTL: counterTTL, fenceEvery: fenceEvery, maxTTL: maxTTL, mode: tc.mode, fromZero: tc.zero, layout: ""}, got)
 			assert.Equal(t, counterTTL, counterTTLArg(&cfg))
 		})
 	}
