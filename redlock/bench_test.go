@@ -27,6 +27,12 @@ package redlock_test
 //	                  each), return at the 3rd OK; then DEL likewise, return at the 3rd reply
 //	floor-single      SET NX PX + DEL on node 1 only
 //	redlease-single   default Config on node 1 only (N=1)
+//	floor-scripts     floor-parallel, sending redlease's own scripts (the
+//	                  command lines of the redlease case's client: acquire,
+//	                  then release) instead of SET NX and DEL: the servers
+//	                  do redlease's work, the client the floor's. Beside the
+//	                  two it splits redlease's cost over the floor into the
+//	                  servers' share and the client's.
 //
 // Extra metrics: acq-ns/op is the acquisition (SET) part of the cycle;
 // srv-us/op is the server time per cycle summed over the live nodes, from
@@ -114,6 +120,7 @@ func runCycleBench(b *testing.B, sc benchScenario) {
 		{"floor-parallel", []string{"set", "del"}, f.floorParallel},
 		{"floor-single", []string{"set", "del"}, f.floorSingle},
 		{"redlease-single", []string{"evalsha", "eval"}, f.redleaseCycle(f.single)},
+		{"floor-scripts", []string{"evalsha", "eval"}, f.floorScripts},
 	}
 	f.injectFault(b)
 	ctx := context.Background()
@@ -261,6 +268,28 @@ func (f *benchFixture) floorParallel(ctx context.Context, key string) (time.Dura
 	acq := time.Since(t0)
 	if !f.fanoutQuorum(func(c *redis.Client) bool { return c.Del(ctx, key).Err() == nil }) {
 		return acq, errFloor("DEL: no quorum")
+	}
+	return acq, nil
+}
+
+// floorScripts is floorParallel with redlease's acquire and release
+// scripts, as f.fenced would send them, in place of SET NX and DEL; a
+// node's acquire is a yes when the script's vote is 1. No token is read
+// and nothing else is done: the client's work is the floor's.
+func (f *benchFixture) floorScripts(ctx context.Context, key string) (time.Duration, error) {
+	value := floorValue + ":" + key // a fresh value per attempt, as redlease's
+	acquire := f.fenced.ScriptArgv("acquire", key, value, benchTTL)
+	t0 := time.Now()
+	if !f.fanoutQuorum(func(c *redis.Client) bool {
+		r, err := c.Do(ctx, acquire...).Slice()
+		return err == nil && len(r) > 0 && r[0] == int64(1)
+	}) {
+		return 0, errFloor("acquire script: no quorum")
+	}
+	acq := time.Since(t0)
+	release := f.fenced.ScriptArgv("release", key, value, benchTTL)
+	if !f.fanoutQuorum(func(c *redis.Client) bool { return c.Do(ctx, release...).Err() == nil }) {
+		return acq, errFloor("release script: no quorum")
 	}
 	return acq, nil
 }
