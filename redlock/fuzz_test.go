@@ -256,7 +256,7 @@ var seedReplies = [][]byte{
 	encodeReply([]any{2, 0, 30000, 1, 0, ""}, nil),                    // acquire: quarantined
 	encodeReply([]any{9, 0, 0, 0, 0, ""}, nil),                        // acquire: unknown vote
 	encodeReply([]any{1, "x", 0, 0, 0}, nil),                          // acquire: short, bad counter
-	encodeReply([]any{1, 0}, nil),                                     // extend: yes
+	encodeReply([]any{1, 0}, nil),                                     // extend: the old array reply, refused
 	encodeReply([]any{"rl1:n:id=a", 900, 3, 0, 1}, nil),               // inspect
 	encodeReply([]any{0, 1, strings.Repeat("c", 40), 1, 3}, nil),      // probe
 	encodeReply(1, nil),  // release, fence, raise: yes
@@ -507,7 +507,7 @@ func goodReplies() []byte {
 	for _, r := range []fuzzReply{
 		{[]any{1, 1, 0, 0, 0, 0}, nil},  // acquire: granted, counter 1
 		{1, nil},                        // fence
-		{[]any{1, 0}, nil},              // extend
+		{1, nil},                        // extend
 		{1, nil},                        // release
 		{[]any{0, 1, "", 0, 0}, nil},    // probe
 		{1, nil},                        // raise

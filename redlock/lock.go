@@ -125,7 +125,11 @@ func (l *Lock) extend(ctx context.Context, ttl, wait time.Duration) error {
 	answers := c.fanoutWithin(ctx, wait, l.nodes, func(ctx context.Context, n *node) answer {
 		sc := plain
 		if n.tag != "" {
-			sc = plain.withKeys(n.lockKey(l.key), n.marker(), n.fenceKey(l.key))
+			if fence {
+				sc = plain.withKeys(n.lockKey(l.key), n.marker(), n.fenceKey(l.key))
+			} else {
+				sc = plain.withKeys(n.lockKey(l.key), n.marker())
+			}
 		}
 		if err := c.admit(ctx, n); err != nil {
 			return answer{vote: voteError, err: err}
@@ -134,19 +138,13 @@ func (l *Lock) extend(ctx context.Context, ttl, wait time.Duration) error {
 		if err != nil {
 			return answer{vote: voteError, err: err}
 		}
-		a, err := replyArray(res, 2)
-		if err != nil {
-			return answer{vote: voteError, err: err}
+		switch res {
+		case int64(1):
+			return answer{vote: voteYes}
+		case int64(0):
+			return answer{vote: voteNo}
 		}
-		var ns [2]int64
-		if err := intsOf(a, ns[:], 0, 1); err != nil {
-			return answer{vote: voteError, err: err}
-		}
-		v, ok := scriptVote(ns[0])
-		if !ok {
-			return answer{vote: voteError, err: badReply(res)}
-		}
-		return answer{vote: v, ms: ns[1]}
+		return answer{vote: voteError, err: badReply(res)}
 	}, quorumDone(c.quorum), nil)
 
 	err = l.extended(t0, ttl, answers)
@@ -159,8 +157,11 @@ func (l *Lock) extend(ctx context.Context, ttl, wait time.Duration) error {
 // extendCall is the extend call of the lock of value on key (standalone
 // nodes' keys), to ttl; fence: set its counter's TTL too (fenceDue).
 func (c *Client) extendCall(key, value string, ttl time.Duration, fence bool) *scriptCall {
-	return newCall(scriptExtend, []string{key, markerKey, key + ":fence"},
-		value, ttl.Milliseconds(), c.args.maxTTL, c.args.mode, c.counterArg(fence))
+	if fence {
+		return newCall(scriptExtend, []string{key, markerKey, key + ":fence"},
+			value, ttl.Milliseconds(), c.args.maxTTL, c.args.mode, c.args.counterTTL)
+	}
+	return newCall(scriptExtend, []string{key, markerKey}, value, ttl.Milliseconds(), c.args.maxTTL, c.args.mode)
 }
 
 // setFencedAt records that a call started at t set the lock's counter TTL.

@@ -109,7 +109,7 @@ func counterTTLArg(cfg *Config) string {
 	return strconv.FormatInt(counterTTL(cfg).Milliseconds(), 10)
 }
 
-// counterArg is the counter-TTL argument of an extend call: the counters'
+// counterArg is the counter-TTL argument of an extend_many call: the counters'
 // TTL when fence (fenceDue said so), else "0" (leave it as it is).
 func (c *Client) counterArg(fence bool) any {
 	if fence {
