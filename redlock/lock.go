@@ -125,11 +125,10 @@ func (l *Lock) extend(ctx context.Context, ttl, wait time.Duration) error {
 	answers := c.fanoutWithin(ctx, wait, l.nodes, func(ctx context.Context, n *node) answer {
 		sc := plain
 		if n.tag != "" {
-			if fence {
-				sc = plain.withKeys(n.lockKey(l.key), n.marker(), n.fenceKey(l.key))
-			} else {
-				sc = plain.withKeys(n.lockKey(l.key), n.marker())
-			}
+			// This node's names of the keys plain has (the counter's
+			// only when extendCall put it in).
+			keys := [...]string{n.lockKey(l.key), n.marker(), n.fenceKey(l.key)}
+			sc = plain.withKeys(keys[:plain.nkeys]...)
 		}
 		if err := c.admit(ctx, n); err != nil {
 			return answer{vote: voteError, err: err}

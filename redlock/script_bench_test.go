@@ -118,7 +118,7 @@ local m = redis.call('HMGET', KEYS[1], 'r', 'c', 'ok', 'b', 'h', 'mx', 'p')
 local i = string.find(info, 'run_id:', 1, true)
 local j = string.find(info, 'master_replid:', 1, true)
 return {t[1], i, j, m[2]}`)
-	counterTTL := strconv.FormatInt((10 * ttl).Milliseconds(), 10) // as counterTTLFactor
+	counterTTL := strconv.FormatInt(redlock.CounterTTLFactor*ttl.Milliseconds(), 10)
 
 	cases := []scriptCase{
 		// A grant of a key never locked before: the marker and the
