@@ -105,3 +105,15 @@ const (
 
 // ErrNotAwaited is the Err of a node not waited for.
 var ErrNotAwaited = link.ErrNotAwaited
+
+// Settled reports whether every acquire request of l's acquisition has
+// finished. The acquisition returns at a majority; a request to another
+// node may still be on its way and grant the lock there later.
+func (l *Lock) Settled() bool {
+	for i := range l.strag.running {
+		if l.strag.acquiring(i) {
+			return false
+		}
+	}
+	return true
+}

@@ -109,7 +109,7 @@ func startFailback(t *testing.T, noReplIDCheck bool) *failback {
 	r, err = a.HGet(ctx, markerKey, "r").Result()
 	require.NoError(t, err)
 	require.Equal(t, runA, r, "A holds its own old marker again")
-	rig.free(t, f.key, 3)
+	rig.freeAfter(t, f.l1, f.key, 3)
 	require.True(t, f.l1.Held(), "the set-up took longer than the lock's validity: the test proves nothing")
 	return f
 }

@@ -353,7 +353,7 @@ func startKilledNode(t *testing.T, disableQuarantine bool) *killedNode {
 	var err error
 	k.a, err = a.TryAcquire(ctx, k.key, cfg.MaxTTL)
 	require.NoError(t, err)
-	rig.free(t, k.key, 2)
+	rig.freeAfter(t, k.a, k.key, 2)
 	s := rig.Server(0)
 	require.NoError(t, s.Kill())
 	require.NoError(t, s.Restart(true))
@@ -539,7 +539,7 @@ func startFailoverCfg(t *testing.T, cfg redlock.Config) *laggingFailover {
 		require.Eventually(t, func() bool { return c.Ping(ctx).Err() == nil }, 5*time.Second, attemptTick)
 	}
 	require.ErrorIs(t, b.Get(ctx, f.key).Err(), redis.Nil, "B was promoted without the lock")
-	rig.free(t, f.key, 3)
+	rig.freeAfter(t, f.l1, f.key, 3)
 	require.True(t, f.l1.Held(), "the set-up took longer than the lock's validity: the test proves nothing")
 	return f
 }

@@ -155,6 +155,15 @@ func (s *servers) setForeign(t testing.TB, key string, servers ...int) {
 	}
 }
 
+// freeAfter frees key on the given servers once every acquire request of
+// l has finished: a request still on its way to a server that another
+// client held would otherwise find the key free and grant l there too.
+func (s *servers) freeAfter(t testing.TB, l *redlock.Lock, key string, servers ...int) {
+	t.Helper()
+	require.Eventually(t, l.Settled, waitFor, pollTick, "an acquire request of %q never finished", key)
+	s.free(t, key, servers...)
+}
+
 func (s *servers) free(t testing.TB, key string, servers ...int) {
 	t.Helper()
 	for _, i := range servers {
