@@ -203,6 +203,8 @@ func newForgetful(t *testing.T, disableQuarantine bool) *forgetful {
 	f.a, err = a.TryAcquire(ctx, f.key, forgetfulTTL)
 	require.NoError(t, err)
 	require.Equal(t, []string{f.a.Value(), f.a.Value(), "foreign-holder"}, cl.Values(f.key))
+	// Free node 2 only once A's request to it has finished (see freeAfter).
+	require.Eventually(t, f.a.Settled, waitFor, pollTick, "A's acquire requests never finished")
 	require.NoError(t, cl.Direct[2].Del(ctx, f.key).Err())
 
 	s := cl.Server(1)
@@ -287,6 +289,7 @@ func TestIntegrationForgetfulNodeFloorNeedsHealthyMajority(t *testing.T) {
 	cl.setForeign(t, key, 2)
 	la, err := a.TryAcquire(ctx, key, forgetfulTTL)
 	require.NoError(t, err)
+	require.Eventually(t, la.Settled, waitFor, pollTick, "A's acquire requests never finished") // see freeAfter
 	require.NoError(t, cl.Direct[2].Del(ctx, key).Err())
 	require.NoError(t, cl.Server(0).Kill())
 	require.NoError(t, cl.Server(0).Restart(true))
