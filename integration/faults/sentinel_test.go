@@ -41,7 +41,8 @@ func groupName(i int) string { return fmt.Sprintf("g%d", i) }
 // test's report.
 func (s *sentinels) logTail(t *testing.T, name string) {
 	t.Helper()
-	for _, p := range s.ss.LogPaths() {
+	for i := range s.ss.Addrs() {
+		p := s.ss.Sentinel(i).LogPath()
 		b, err := os.ReadFile(p)
 		if err != nil {
 			t.Logf("sentinel log %s: %v", p, err)

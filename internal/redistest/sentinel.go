@@ -197,17 +197,6 @@ func (ss *Sentinels) Addrs() []string {
 // Sentinel returns the i-th sentinel process (0-based), for faults.
 func (ss *Sentinels) Sentinel(i int) *Server { return ss.servers[i] }
 
-// LogPaths returns the paths of the sentinels' log files, for a failed
-// test's report: a sentinel logs each step of a failover and why it
-// aborted one (+failover-abort-..., -failover-abort-...).
-func (ss *Sentinels) LogPaths() []string {
-	var out []string
-	for _, s := range ss.servers {
-		out = append(out, s.LogPath())
-	}
-	return out
-}
-
 // Groups returns the names of the groups, sorted.
 func (ss *Sentinels) Groups() []string { return slices.Clone(ss.groups) }
 
