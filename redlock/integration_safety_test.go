@@ -203,9 +203,7 @@ func newForgetful(t *testing.T, disableQuarantine bool) *forgetful {
 	f.a, err = a.TryAcquire(ctx, f.key, forgetfulTTL)
 	require.NoError(t, err)
 	require.Equal(t, []string{f.a.Value(), f.a.Value(), "foreign-holder"}, cl.Values(f.key))
-	// Free node 2 only once A's request to it has finished (see freeAfter).
-	require.Eventually(t, f.a.Settled, waitFor, pollTick, "A's acquire requests never finished")
-	require.NoError(t, cl.Direct[2].Del(ctx, f.key).Err())
+	cl.freeAfter(t, f.a, f.key, 2)
 
 	s := cl.Server(1)
 	require.NoError(t, s.Kill())
@@ -289,8 +287,7 @@ func TestIntegrationForgetfulNodeFloorNeedsHealthyMajority(t *testing.T) {
 	cl.setForeign(t, key, 2)
 	la, err := a.TryAcquire(ctx, key, forgetfulTTL)
 	require.NoError(t, err)
-	require.Eventually(t, la.Settled, waitFor, pollTick, "A's acquire requests never finished") // see freeAfter
-	require.NoError(t, cl.Direct[2].Del(ctx, key).Err())
+	cl.freeAfter(t, la, key, 2)
 	require.NoError(t, cl.Server(0).Kill())
 	require.NoError(t, cl.Server(0).Restart(true))
 	require.NoError(t, cl.Server(1).Pause()) // resumed by cl.heal on cleanup
