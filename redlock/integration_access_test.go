@@ -100,7 +100,7 @@ func TestNewHonoursCancelledContext(t *testing.T) {
 	require.ErrorIs(t, err, context.Canceled)
 	assert.Nil(t, c)
 	// A marker would mean New went on and touched the node.
-	n, err := g.Server(0).Client(t).Exists(context.Background(), "{redlease}:marker").Result()
+	n, err := g.Server(0).Client(t).Exists(context.Background(), markerKey).Result()
 	require.NoError(t, err)
 	assert.Zero(t, n, "New contacted the node after its context ended")
 }

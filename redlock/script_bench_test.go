@@ -157,7 +157,7 @@ return {t[1], i, j, m[2]}`)
 			return one([]any{"evalsha", bareExtend, 1, l[0], l[1], ttl.Milliseconds()})
 		}},
 		{"ref-identity", nil, func(int) [][]any {
-			return one([]any{"evalsha", identity, 1, "{redlease}:marker"})
+			return one([]any{"evalsha", identity, 1, markerKey})
 		}},
 	}
 	for _, tc := range cases {
