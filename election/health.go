@@ -58,11 +58,21 @@ func (h *health) get() (started time.Time, ended, keyErr error) {
 //     an error a retry meets again on a majority of nodes (WRONGTYPE: the
 //     key holds another type of value; NOPERM: an ACL refuses it; wrong
 //     credentials), until an attempt ends otherwise;
+//   - no majority of nodes can vote because some answered that they are
+//     quarantined (new to redlease, or restarted, flushed, failed over:
+//     docs/design.md §4.9), the others not voting either or not having
+//     answered within the TTL plus tolerance: nobody can be elected until
+//     the quarantines end. The error says "waiting: 2 of 3 nodes
+//     quarantined, 27s left". This holds from the first answer that says
+//     so (New's start-up check included), with no grace: a fresh
+//     deployment that was not bootstrapped is not ready for MaxTTL;
 //   - no majority of nodes has answered (with a vote of any kind, a
 //     quarantined node's included) for longer than the TTL plus tolerance,
 //     counted from the start of Run at the earliest: the elector can
-//     neither be elected nor tell who leads. A leader within its term is
-//     never in this state (its term was refreshed by a majority).
+//     neither be elected nor tell who leads.
+//
+// A leader within its term is never in the last two states (its term was
+// refreshed by a majority).
 //
 // Each condition clears by itself when its cause does (a node answers
 // again, a new Run begins); a returned Run is unhealthy until Run is called
@@ -79,6 +89,9 @@ func (e *Elector) Healthy(tolerance time.Duration) error {
 	if started.IsZero() || e.IsLeader() {
 		return nil
 	}
+	if err := e.quarantined(started, tolerance); err != nil {
+		return err
+	}
 	since := reach.LastMajority(e.client)
 	if since.Before(started) {
 		since = started
@@ -88,6 +101,37 @@ func (e *Elector) Healthy(tolerance time.Duration) error {
 			ErrUnhealthy, e.name, redlockx.Quorum(e.client), len(e.client.Nodes()), silent.Round(time.Millisecond), e.cfg.Lease.TTL, tolerance)
 	}
 	return nil
+}
+
+// quarantined reports a majority of nodes that cannot vote while some of
+// them answered that they are quarantined (see Healthy). A node counts as
+// voting when its last answer said so, within the TTL plus tolerance
+// (counted from started at the earliest).
+func (e *Elector) quarantined(started time.Time, tolerance time.Duration) error {
+	now := time.Now()
+	nodes := reach.Nodes(e.client)
+	voting := 0
+	var left []time.Duration
+	for _, n := range nodes {
+		switch {
+		case n.Quarantined:
+			left = append(left, n.Left)
+		case !n.Answered.IsZero() && now.Sub(later(n.Answered, started)) <= e.cfg.Lease.TTL+tolerance:
+			voting++
+		}
+	}
+	if w, ok := reach.Wait(len(nodes), redlockx.Quorum(e.client), voting, left); ok {
+		return fmt.Errorf("%w: %q: %s", ErrUnhealthy, e.name, w)
+	}
+	return nil
+}
+
+// later is the later of a and b.
+func later(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
 }
 
 // live reports the conditions of liveness: states that a restart of the
@@ -131,10 +175,13 @@ func (e *Elector) live(tolerance time.Duration) error {
 // HealthCheck returns an HTTP handler for a readiness probe: 200 "ok"
 // while [Elector.Healthy](tolerance) is nil, 503 with the reason
 // otherwise. It turns unhealthy when Run has returned, when the election's
-// key is unusable, when no majority of nodes has answered within the TTL,
-// and in the states of [LivenessCheck]; it turns ok again when the cause
-// clears. Mount it as the readiness probe: a Redis outage makes it fail,
-// and restarting the process would not help. It is safe for concurrent
+// key is unusable, while no majority of nodes can vote because some are
+// quarantined (the body says how many and how long is left: "waiting: 2 of
+// 3 nodes quarantined, 27s left"), when no majority of nodes has answered
+// within the TTL, and in the states of [LivenessCheck]; it turns ok again
+// as soon as the cause clears. Mount it as the readiness probe: a Redis
+// outage or a quarantine makes it fail, and restarting the process would
+// not help (so [LivenessCheck] ignores both). It is safe for concurrent
 // use.
 func HealthCheck(e *Elector, tolerance time.Duration) http.Handler {
 	return probe(func() error { return e.Healthy(tolerance) })
@@ -146,7 +193,9 @@ func HealthCheck(e *Elector, tolerance time.Duration) http.Handler {
 // deadline (the process is stalled), a term's OnElected runs more than
 // tolerance after the term's validity ended, or Run has returned. Like
 // client-go's leader-election healthz adaptor, it does not fail for a
-// Redis outage (see [HealthCheck] for that). It is safe for concurrent use.
+// Redis outage nor while nodes are quarantined (see [HealthCheck] for
+// those): a process restarted for them would find them as they were. It is
+// safe for concurrent use.
 func LivenessCheck(e *Elector, tolerance time.Duration) http.Handler {
 	return probe(func() error { return e.live(tolerance) })
 }

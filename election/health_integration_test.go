@@ -3,6 +3,7 @@ package election
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -13,6 +14,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/redlease/redlease/internal/locktest"
 	"github.com/redlease/redlease/internal/rediserr"
 	"github.com/redlease/redlease/internal/redistest"
 	"github.com/redlease/redlease/redlock"
@@ -197,4 +199,81 @@ func TestHealthNoMajority(t *testing.T) {
 	within(t, wait, func() bool { return e.Healthy(0) == nil }, "healthy again once a majority answers")
 	code, _ = probeOf(ready)
 	assert.Equal(t, http.StatusOK, code)
+}
+
+// quarantineCfg is healthClient's configuration with a short MaxTTL: the
+// quarantine of a node new to redlease, or restarted empty.
+var quarantineCfg = redlock.Config{NodeTimeout: 200 * time.Millisecond, MaxTTL: 4 * time.Second}
+
+// requireWaiting checks that a readiness probe says that n of 3 nodes are
+// quarantined, with the time left, while the liveness probe is ok.
+func requireWaiting(t *testing.T, e *Elector, n int) {
+	t.Helper()
+	code, body := probeOf(HealthCheck(e, 0))
+	assert.Equal(t, http.StatusServiceUnavailable, code, body)
+	assert.Contains(t, body, fmt.Sprintf("waiting: %d of 3 nodes quarantined, ", n))
+	assert.Regexp(t, `quarantined, [0-9.]+m?s left|fencing floor not raised yet`, body)
+	code, body = probeOf(LivenessCheck(e, 0))
+	assert.Equal(t, http.StatusOK, code, "a quarantine is not a reason to restart: %s", body)
+}
+
+// A fresh deployment that was not bootstrapped: no node votes for MaxTTL,
+// and the readiness probe says so from the start of Run, on the candidate
+// that is elected at the end as on the one that stands by; both are ready
+// once a majority votes.
+func TestHealthFreshDeploymentWaits(t *testing.T) {
+	if testing.Short() {
+		t.Skip("real redis-servers: not in -short")
+	}
+	g := redistest.Start(t, 3)
+	var es []*Elector
+	for _, id := range []string{"a", "b"} {
+		client := locktest.New(t, quarantineCfg, realNodes(t, g.Addrs()), false)
+		cfg := healthCfg(t)
+		cfg.Lease.ID = id
+		es = append(es, newElector(t, client, "health:fresh", cfg))
+	}
+	for _, e := range es {
+		start(t, e)
+		// From the start of Run (which start does in a goroutine).
+		within(t, wait, func() bool {
+			err := e.Healthy(0)
+			return err != nil && strings.Contains(err.Error(), "waiting: 3 of 3 nodes quarantined")
+		}, "not ready while every node is quarantined")
+		requireWaiting(t, e, 3)
+	}
+	within(t, 3*wait, func() bool { return es[0].IsLeader() || es[1].IsLeader() }, "elected once the quarantine ends")
+	for _, e := range es {
+		within(t, wait, func() bool { return e.Healthy(0) == nil }, "ready once a majority votes")
+		code, _ := probeOf(HealthCheck(e, 0))
+		assert.Equal(t, http.StatusOK, code)
+	}
+}
+
+// Two of three servers restart empty under a leader: its term ends (its
+// key is gone from a majority), and the restarted nodes vote only after
+// MaxTTL: the readiness probe says so until they do, then it is ready
+// again (a new term begins).
+func TestHealthMajorityRestartedWaits(t *testing.T) {
+	if testing.Short() {
+		t.Skip("real redis-servers: not in -short")
+	}
+	g := redistest.Start(t, 3)
+	client := locktest.New(t, quarantineCfg, realNodes(t, g.Addrs()), true)
+	e := newElector(t, client, "health:restarted", healthCfg(t))
+	start(t, e)
+	waitEvent(t, e.Events(), wait, kind(redlock.EventElected))
+	require.NoError(t, e.Healthy(0))
+
+	for _, s := range g.Servers()[:2] {
+		require.NoError(t, s.Restart(true))
+	}
+	within(t, wait, func() bool {
+		err := e.Healthy(0)
+		return err != nil && strings.Contains(err.Error(), "waiting: 2 of 3 nodes quarantined")
+	}, "not ready while 2 of 3 nodes are quarantined")
+	requireWaiting(t, e, 2)
+
+	waitEvent(t, e.Events(), 3*wait, kind(redlock.EventElected))
+	within(t, wait, func() bool { return e.Healthy(0) == nil }, "ready once a majority votes")
 }

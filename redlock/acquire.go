@@ -233,12 +233,16 @@ func (c *Client) grant(ctx context.Context, n *node, key string, plain *scriptCa
 	}
 	res, err := n.run(ctx, sc)
 	a := parseAcquire(res, err)
-	if a.vote == voteQuarantined {
+	switch a.vote {
+	case voteQuarantined:
 		// Its floor is raised below (raiseForgetful) or, for an
 		// answer that comes too late for it, by the next pass
 		// (undoLate); without a healthy majority, by the pass at the
 		// end of its quarantine.
 		c.ready.sawQuarantine(time.Duration(a.ms)*time.Millisecond, true)
+		n.sawQuarantine(time.Duration(a.ms)*time.Millisecond, false)
+	case voteYes, voteNo:
+		n.sawVote()
 	}
 	c.noticeIdentity(n, a)
 	if n.cluster != nil {

@@ -105,6 +105,9 @@ func (c *Client) inspectOn(ctx context.Context, n *node, key string, args []any)
 	if ns[2] > 0 || ns[3] != 1 {
 		v = voteQuarantined
 		c.ready.sawQuarantine(time.Duration(ns[2])*time.Millisecond, ns[3] == 1)
+		n.sawQuarantine(time.Duration(ns[2])*time.Millisecond, ns[3] == 1)
+	} else {
+		n.sawVote()
 	}
 	return answer{vote: v, value: asString(a[0]), ms: ns[0], counter: ns[1], high: ns[2], ready: ns[3] == 1}
 }

@@ -57,6 +57,9 @@ type node struct {
 	// lastAnswer is when the node last gave a vote (see reach.go):
 	// nanoseconds since epoch, plus one; 0 never.
 	lastAnswer atomic.Int64
+	// seen is what the last answer that read its quarantine marker said:
+	// nil when it votes (see reach.go).
+	seen atomic.Pointer[markerSeen]
 }
 
 // setMaster records the master a placement check found for the node.

@@ -185,6 +185,9 @@ func (c *Client) probeMarker(ctx context.Context, n *node) answer {
 	v := voteYes // healthy
 	if ns[0] > 0 || ns[1] != 1 {
 		v = voteQuarantined
+		n.sawQuarantine(time.Duration(ns[0])*time.Millisecond, ns[1] == 1)
+	} else {
+		n.sawVote()
 	}
 	return answer{vote: v, ms: ns[0], created: ns[2], high: ns[3]}
 }
@@ -198,6 +201,9 @@ func (c *Client) raise(n *node, created, floor int64) bool {
 	if err != nil {
 		c.log.Debug("raising fencing floor failed", "node", n.name(), "error", err)
 		return false
+	}
+	if v == 1 {
+		n.floorRaised()
 	}
 	return v == 1
 }

@@ -124,6 +124,7 @@ func (s *startup) node(n *node, info probeInfo, err error) error {
 	if !info.raised || info.left > 0 {
 		c.ready.sawQuarantine(info.left, info.raised)
 	}
+	n.sawQuarantine(info.left, info.raised)
 	if left := info.left; left > 0 {
 		// One entry per copy of a bucketed cluster: its other
 		// buckets' markers were made at the same moment.
