@@ -18,6 +18,7 @@ const (
 	exitOK      = 0
 	exitError   = 1   // a runtime error: nodes unreachable, no majority, ...
 	exitUsage   = 2   // a bad flag or value
+	exitWaiting = 3   // status: no majority votes yet, some nodes are quarantined
 	exitNoStart = 127 // run: COMMAND not found or not startable
 )
 
@@ -28,6 +29,7 @@ Usage:
   redlease run    --name NAME [--ttl 10s] [--id ID] [--grace TTL/4] [--restart] [--wait-majority 30s] -- COMMAND [ARGS...]
   redlease status --name NAME [--json]
   redlease watch  --name NAME [--json]
+  redlease bootstrap
 
 Commands:
   run     campaign for NAME; while leading, run COMMAND with REDLEASE_TOKEN (the
@@ -35,6 +37,11 @@ Commands:
   status  every node's view of NAME (holder, TTL, token, quarantine, error),
           then the majority's verdict
   watch   print every change of NAME's leader, with a timestamp, until SIGINT
+  bootstrap
+          declare the nodes brand new: they vote at once instead of --max-ttl
+          (30s) after first contact. Once, by an operator, on a new deployment;
+          never after a crash or a restart (a node that lost its locks would
+          grant them again)
 
 Nodes, for every command: --nodes or $REDLEASE_NODES, comma-separated, each
 host:port or a redis:// or rediss:// (TLS) URL (user:password@ before the
@@ -46,6 +53,8 @@ Exit codes:
   0    success; status: a majority answered (a leader, or none); watch: interrupted
   1    runtime error: nodes unreachable, no majority answered, an election error
   2    usage error: a bad flag or value (the message names it)
+  3    status: waiting: no majority of nodes votes yet because some are
+       quarantined (new or restarted nodes; the verdict says how long is left)
   N    run: COMMAND's exit code, 128+S if a signal S killed it; 0 if interrupted
        while standing by
   127  run: COMMAND not found or could not be started
@@ -69,11 +78,13 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return cmdStatus(ctx, args[1:], out)
 	case "watch":
 		return cmdWatch(ctx, args[1:], out)
+	case "bootstrap":
+		return cmdBootstrap(ctx, args[1:], out)
 	case "help", "-h", "-help", "--help":
 		fmt.Fprint(out.out, usageText)
 		return exitOK
 	default:
-		fmt.Fprintf(out.err, "redlease: unknown command %q (want run, status or watch)\n\n%s", args[0], usageText)
+		fmt.Fprintf(out.err, "redlease: unknown command %q (want run, status, watch or bootstrap)\n\n%s", args[0], usageText)
 		return exitUsage
 	}
 }
@@ -140,6 +151,9 @@ func (c *command) printUsage() {
 	c.fs.PrintDefaults()
 	c.fs.SetOutput(io.Discard)
 	fmt.Fprint(w, "\nExit codes: 0 ok, 1 runtime error, 2 usage error")
+	if c.name == "status" {
+		fmt.Fprint(w, ", 3 waiting for quarantined nodes")
+	}
 	if c.name == "run" {
 		fmt.Fprint(w, ", else COMMAND's code (128+S if killed by signal S), 127 if it cannot start")
 	}

@@ -12,7 +12,9 @@
 // command with the term's fencing token in REDLEASE_TOKEN, and stops it
 // (SIGTERM, then SIGKILL after --grace) before the term's validity ends
 // when leadership is lost. `redlease status` prints every node's view and
-// the majority's verdict; `redlease watch` prints every change of leader.
+// the majority's verdict; `redlease watch` prints every change of leader;
+// `redlease bootstrap`, an operator's act on a brand-new deployment (never
+// after a crash), makes new nodes vote at once instead of after --max-ttl.
 // See README.md beside this file, or `redlease --help`, for every flag and
 // the exit codes.
 //

@@ -11,6 +11,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/redlease/redlease/internal/notice"
+	"github.com/redlease/redlease/internal/reach"
 	"github.com/redlease/redlease/internal/redlockx"
 	"github.com/redlease/redlease/lease"
 	"github.com/redlease/redlease/observer"
@@ -22,10 +23,13 @@ const statusUsage = `Usage: redlease status --name NAME [--json] [node flags]
 Reads NAME on every node and prints one row per node: address, holder (its
 ID), remaining TTL of the key, fencing token (the node's counter),
 quarantine state and error; then the majority's verdict: a leader (with its
-token and about how long it has left), no leader, or unknown (fewer than a
-majority of nodes could answer). It writes nothing but the quarantine
-marker of a node seen for the first time. Exits 0 when a majority answered,
-1 when the verdict is unknown.`
+token and about how long it has left), no leader, waiting (no majority of
+nodes votes yet because some are quarantined: "waiting: 2 of 3 nodes
+quarantined, 27s left"; nobody can be elected before), or unknown (fewer
+than a majority of nodes could answer). It writes nothing but the
+quarantine marker of a node seen for the first time (which starts its
+quarantine). Exits 0 when a majority answered, 3 while waiting, 1 when the
+verdict is unknown.`
 
 // statusReport is what `redlease status --json` prints.
 type statusReport struct {
@@ -48,13 +52,25 @@ type nodeReport struct {
 
 // verdict is the majority's answer.
 type verdict struct {
-	State       string `json:"state"` // "leader", "no leader" or "unknown" (observer.State)
+	State       string `json:"state"` // "leader", "no leader", "unknown" (observer.State), or stateWaiting
 	Leader      string `json:"leader,omitempty"`
 	Token       uint64 `json:"token,omitempty"`
 	RemainingMs int64  `json:"remaining_ms,omitempty"`
-	Answered    int    `json:"answered"` // nodes that answered and may vote
+	Answered    int    `json:"answered"`    // nodes that answered and may vote
+	Quarantined int    `json:"quarantined"` // nodes that answered and are quarantined (or await their fencing floor)
+	WaitMs      int64  `json:"wait_ms,omitempty"`
 	Nodes       int    `json:"nodes"`
 	Quorum      int    `json:"quorum"`
+}
+
+// stateWaiting is the verdict while no majority of nodes votes because
+// some are quarantined; WaitMs is how long until enough of them vote (0:
+// their quarantine is over, their fencing floor not raised yet).
+const stateWaiting = "waiting"
+
+// waiting is the wait a verdict in stateWaiting says.
+func (v verdict) waiting() reach.Waiting {
+	return reach.Waiting{Nodes: v.Nodes, Quorum: v.Quorum, Voting: v.Answered, Quarantined: v.Quarantined, Left: ms(v.WaitMs)}
 }
 
 func cmdStatus(ctx context.Context, args []string, out *outputs) int {
@@ -91,8 +107,11 @@ func cmdStatus(ctx context.Context, args []string, out *outputs) int {
 	} else {
 		printStatus(out.out, rep)
 	}
-	if rep.Verdict.State == observer.StateUnknown.String() {
+	switch rep.Verdict.State {
+	case observer.StateUnknown.String():
 		return exitError
+	case stateWaiting:
+		return exitWaiting
 	}
 	return exitOK
 }
@@ -123,17 +142,26 @@ func status(ctx context.Context, client *redlock.Client, name string) (*statusRe
 // judge is the majority's verdict, as observer.Observer.Leader would give.
 func judge(info *lease.Info, quorum int) verdict {
 	v := verdict{Nodes: len(info.Nodes), Quorum: quorum}
+	var left []time.Duration
 	for _, n := range info.Nodes {
-		if n.Err == nil && n.Ready && n.Quarantine == 0 {
+		switch {
+		case n.Err != nil:
+		case n.Ready && n.Quarantine == 0:
 			v.Answered++
+		default:
+			left = append(left, n.Quarantine)
 		}
 	}
+	v.Quarantined = len(left)
+	w, waiting := reach.Wait(v.Nodes, quorum, v.Answered, left)
 	switch {
 	case info.Holder != nil:
 		v.State = observer.StateLeader.String()
 		v.Leader, v.Token, v.RemainingMs = info.Holder.String(), info.Token, info.Remaining.Milliseconds()
 	case v.Answered >= quorum:
 		v.State = observer.StateNoLeader.String()
+	case waiting:
+		v.State, v.WaitMs = stateWaiting, w.Left.Milliseconds()
 	default:
 		v.State = observer.StateUnknown.String()
 	}
@@ -175,12 +203,18 @@ func printStatus(w io.Writer, rep *statusReport) {
 	}
 	_ = tw.Flush()
 	v := rep.Verdict
+	quarantined := "" // a quarantined node answered: it is not one that did not
+	if v.Quarantined > 0 {
+		quarantined = fmt.Sprintf(", %d quarantined", v.Quarantined)
+	}
 	switch v.State {
 	case observer.StateLeader.String():
-		fmt.Fprintf(w, "verdict: leader %s (token %d), about %s left; %d of %d nodes answered, %d needed\n",
-			v.Leader, v.Token, ms(v.RemainingMs), v.Answered, v.Nodes, v.Quorum)
+		fmt.Fprintf(w, "verdict: leader %s (token %d), about %s left; %d of %d nodes answered%s, %d needed\n",
+			v.Leader, v.Token, ms(v.RemainingMs), v.Answered, v.Nodes, quarantined, v.Quorum)
 	case observer.StateNoLeader.String():
-		fmt.Fprintf(w, "verdict: no leader; %d of %d nodes answered, %d needed\n", v.Answered, v.Nodes, v.Quorum)
+		fmt.Fprintf(w, "verdict: no leader; %d of %d nodes answered%s, %d needed\n", v.Answered, v.Nodes, quarantined, v.Quorum)
+	case stateWaiting:
+		fmt.Fprintf(w, "verdict: %s\n", v.waiting())
 	default:
 		fmt.Fprintf(w, "verdict: unknown: %d of %d nodes could answer, %d needed\n", v.Answered, v.Nodes, v.Quorum)
 	}

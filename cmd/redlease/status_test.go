@@ -102,3 +102,36 @@ func TestStatusCluster(t *testing.T) {
 	}
 	assert.Equal(t, "verdict: no leader; 3 of 3 nodes answered, 2 needed", lines[4])
 }
+
+// On nodes new to redlease, status starts their quarantine and says how
+// long nobody can be elected, with its own exit code (3); a node restarted
+// empty is counted as quarantined, not as one that did not answer; two of
+// three restarted empty make the verdict waiting again.
+func TestStatusWaiting(t *testing.T) {
+	g, nodes := servers(t, 3)
+	code, stdout, stderr := runCLI(t, "status", "--name", "fresh", "--nodes", nodes)
+	require.Equal(t, exitWaiting, code, "%s\n%s", stdout, stderr)
+	assert.Regexp(t, `(?m)^verdict: waiting: 3 of 3 nodes quarantined, (30|29)s left \(0 votes, 2 needed\)$`, stdout)
+	assert.Regexp(t, regexp.QuoteMeta(g.Addrs()[0])+`\s+-\s+-\s+-\s+quarantined \d`, stdout)
+
+	code, stdout, stderr = runCLI(t, "status", "--name", "fresh", "--nodes", nodes, "--json")
+	require.Equal(t, exitWaiting, code, stderr)
+	var rep statusReport
+	require.NoError(t, json.Unmarshal([]byte(stdout), &rep), stdout)
+	assert.Equal(t, stateWaiting, rep.Verdict.State)
+	assert.Equal(t, 3, rep.Verdict.Quarantined)
+	assert.Zero(t, rep.Verdict.Answered)
+	assert.InDelta(t, 30_000, rep.Verdict.WaitMs, 5_000)
+
+	code, stdout, stderr = runCLI(t, "bootstrap", "--nodes", nodes)
+	require.Equal(t, exitOK, code, "%s\n%s", stdout, stderr)
+	require.NoError(t, g.Server(0).Restart(true))
+	code, stdout, stderr = runCLI(t, "status", "--name", "fresh", "--nodes", nodes)
+	require.Equal(t, exitOK, code, stderr)
+	assert.Contains(t, stdout, "verdict: no leader; 2 of 3 nodes answered, 1 quarantined, 2 needed")
+
+	require.NoError(t, g.Server(1).Restart(true))
+	code, stdout, stderr = runCLI(t, "status", "--name", "fresh", "--nodes", nodes)
+	require.Equal(t, exitWaiting, code, "%s\n%s", stdout, stderr)
+	assert.Regexp(t, `(?m)^verdict: waiting: 2 of 3 nodes quarantined, \d+s left \(1 votes, 2 needed\)$`, stdout)
+}
