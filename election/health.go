@@ -64,8 +64,9 @@ func (h *health) get() (started time.Time, ended, keyErr error) {
 //     answered within the TTL plus tolerance: nobody can be elected until
 //     the quarantines end. The error says "waiting: 2 of 3 nodes
 //     quarantined, 27s left". This holds from the first answer that says
-//     so (New's start-up check included), with no grace: a fresh
-//     deployment that was not bootstrapped is not ready for MaxTTL;
+//     so (New's start-up check included, so even before Run), with no
+//     grace: a fresh deployment that was not bootstrapped is not ready for
+//     MaxTTL;
 //   - no majority of nodes has answered (with a vote of any kind, a
 //     quarantined node's included) for longer than the TTL plus tolerance,
 //     counted from the start of Run at the earliest: the elector can
@@ -76,8 +77,8 @@ func (h *health) get() (started time.Time, ended, keyErr error) {
 //
 // Each condition clears by itself when its cause does (a node answers
 // again, a new Run begins); a returned Run is unhealthy until Run is called
-// again. Before Run, the elector is healthy. Healthy is safe for concurrent
-// use.
+// again. Before Run, only the quarantine is judged. Healthy is safe for
+// concurrent use.
 func (e *Elector) Healthy(tolerance time.Duration) error {
 	if err := e.live(tolerance); err != nil {
 		return err
@@ -86,11 +87,14 @@ func (e *Elector) Healthy(tolerance time.Duration) error {
 	if keyErr != nil {
 		return fmt.Errorf("%w: %q: the election's key is unusable: %w", ErrUnhealthy, e.name, keyErr)
 	}
-	if started.IsZero() || e.IsLeader() {
+	if e.IsLeader() {
 		return nil
 	}
 	if err := e.quarantined(started, tolerance); err != nil {
 		return err
+	}
+	if started.IsZero() {
+		return nil
 	}
 	since := reach.LastMajority(e.client)
 	if since.Before(started) {

@@ -1,6 +1,8 @@
 // Command quickstart (go run ./examples/quickstart) shows a leader election
 // by three candidates and an observer on 5 embedded miniredis servers (or
-// REDLEASE_NODES=host:port,...; REDLEASE_BOOTSTRAP=1 if brand new). The first
+// REDLEASE_NODES=host:port,...; REDLEASE_BOOTSTRAP=1 if brand new; on nodes
+// new to redlease that nobody bootstrapped, it says first that nobody can be
+// elected before their quarantine ends, and how long that is). The first
 // leader crashes, another takes over once its key lapses, then resigns; each
 // term's fencing token is higher, so a store refuses the crashed leader.
 package main
@@ -49,9 +51,6 @@ func run(ctx context.Context, w io.Writer) error {
 			addrs = append(addrs, m.Addr())
 		}
 	}
-	if !fresh {
-		say("nodes new to redlease vote only MaxTTL (30s) after first contact, so nobody is elected before; on brand-new nodes REDLEASE_BOOTSTRAP=1 (Client.Bootstrap) skips the wait")
-	}
 	var wg sync.WaitGroup
 	defer wg.Wait() // after the candidates and the observer have stopped (below)
 	ctx, stop := context.WithCancel(ctx)
@@ -88,6 +87,9 @@ func run(ctx context.Context, w io.Writer) error {
 		}
 		electors[id] = e
 		wg.Go(func() { _ = e.Run(ctx) })
+	}
+	if err := electors["alice"].Healthy(0); err != nil { // readiness, as /readyz says it: new nodes vote only MaxTTL (30s) after first contact
+		say("not ready: %v; on brand-new nodes REDLEASE_BOOTSTRAP=1 (Client.Bootstrap, redlease bootstrap) skips the wait: never after a crash", err)
 	}
 	var highest uint64                                            // the store: it refuses tokens below the highest it saw
 	next := func(why string, since time.Time) (t election.Term) { // the zero Term when ctx ended

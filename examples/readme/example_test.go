@@ -44,7 +44,10 @@ func serve(ctx context.Context, addrs []string, mux *http.ServeMux) error {
 	if err != nil {
 		return err
 	}
-	mux.Handle("/readyz", election.HealthCheck(e, time.Second))  // 503 while no majority answers, the key is unusable, or Run is over
+	if err := e.Healthy(time.Second); err != nil { // new nodes vote only MaxTTL (30s) after first contact
+		fmt.Println("not ready:", err) // "... waiting: 3 of 3 nodes quarantined, 30s left (0 votes, 2 needed)"
+	}
+	mux.Handle("/readyz", election.HealthCheck(e, time.Second))  // 503 while no majority can vote (quarantined, silent), the key is unusable, or Run is over
 	mux.Handle("/livez", election.LivenessCheck(e, time.Second)) // 503 when stalled past the term's deadline, or Run is over
 	return e.Run(ctx)                                            // campaigns until ctx ends; e.Resign(ctx) hands over at once
 }
