@@ -9,6 +9,7 @@ import (
 
 	"github.com/redlease/redlease/internal/backoff"
 	"github.com/redlease/redlease/internal/notice"
+	"github.com/redlease/redlease/internal/reach"
 	"github.com/redlease/redlease/internal/redlockx"
 	"github.com/redlease/redlease/lease"
 	"github.com/redlease/redlease/observer"
@@ -32,6 +33,9 @@ import (
 //     acquire notice says who won, and if none comes within a few attempt
 //     durations (random, to desynchronise contenders), read and try again
 //     if nobody leads, a few times;
+//   - no majority can vote because nodes are quarantined: try when enough
+//     quarantines end, then a few times quickly while their fencing floors
+//     are raised, whatever the back-off (quarantineDelay);
 //   - otherwise a jittered RetryDelay: read when a leader is known, try
 //     when not (or when unknown).
 //
@@ -54,6 +58,7 @@ type candidate struct {
 	triggered bool                   // an attempt was made for the current release
 
 	splits      int           // lost attempts in a row, nobody seen leading
+	floorTries  int           // quick tries since the quarantines that kept a majority from voting ended
 	lastAttempt time.Duration // how long the last attempt took
 	lostRace    bool          // the last attempt was lost
 
@@ -287,6 +292,11 @@ func (c *candidate) delay(ld observer.Leader, rerr error, tried bool) (d time.Du
 		d = c.fails.Next()
 	}
 	tryOnTimer = rerr != nil && rerr != errNotRead // nobody leads, or unknown
+	if w, ok := c.e.waiting(time.Time{}, 0); ok {
+		d, tryOnTimer = min(d, c.quarantineDelay(w)), true
+	} else {
+		c.floorTries = 0
+	}
 	switch {
 	case rerr == nil:
 		if !ld.Expires.IsZero() {
@@ -308,6 +318,24 @@ func (c *candidate) delay(ld observer.Leader, rerr error, tried bool) (d time.Du
 		d, tryOnTimer = c.notBefore.Sub(now), true
 	}
 	return d, tryOnTimer
+}
+
+// quarantineDelay is how long to wait at most while no majority votes
+// because nodes are quarantined (w): until enough quarantines end; once
+// they have, the floors are being raised (by the readiness pass that the
+// last attempt started), so a few quick tries, on the scale of an attempt,
+// then RetryDelay without backing off (floors that cannot be raised yet
+// wait for a node that did not answer).
+func (c *candidate) quarantineDelay(w reach.Waiting) time.Duration {
+	if w.Left > 0 {
+		c.floorTries = 0
+		return w.Left + lapseSlack
+	}
+	if c.floorTries++; c.floorTries <= quickRetries {
+		a := max(c.lastAttempt, time.Millisecond)
+		return backoff.Uniform(a, 4*a)
+	}
+	return backoff.Jitter(c.e.cfg.Lease.RetryDelay)
 }
 
 // onNotice takes a notice n that came during wait: done says that wait

@@ -108,10 +108,19 @@ func (e *Elector) Healthy(tolerance time.Duration) error {
 }
 
 // quarantined reports a majority of nodes that cannot vote while some of
-// them answered that they are quarantined (see Healthy). A node counts as
-// voting when its last answer said so, within the TTL plus tolerance
-// (counted from started at the earliest).
+// them answered that they are quarantined (see Healthy).
 func (e *Elector) quarantined(started time.Time, tolerance time.Duration) error {
+	if w, ok := e.waiting(started, tolerance); ok {
+		return fmt.Errorf("%w: %q: %s", ErrUnhealthy, e.name, w)
+	}
+	return nil
+}
+
+// waiting reports whether no majority of nodes can vote while some of them
+// answered that they are quarantined, and how long until enough of them
+// vote. A node counts as voting when its last answer said so, within the
+// TTL plus tolerance (counted from started at the earliest).
+func (e *Elector) waiting(started time.Time, tolerance time.Duration) (reach.Waiting, bool) {
 	now := time.Now()
 	nodes := reach.Nodes(e.client)
 	voting := 0
@@ -124,10 +133,7 @@ func (e *Elector) quarantined(started time.Time, tolerance time.Duration) error 
 			voting++
 		}
 	}
-	if w, ok := reach.Wait(len(nodes), redlockx.Quorum(e.client), voting, left); ok {
-		return fmt.Errorf("%w: %q: %s", ErrUnhealthy, e.name, w)
-	}
-	return nil
+	return reach.Wait(len(nodes), redlockx.Quorum(e.client), voting, left)
 }
 
 // later is the later of a and b.

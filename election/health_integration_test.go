@@ -277,3 +277,27 @@ func TestHealthMajorityRestartedWaits(t *testing.T) {
 	waitEvent(t, e.Events(), 3*wait, kind(redlock.EventElected))
 	within(t, wait, func() bool { return e.Healthy(0) == nil }, "ready once a majority votes")
 }
+
+// A candidate on a fresh deployment tries again as soon as the nodes'
+// quarantine ends, not after its RetryDelay and back-off (up to 8
+// RetryDelays; a long RetryDelay makes that plain): it is elected, and
+// ready, within moments of the end.
+func TestElectedAsSoonAsQuarantineEnds(t *testing.T) {
+	if testing.Short() {
+		t.Skip("real redis-servers: not in -short")
+	}
+	g := redistest.Start(t, 3)
+	cfg := quarantineCfg
+	cfg.MaxTTL = 2 * time.Second
+	t0 := time.Now() // the quarantine starts with New's check
+	client := locktest.New(t, cfg, realNodes(t, g.Addrs()), false)
+	ecfg := healthCfg(t)
+	ecfg.Lease.RetryDelay = 10 * time.Second // nothing before 5s after the first attempts, then backing off
+	e := newElector(t, client, "health:soon", ecfg)
+	start(t, e)
+	waitEvent(t, e.Events(), 3*wait, kind(redlock.EventElected))
+	late := time.Since(t0) - cfg.MaxTTL
+	t.Logf("elected %s after the quarantine's end", late)
+	assert.Less(t, late, 1500*time.Millisecond, "elected long after the quarantine ended")
+	assert.NoError(t, e.Healthy(0))
+}
