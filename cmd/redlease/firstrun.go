@@ -30,9 +30,10 @@ func hintQuarantine(ctx context.Context, client *redlock.Client, name string, lo
 	var longest time.Duration
 	for _, n := range in.Nodes {
 		switch {
-		case n.Ready:
+		case n.Err != nil:
+		case n.Ready && n.Quarantine == 0: // it votes
 			ready++
-		case n.Err == nil:
+		default:
 			waiting++
 			longest = max(longest, n.Quarantine)
 		}
@@ -43,6 +44,6 @@ func hintQuarantine(ctx context.Context, client *redlock.Client, name string, lo
 	}
 	log.Warn("nobody can be elected until the nodes' quarantine ends: they are new to redlease (or restarted) "+
 		"and vote only --max-ttl after first contact, so that a node that lost its data cannot grant a lock twice; "+
-		"on brand-new nodes, --bootstrap skips the wait",
+		"on brand-new nodes only, 'redlease bootstrap' or --bootstrap skips the wait (never after a crash or a restart)",
 		"quarantined", waiting, "ready", ready, "needed", quorum, "wait", longest.Round(time.Millisecond))
 }
