@@ -62,8 +62,9 @@ type NodeState struct {
 // majority (free, expiring, contended, or too many nodes unreachable or
 // quarantined) it returns the Inspection and an error matching
 // [ErrNoHolder]. When ctx ends before a majority answered, the error
-// matches ctx's error instead (the Inspection has what the nodes said). Inspect writes nothing itself; a node it finds not ready
-// (see [NodeState.Ready]) makes the Client start a readiness pass in the
+// matches ctx's error instead (the Inspection has what the nodes said).
+// Inspect writes nothing itself; a node it finds not ready (see
+// [NodeState.Ready]) makes the Client start a readiness pass in the
 // background, which starts the quarantine of a node that has no marker and
 // raises fencing floors.
 func (c *Client) Inspect(ctx context.Context, key string) (*Inspection, error) {
