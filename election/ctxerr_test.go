@@ -3,6 +3,12 @@ package election
 import (
 	"context"
 	"errors"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -205,4 +211,71 @@ func TestEveryCallHonoursAnEndedContext(t *testing.T) {
 			})
 		}
 	}
+}
+
+// TestCtxCallsCoverTheAPI: ctxCalls lists every exported function and
+// method of redlock, lease, observer and election that takes a
+// context.Context, so that a new one cannot miss the rule.
+func TestCtxCallsCoverTheAPI(t *testing.T) {
+	listed := map[string]bool{}
+	for _, tc := range ctxCalls {
+		name, _, _ := strings.Cut(tc.name, " (")
+		listed[name] = true
+	}
+	var missing []string
+	for _, pkg := range []string{"redlock", "lease", "observer", "election"} {
+		for _, name := range ctxFuncs(t, filepath.Join("..", pkg), pkg) {
+			if !listed[name] {
+				missing = append(missing, name)
+			}
+		}
+	}
+	assert.Empty(t, missing, "exported calls taking a context but not in ctxCalls")
+}
+
+// ctxFuncs returns the exported functions ("pkg.Name") and methods of
+// exported types ("Type.Name") declared in dir's non-test files that take
+// a context.Context.
+func ctxFuncs(t *testing.T, dir, pkg string) []string {
+	entries, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	var out []string
+	for _, e := range entries {
+		if !strings.HasSuffix(e.Name(), ".go") || strings.HasSuffix(e.Name(), "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(token.NewFileSet(), filepath.Join(dir, e.Name()), nil, parser.SkipObjectResolution)
+		require.NoError(t, err)
+		for _, d := range f.Decls {
+			fd, ok := d.(*ast.FuncDecl)
+			if !ok || !fd.Name.IsExported() || !takesContext(fd.Type) {
+				continue
+			}
+			name := pkg + "." + fd.Name.Name
+			if fd.Recv != nil {
+				typ := fd.Recv.List[0].Type
+				if star, ok := typ.(*ast.StarExpr); ok {
+					typ = star.X
+				}
+				id, ok := typ.(*ast.Ident)
+				if !ok || !id.IsExported() {
+					continue
+				}
+				name = id.Name + "." + fd.Name.Name
+			}
+			out = append(out, name)
+		}
+	}
+	return out
+}
+
+func takesContext(ft *ast.FuncType) bool {
+	for _, p := range ft.Params.List {
+		if sel, ok := p.Type.(*ast.SelectorExpr); ok && sel.Sel.Name == "Context" {
+			if x, ok := sel.X.(*ast.Ident); ok && x.Name == "context" {
+				return true
+			}
+		}
+	}
+	return false
 }
