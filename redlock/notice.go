@@ -69,7 +69,6 @@ func (c *Client) subscribe(ctx context.Context, channel string) (*subscription, 
 	if err := c.enter(); err != nil {
 		return nil, err
 	}
-	defer c.mu.RUnlock()
 	// Not cut by the caller's cancellation (only by Close): a dial in
 	// progress is abandoned at Close, since the context is the dial's.
 	lctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
@@ -79,18 +78,25 @@ func (c *Client) subscribe(ctx context.Context, channel string) (*subscription, 
 	for _, n := range nodes {
 		c.wg.Go(func() { s.listen(lctx, c.closing, n, channel, tried) })
 	}
-	timer := time.NewTimer(c.cfg.NodeTimeout)
+	c.mu.RUnlock() // the wait below does not hold up the Client's Close
+	waitTried(ctx, tried, len(nodes)/2+1, c.cfg.NodeTimeout)
+	return s, nil
+}
+
+// waitTried waits until need nodes were tried, at most d, or until ctx
+// ends.
+func waitTried(ctx context.Context, tried <-chan struct{}, need int, d time.Duration) {
+	timer := time.NewTimer(d)
 	defer timer.Stop()
-	for range len(nodes)/2 + 1 {
+	for range need {
 		select {
 		case <-tried:
 		case <-timer.C:
-			return s, nil
+			return
 		case <-ctx.Done():
-			return s, nil
+			return
 		}
 	}
-	return s, nil
 }
 
 // listen is node n's goroutine of a subscription: it subscribes (which
