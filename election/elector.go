@@ -125,16 +125,23 @@ func (e *Elector) Leader(ctx context.Context) (observer.Leader, error) {
 // that another candidate takes over. Resign returns nil when there was no
 // term to end, the release's error when some nodes could not be reached
 // (their copies of the key expire with the TTL), or ctx's error when ctx
-// ended first (the handover goes on). Resign is safe to call from any
+// ended first (the handover goes on) or had ended before the call (even
+// with no term to end). Resign is safe to call from any
 // goroutine. From inside OnElected, pass the term's own context: Resign
 // cancels it and so returns at once, and the handover completes when
 // OnElected returns (waiting for the handover there would wait for itself).
 func (e *Elector) Resign(ctx context.Context) error {
 	t := e.current()
 	if t == nil {
+		if ctx.Err() != nil {
+			return ctxErr(ctx)
+		}
 		return nil
 	}
 	t.cancel(ErrResigned)
+	if ctx.Err() != nil {
+		return ctxErr(ctx) // the handover goes on
+	}
 	select {
 	case <-t.over:
 		return t.releaseErr

@@ -3,6 +3,7 @@ package lease
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"time"
 
@@ -149,11 +150,16 @@ func (l *Lease) Held() bool {
 // waits for that). Every call returns the result of the one deletion: nil
 // when the keys are gone (deleted, or already expired), or a
 // *redlock.QuorumError (Op "release") naming the nodes that could not be
-// reached (their copies expire with the TTL). Either way the lease is over.
+// reached (their copies expire with the TTL), joined, when ctx had ended,
+// with an error matching ctx's error. Either way the lease is over.
 func (l *Lease) Release(ctx context.Context) error {
 	l.end(ErrReleased)
 	l.exited.Wait()
 	l.releaseKeys(ctx)
+	if err := ctx.Err(); err != nil {
+		// Released all the same; the error tells the caller its ctx ended.
+		return errors.Join(l.releaseErr, fmt.Errorf("lease: %q: released, but the caller's context ended: %w", l.Key(), err))
+	}
 	return l.releaseErr
 }
 

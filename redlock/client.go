@@ -129,8 +129,10 @@ func (c *Client) Bootstrap(ctx context.Context) error {
 	return c.checkNodes(ctx, true)
 }
 
-// Close waits for the requests still in flight (bounded by the go-redis
-// clients' socket timeouts) and makes further calls fail with ErrClosed.
+// Close waits for the requests still in flight and the goroutines of the
+// change-notice subscriptions of lease, observer and election (bounded by
+// the go-redis clients' socket timeouts) and makes further calls fail
+// with ErrClosed.
 // It closes the go-redis clients only of a Client made by [Dial]; those
 // given to New stay the caller's. Closing twice is safe.
 func (c *Client) Close() error {

@@ -26,9 +26,14 @@ const maxExtendBatch = 256
 // matching ErrInvalidArgument. Requests are bounded as in Extend
 // (NodeTimeout); calls of one ExtendAll run concurrently, and it returns
 // when every lock has its result. Each lock sent gets its EventExtend on
-// the client's Hooks, as from Extend.
+// the client's Hooks, as from Extend. When ctx ends first, each error
+// also matches ctx's error.
 func (c *Client) ExtendAll(ctx context.Context, locks []*Lock) []error {
-	return c.extendAll(ctx, locks, 0)
+	errs := c.extendAll(ctx, locks, 0)
+	for i, err := range errs {
+		errs[i] = joinCtx(ctx, err)
+	}
+	return errs
 }
 
 // extendAll is ExtendAll, each request waiting up to wait (<= 0:

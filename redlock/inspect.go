@@ -61,8 +61,10 @@ type NodeState struct {
 // majority, if any, with every node's view. When no value is held by a
 // majority (free, expiring, contended, or too many nodes unreachable or
 // quarantined) it returns the Inspection and an error matching
-// [ErrNoHolder]. Inspect writes nothing itself; a node it finds not ready
-// (see [NodeState.Ready]) makes the Client start a readiness pass in the
+// [ErrNoHolder]. When ctx ends before a majority answered, the error
+// matches ctx's error instead (the Inspection has what the nodes said).
+// Inspect writes nothing itself; a node it finds not ready (see
+// [NodeState.Ready]) makes the Client start a readiness pass in the
 // background, which starts the quarantine of a node that has no marker and
 // raises fencing floors.
 func (c *Client) Inspect(ctx context.Context, key string) (*Inspection, error) {
@@ -81,7 +83,12 @@ func (c *Client) Inspect(ctx context.Context, key string) (*Inspection, error) {
 	}, nil, nil)
 	elapsed := time.Since(t0)
 	c.readinessDue() // what this read saw may call for a pass now
-	return inspection(key, nodes, answers, c.quorum, elapsed, c.cfg.drift)
+	in, err := inspection(key, nodes, answers, c.quorum, elapsed, c.cfg.drift)
+	if cerr := ctx.Err(); cerr != nil && err != nil {
+		// Cut short by the caller: the nodes did not say "no holder".
+		return in, fmt.Errorf("redlock: inspect %q: read cut short: %w", key, cerr)
+	}
+	return in, err
 }
 
 // inspectOn is Inspect's request to node n: inspect.lua, its reply read.

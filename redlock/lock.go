@@ -87,7 +87,8 @@ func (l *Lock) Held() bool { return l.remaining() > 0 }
 // with ErrNotHeld once the local deadline has passed, even if the nodes
 // still answer yes. On failure the lock keeps its previous deadline (a
 // *[QuorumError] whose Op is "extend"), or is lost (ErrNotHeld). Each
-// request is bounded by NodeTimeout.
+// request is bounded by NodeTimeout. When ctx ends before a majority
+// answered, the error also matches ctx's error.
 func (l *Lock) Extend(ctx context.Context, ttl time.Duration) error {
 	return l.extendWithin(ctx, ttl, 0)
 }
@@ -101,7 +102,7 @@ func (l *Lock) extendWithin(ctx context.Context, ttl, wait time.Duration) error 
 		return fmt.Errorf("%w: nil *Lock", ErrNotHeld)
 	}
 	t0 := time.Now()
-	err := l.extend(ctx, ttl, wait)
+	err := joinCtx(ctx, l.extend(ctx, ttl, wait))
 	l.c.observe(Event{Kind: EventExtend, Key: l.key, Token: l.token, Duration: time.Since(t0), Err: err})
 	return err
 }
@@ -232,7 +233,9 @@ func (l *Lock) extended(t0 time.Time, ttl time.Duration, answers []answer) error
 // had expired or been taken), or with a *[QuorumError] whose Op is
 // "release" when some nodes could not be reached (their copies expire with
 // the TTL). Releasing twice returns ErrNotHeld the second time and
-// sends nothing.
+// sends nothing. The deletion does not depend on ctx (docs/design.md S8),
+// but when ctx has ended Release's error matches ctx's error (joined with
+// the deletion's own error, if any), and n says how many nodes deleted.
 func (l *Lock) Release(ctx context.Context) (int, error) {
 	if l == nil {
 		return 0, fmt.Errorf("%w: nil *Lock", ErrNotHeld)
@@ -240,7 +243,11 @@ func (l *Lock) Release(ctx context.Context) (int, error) {
 	t0 := time.Now()
 	n, err := l.release(ctx)
 	l.c.observe(Event{Kind: EventRelease, Key: l.key, Token: l.token, Duration: time.Since(t0), Err: err})
-	return n, err
+	if cerr := ctx.Err(); cerr != nil && err == nil {
+		// Deleted all the same (S8); the caller's context had ended.
+		err = fmt.Errorf("redlock: %q: released on %d nodes, but the caller's context ended: %w", l.key, n, cerr)
+	}
+	return n, joinCtx(ctx, err)
 }
 
 func (l *Lock) release(ctx context.Context) (int, error) {

@@ -2,7 +2,7 @@ package redlock
 
 import (
 	"context"
-	"sync"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 
@@ -44,18 +44,22 @@ func (c *Client) publish(ctx context.Context, channel, message string) (int, err
 }
 
 // subscription receives the notices published on one channel on every
-// node. It owns one goroutine per node until Close. Safe for concurrent use.
+// node. Each node has its own goroutine, which makes the node's
+// subscription (connection set-up included) and forwards its notices
+// until Close or the Client's Close; the Client counts these goroutines
+// (its Close waits for them). Safe for concurrent use.
 type subscription struct {
 	c      chan link.Notice
-	subs   []*redis.PubSub
-	wg     sync.WaitGroup
 	cancel context.CancelFunc
-	once   sync.Once
 }
 
-// subscribe listens on channel on every node (internal/redlockx). Nodes
-// that are down are retried by go-redis in the background. Close the
-// subscription when done.
+// subscribe listens on channel on every node (internal/redlockx). The
+// nodes' subscriptions are made concurrently, each in its node's
+// goroutine; subscribe returns once a majority of them were tried (made,
+// or refused), or after NodeTimeout, or when ctx ends, so that a node
+// that accepts connections and never answers (a paused server, a
+// black-holed address) delays nothing. Nodes that are down are retried by
+// go-redis in the background. Close the subscription when done.
 //
 // On a cluster Client with buckets ([NewCluster]), a notice channel
 // (internal/notice.Channel) is carried by the slots of its key's copies,
@@ -65,51 +69,81 @@ func (c *Client) subscribe(ctx context.Context, channel string) (*subscription, 
 	if err := c.enter(); err != nil {
 		return nil, err
 	}
-	defer c.mu.RUnlock()
-	ctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	// Not cut by the caller's cancellation (only by Close): a dial in
+	// progress is abandoned at Close, since the context is the dial's.
+	lctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	s := &subscription{c: make(chan link.Notice, 64), cancel: cancel}
-	for _, n := range c.nodesForChannel(channel) {
-		uc := n.client
-		var ps *redis.PubSub
-		if n.tag != "" {
-			ps = uc.SSubscribe(ctx, n.lockKey(channel))
-		} else {
-			ps = uc.Subscribe(ctx, channel)
-		}
-		s.subs = append(s.subs, ps)
-		in := ps.Channel()
-		s.wg.Go(func() {
-			for {
-				select {
-				case m, ok := <-in:
-					if !ok {
-						return
-					}
-					select {
-					case s.c <- link.Notice{Node: n.addr, Payload: m.Payload}:
-					default: // a notice is a hint; a full buffer already wakes the reader
-					}
-				case <-ctx.Done():
-					return
-				}
-			}
-		})
+	nodes := c.nodesForChannel(channel)
+	tried := make(chan struct{}, len(nodes))
+	for _, n := range nodes {
+		c.wg.Go(func() { s.listen(lctx, c.closing, n, channel, tried) })
 	}
+	c.mu.RUnlock() // the wait below does not hold up the Client's Close
+	waitTried(ctx, tried, len(nodes)/2+1, c.cfg.NodeTimeout)
 	return s, nil
+}
+
+// waitTried waits until need nodes were tried, at most d, or until ctx
+// ends.
+func waitTried(ctx context.Context, tried <-chan struct{}, need int, d time.Duration) {
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	for range need {
+		select {
+		case <-tried:
+		case <-timer.C:
+			return
+		case <-ctx.Done():
+			return
+		}
+	}
+}
+
+// listen is node n's goroutine of a subscription: it subscribes (which
+// blocks while go-redis connects; its socket timeouts bound that), says
+// so on tried, and forwards the node's notices until ctx ends or the
+// Client closes. Then it closes the node's PubSub, which may wait for a
+// connection set-up in progress (bounded the same way): nobody waits for
+// this goroutine but the Client's Close.
+func (s *subscription) listen(ctx context.Context, closing <-chan struct{}, n *node, channel string, tried chan<- struct{}) {
+	var ps *redis.PubSub
+	if n.tag != "" {
+		ps = n.client.SSubscribe(ctx, n.lockKey(channel))
+	} else {
+		ps = n.client.Subscribe(ctx, channel)
+	}
+	tried <- struct{}{} // buffered for every node
+	defer ps.Close()
+	if ctx.Err() != nil {
+		return // closed during the set-up
+	}
+	in := ps.Channel()
+	for {
+		select {
+		case m, ok := <-in:
+			if !ok {
+				return
+			}
+			select {
+			case s.c <- link.Notice{Node: n.addr, Payload: m.Payload}:
+			default: // a notice is a hint; a full buffer already wakes the reader
+			}
+		case <-ctx.Done():
+			return
+		case <-closing:
+			return
+		}
+	}
 }
 
 // C returns the notices. It is never closed; stop reading after Close.
 func (s *subscription) C() <-chan link.Notice { return s.c }
 
-// Close ends the subscription on every node and waits for its goroutines.
-// Closing twice is safe.
+// Close ends the subscription on every node. It does not wait: each
+// node's goroutine ends as soon as its node's connection set-up, if one
+// is in progress, ends (the Client's Close waits for them). Closing twice
+// is safe.
 func (s *subscription) Close() error {
-	s.once.Do(func() {
-		s.cancel()
-		for _, ps := range s.subs {
-			_ = ps.Close()
-		}
-		s.wg.Wait()
-	})
+	s.cancel()
 	return nil
 }

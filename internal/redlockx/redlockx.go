@@ -73,7 +73,11 @@ func Publish(ctx context.Context, c *redlock.Client, channel, message string) (i
 // Subscribe listens on channel on every node of c (on a bucketed cluster,
 // a notice channel in the slots of its key's copies, where the release of
 // the key publishes). Nodes that are down are retried by go-redis in the
-// background. The subscription owns a goroutine per node until Close.
+// background. The subscriptions are made concurrently: Subscribe returns
+// once a majority of nodes were tried, or after NodeTimeout, so a silent
+// node delays nothing. The subscription has a goroutine per node; Close
+// does not wait for them (one stuck in a silent node's connection set-up
+// ends at go-redis's socket timeouts), c's Close does.
 func Subscribe(ctx context.Context, c *redlock.Client, channel string) (Subscription, error) {
 	return link.Get().Subscribe(ctx, c, channel)
 }
