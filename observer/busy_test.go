@@ -68,7 +68,7 @@ func TestWatchBusyHostNoUnknown(t *testing.T) {
 		}
 	}
 	spin.Wait()
-	t.Logf("%s: %d reads, %d events", d, reads.calls.Load(), len(events))
+	t.Logf("%s: %d reads, %d failed on node 0, %d events, %d unknown", d, reads.calls.Load(), reads.errs.Load(), len(events), len(unknown))
 	require.Empty(t, unknown, "no unknown with every node healthy")
 	require.NotEmpty(t, events)
 	require.Equal(t, StateLeader, events[0].State)

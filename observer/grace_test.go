@@ -17,10 +17,12 @@ import (
 )
 
 // failOnce is a go-redis hook on the script calls on key: it counts them
-// (calls), and fails the next one once armed, closing fired when it did.
+// (calls) and those that failed (errs), and fails the next one once
+// armed, closing fired when it did.
 type failOnce struct {
 	key   string
 	calls atomic.Int64
+	errs  atomic.Int64
 	armed atomic.Bool
 	fired chan struct{}
 }
@@ -38,7 +40,11 @@ func (f *failOnce) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 			close(f.fired)
 			return err
 		}
-		return next(ctx, cmd)
+		err := next(ctx, cmd)
+		if err != nil {
+			f.errs.Add(1)
+		}
+		return err
 	}
 }
 func (f *failOnce) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
