@@ -14,6 +14,7 @@ import (
 const (
 	defaultPollInterval = time.Second
 	defaultEventBuffer  = 16
+	defaultUnknownGrace = time.Second
 )
 
 // Config tunes an [Observer]. The zero value of every field means its
@@ -34,6 +35,17 @@ type Config struct {
 	// elector: observers do not campaign). Default: 16.
 	EventBuffer int
 
+	// UnknownGrace is how long fewer than a majority of nodes must answer
+	// before a [Watch] reports [StateUnknown]. A read that finds no
+	// majority (every node slow to answer within NodeTimeout on a loaded
+	// host, a node restarting) is read again, every UnknownGrace/4 with
+	// jitter, and unknown is reported only when the reads kept failing for
+	// UnknownGrace and at least two of them failed; any other state is
+	// reported at once. A real outage is thus reported after UnknownGrace
+	// plus a read. It applies to the first event of a Watch too, and not
+	// to [Observer.Leader], which is one read. Default: 1s.
+	UnknownGrace time.Duration
+
 	// Logger receives the observer's logs with stable keys (key, node,
 	// error). Default: a null logger.
 	Logger hclog.Logger
@@ -45,6 +57,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.EventBuffer == 0 {
 		c.EventBuffer = defaultEventBuffer
+	}
+	if c.UnknownGrace == 0 {
+		c.UnknownGrace = defaultUnknownGrace
 	}
 	c.Logger = logx.Flat(c.Logger) // nil: a null logger
 	return c
@@ -61,6 +76,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("%w: PollInterval (%s) must be at least 1ms", errInvalidConfig, c.PollInterval)
 	case c.EventBuffer < 0:
 		return fmt.Errorf("%w: EventBuffer (%d) must not be negative", errInvalidConfig, c.EventBuffer)
+	case c.UnknownGrace < 0:
+		return fmt.Errorf("%w: UnknownGrace (%s) must not be negative", errInvalidConfig, c.UnknownGrace)
 	}
 	return nil
 }

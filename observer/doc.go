@@ -25,7 +25,10 @@
 // quarantined after losing their data), nobody can tell whether a leader
 // exists: the answer is [ErrUnknown] (Leader) or [StateUnknown] (Watch),
 // never the last leader seen and never "no leader". A leader that holds the
-// key on a majority is reported even if some nodes are down.
+// key on a majority is reported even if some nodes are down. A Watch says
+// unknown only once no majority answered for Config.UnknownGrace (1s by
+// default, two reads at least): one read lost to a loaded host is not an
+// outage.
 //
 // # Guarantees
 //

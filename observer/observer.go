@@ -57,11 +57,14 @@ type Leader struct {
 	ID string
 	// Metadata is what the leader published with its ID; nil when none.
 	Metadata map[string]string
-	// Token is the fencing token of the leader's term. A read made within
-	// the round trip in which the new leader's token is written may show
-	// the previous token; [Observer.Leader] reads again briefly when a new
+	// Token is the fencing token of the leader's term: exactly the token
+	// the leader holds, whichever nodes are silent, once its acquisition
+	// completed (see redlock.Inspection.Token). A read made within the
+	// round trip in which the new leader's token is written may show the
+	// previous token; [Observer.Leader] reads again briefly when a new
 	// leader shows a token that is not above the last one it saw, and a
-	// [Watch] reports the term again once its own token shows.
+	// [Watch] reports the term again once its own token shows (a term's
+	// token never goes back in a Watch).
 	Token uint64
 	// Remaining is the validity the leader had left when it was read, as
 	// far as the nodes tell (lowest PTTL of the majority minus the read's

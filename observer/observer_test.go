@@ -25,6 +25,7 @@ func TestConfigValidate(t *testing.T) {
 		{"negative poll interval", Config{PollInterval: -time.Second}, "PollInterval (-1s) must not be negative"},
 		{"poll interval too short", Config{PollInterval: time.Microsecond}, "PollInterval (1µs) must be at least 1ms"},
 		{"negative event buffer", Config{EventBuffer: -2}, "EventBuffer (-2) must not be negative"},
+		{"negative unknown grace", Config{UnknownGrace: -time.Second}, "UnknownGrace (-1s) must not be negative"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			err := tc.cfg.Validate()
@@ -38,6 +39,7 @@ func TestConfigValidate(t *testing.T) {
 	d := Config{}.withDefaults()
 	assert.Equal(t, time.Second, d.PollInterval)
 	assert.Equal(t, 16, d.EventBuffer)
+	assert.Equal(t, time.Second, d.UnknownGrace)
 	assert.NotNil(t, d.Logger)
 
 	_, err := New(nil, "k", Config{})

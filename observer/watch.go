@@ -143,6 +143,7 @@ func (o *Observer) watch(ctx context.Context, out chan<- Event) error {
 	defer timer.Stop()
 
 	var last Event
+	var streak unknownStreak
 	first := true
 	for {
 		l, err := o.Leader(ctx)
@@ -153,6 +154,13 @@ func (o *Observer) watch(ctx context.Context, out chan<- Event) error {
 			return err
 		}
 		ev := event(l, err)
+		if again, d := streak.hold(ev, !first && last.State == StateUnknown, o.cfg.UnknownGrace); again {
+			timer.Reset(d) // no majority answered: read again before saying unknown
+			if err := o.wait(ctx, sub, timer, last.Leader); err != nil {
+				return err
+			}
+			continue
+		}
 		if first || changed(last, ev) {
 			if o.hooks != nil && !first && ev.State != StateUnknown {
 				o.hooks.Observe(redlock.Event{Kind: redlock.EventLeaderChanged, Key: o.name, Token: ev.Leader.Token, Outcome: redlockx.Outcome(nil)})
@@ -234,9 +242,13 @@ func event(l Leader, err error) Event {
 }
 
 // changed reports whether ev is a change from last: another state,
-// another term, or the same term with another token (a term first read
+// another term, or the same term with a higher token (a term first read
 // before its token was written back, see [Leader.Token], is reported
-// again once its token shows).
+// again once its token shows). A term's token never goes back in a Watch:
+// a lower one is not reported.
 func changed(last, ev Event) bool {
-	return last.State != ev.State || last.Leader.Value != ev.Leader.Value || last.Leader.Token != ev.Leader.Token
+	if last.State == StateLeader && ev.State == StateLeader && last.Leader.Value == ev.Leader.Value {
+		return ev.Leader.Token > last.Leader.Token
+	}
+	return last.State != ev.State || last.Leader.Value != ev.Leader.Value
 }

@@ -3,6 +3,7 @@ package redlock
 import (
 	"context"
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -17,6 +18,33 @@ const (
 // FenceDigest is the SHA1 digest of the fencing write-back script, so that
 // tests can count its calls.
 var FenceDigest = scriptFence.Hash()
+
+// AcquireGate is a go-redis hook that holds the client's acquire requests
+// (acquire.lua) while armed by Hold, so that a test can make a node's grant
+// come after the acquisition returned.
+type AcquireGate struct{ held atomic.Pointer[chan struct{}] }
+
+// Hold holds the acquire requests from now on until open is called.
+func (g *AcquireGate) Hold() (open func()) {
+	ch := make(chan struct{})
+	g.held.Store(&ch)
+	return func() { g.held.Store(nil); close(ch) }
+}
+
+func (g *AcquireGate) DialHook(next redis.DialHook) redis.DialHook { return next }
+func (g *AcquireGate) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		if a := cmd.Args(); len(a) > 1 && cmd.Name() == "evalsha" && a[1] == scriptAcquire.Hash() {
+			if ch := g.held.Load(); ch != nil {
+				<-*ch
+			}
+		}
+		return next(ctx, cmd)
+	}
+}
+func (g *AcquireGate) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return next
+}
 
 // RunAcquireScript runs the acquire script once on c, as one attempt of
 // value on key would (quarantine on, fencing on), and returns its reply.

@@ -7,6 +7,7 @@ package redlock_test
 
 import (
 	"context"
+	"fmt"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -227,4 +228,51 @@ func TestFencingMajorityRuleControl(t *testing.T) {
 	unsafeopt.Apply(&cfg, unsafeopt.Off{FastPathMinority: true})
 	a, b := fenceHoleSetup(t, cfg)
 	assert.LessOrEqual(t, b.Token(), a.Token(), "without the majority rule the token goes back")
+}
+
+// TestInspectTokenWithPausedNode: the case of issue #32 on real servers.
+// One node's counter lags 20 behind the others' (it was paused or
+// restarted earlier) and its grant comes last: the two others' grants, 42,
+// make the fast path hand out 42, and the lagging node's grant leaves 22
+// with the holder's value. Each node in turn is paused (SIGSTOP) and a
+// majority read must report exactly the holder's token; three runs, a
+// different node lagging in each.
+func TestInspectTokenWithPausedNode(t *testing.T) {
+	rig := startKillable(t, 3, redistest.Options{})
+	cfg := fenceCfg
+	cfg.MaxTTL = 10 * time.Second
+	nodes := rig.NewNodes(t)
+	gates := make([]*redlock.AcquireGate, len(nodes))
+	for i, n := range nodes {
+		gates[i] = &redlock.AcquireGate{}
+		n.AddHook(gates[i])
+	}
+	c := locktest.New(t, cfg, nodes, true)
+	t.Cleanup(rig.Heal)
+	ctx := context.Background()
+	for run := range 3 {
+		key := fmt.Sprintf("%s:%d", testKey(t), run)
+		lagging := (run + 1) % 3
+		for i := range 3 {
+			rig.setCounter(t, key, i, 41)
+		}
+		rig.setCounter(t, key, lagging, 21)
+		open := gates[lagging].Hold()
+		l, err := c.Acquire(ctx, key, 5*time.Second)
+		open()
+		require.NoError(t, err)
+		require.Equal(t, uint64(42), l.Token(), "the two nodes that agree: the fast path")
+		rig.waitHeld(t, key, l.Value()) // the lagging node's late grant included
+		require.Equal(t, uint64(22), parseCounter(t, rig.counter(t, key, lagging)), "the lagging node keeps its grant")
+		for paused := range 3 {
+			require.NoError(t, rig.Server(paused).Pause())
+			in, err := c.Inspect(ctx, key)
+			require.NoError(t, rig.Server(paused).Resume())
+			require.NoError(t, err, "run %d, node %d paused", run, paused)
+			assert.Equal(t, l.Value(), in.Value, "run %d, node %d paused", run, paused)
+			assert.Equal(t, l.Token(), in.Token, "run %d, node %d paused: the holder's token", run, paused)
+		}
+		_, err = l.Release(ctx)
+		require.NoError(t, err)
+	}
 }

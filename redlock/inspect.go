@@ -1,10 +1,8 @@
 package redlock
 
 import (
-	"cmp"
 	"context"
 	"fmt"
-	"slices"
 	"time"
 )
 
@@ -19,10 +17,17 @@ type Inspection struct {
 	// and the drift allowance. An estimate for display and waiting, not a
 	// guarantee: only the holder knows its deadline.
 	Remaining time.Duration
-	// Token is the holder's fencing token once its acquisition completed:
-	// the highest counter that a majority of the nodes holding its value
-	// have reached (a node that granted after the acquisition had returned
-	// may hold a higher counter of its own; see docs/design.md §4.5).
+	// Token is the holder's fencing token: exactly the token its
+	// acquisition handed out, in every read that finds the holder (a
+	// majority of the answering nodes hold its value), whatever the nodes'
+	// counters and whichever nodes are silent. It is the highest counter
+	// among the nodes that answered with the holder's value: the
+	// acquisition handed its token t out only once a majority held its
+	// value with counter t, any majority of holders includes one of them,
+	// and no holder's node has a counter above t (a late grant above t is
+	// deleted by the acquisition). Before the acquisition completed (its
+	// counters being written back) it may be lower; see docs/design.md
+	// §4.4 for the mechanism and its one window.
 	Token uint64
 	// Nodes has every node's view, in the order given to New.
 	Nodes []NodeState
@@ -149,29 +154,17 @@ func inspection(key string, nodes []*node, answers []answer, quorum int, elapsed
 		return in, fmt.Errorf("%w: %q: no value on %d of %d nodes", ErrNoHolder, key, quorum, len(nodes))
 	}
 	var low time.Duration = -1
-	var counters []uint64
 	for i, st := range in.Nodes {
 		if answers[i].vote == voteYes && st.Value == in.Value {
 			if low < 0 || st.TTL < low {
 				low = st.TTL
 			}
-			counters = append(counters, st.Counter)
+			// The highest holder's counter (docs/design.md §4.4): a
+			// majority of the holder's nodes hold its token t, and
+			// none holds more.
+			in.Token = max(in.Token, st.Counter)
 		}
 	}
-	in.Token = tokenOf(counters, quorum)
 	in.Remaining = max(0, low-elapsed-drift(low))
 	return in, nil
-}
-
-// tokenOf is the token of a holder whose value the nodes with counters
-// hold: the highest v that at least quorum of them have reached (the
-// quorum-th highest counter). The acquisition handed out t only once a
-// majority held t; a node that granted later (a straggler) may hold more,
-// but fewer than a majority can.
-func tokenOf(counters []uint64, quorum int) uint64 {
-	if len(counters) < quorum {
-		return 0
-	}
-	slices.SortFunc(counters, func(a, b uint64) int { return cmp.Compare(b, a) })
-	return counters[quorum-1]
 }

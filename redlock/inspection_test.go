@@ -30,9 +30,9 @@ func TestInspectionHolder(t *testing.T) {
 	}
 	boom := errors.New("boom")
 	answers := []answer{
-		held(900*time.Millisecond, 7),
-		held(800*time.Millisecond, 9), // a straggler's higher counter
-		held(950*time.Millisecond, 7),
+		held(900*time.Millisecond, 7), // a node whose counter lagged: its grant was below the token
+		held(800*time.Millisecond, 9),
+		held(950*time.Millisecond, 9),
 		{vote: voteQuarantined, value: "a", ms: 100, counter: 12, high: 3000},
 		{vote: voteError, err: boom},
 	}
@@ -40,7 +40,7 @@ func TestInspectionHolder(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "k", in.Key)
 	assert.Equal(t, "a", in.Value)
-	assert.Equal(t, uint64(7), in.Token, "the highest counter a majority of the holder's nodes reached")
+	assert.Equal(t, uint64(9), in.Token, "the highest counter of the holder's nodes; a quarantined node's does not count")
 	assert.Equal(t, 740*time.Millisecond, in.Remaining, "the lowest TTL of the holder's nodes, less the read and the drift")
 	require.Len(t, in.Nodes, 5)
 	assert.Equal(t, NodeState{Node: "n0", Value: "a", TTL: 900 * time.Millisecond, Counter: 7, Ready: true}, in.Nodes[0])
@@ -74,4 +74,25 @@ func TestInspectionExpiring(t *testing.T) {
 	require.NoError(t, err)
 	assert.Zero(t, in.Remaining)
 	assert.Equal(t, uint64(1), in.Token)
+}
+
+// TestInspectionTokenWithSilentNode: the case of issue #32. Counters
+// 42/22/42 (node 1 lagged: paused or restarted earlier) gave a fast-path
+// token 42; node 1 keeps its grant 22 with the holder's value. Whichever
+// node is silent, the read reports 42, never 22.
+func TestInspectionTokenWithSilentNode(t *testing.T) {
+	nodes := inspectNodes(3)
+	counters := []int64{42, 22, 42}
+	for silent := -1; silent < len(nodes); silent++ {
+		answers := make([]answer, len(nodes))
+		for i, c := range counters {
+			answers[i] = answer{vote: voteYes, value: "a", ms: 900, counter: c, ready: true}
+		}
+		if silent >= 0 {
+			answers[silent] = answer{vote: voteError, err: errNodeTimeout{50 * time.Millisecond, true}}
+		}
+		in, err := inspection("k", nodes, answers, 2, 0, noDrift)
+		require.NoError(t, err, "node %d silent", silent)
+		assert.Equal(t, uint64(42), in.Token, "node %d silent", silent)
+	}
 }

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -570,25 +569,6 @@ func TestUncheckedNodeDoesNotVote(t *testing.T) {
 	require.Eventually(t, func() bool { return ms[0].Exists("unchecked") }, 5*time.Second, 5*time.Millisecond)
 	_, err = l.Release(ctx)
 	require.NoError(t, err)
-}
-
-// TestTokenOf: Inspect's token is the counter a majority of the holder's
-// nodes reached, not a straggler's higher grant.
-func TestTokenOf(t *testing.T) {
-	for _, tc := range []struct {
-		counters []uint64
-		quorum   int
-		want     uint64
-	}{
-		{[]uint64{10, 10, 10}, 2, 10},
-		{[]uint64{10, 13, 10}, 2, 10}, // a straggler granted 13 after t = 10 was handed out
-		{[]uint64{10, 10, 10, 13, 14}, 3, 10},
-		{[]uint64{9, 10, 10}, 2, 10}, // slow path: the lower grant was not written back
-		{[]uint64{7}, 2, 0},          // no majority holds the value
-		{[]uint64{5}, 1, 5},
-	} {
-		assert.Equal(t, tc.want, tokenOf(slices.Clone(tc.counters), tc.quorum), "%v quorum %d", tc.counters, tc.quorum)
-	}
 }
 
 // TestFailedFenceIsNotFinal: a fence that could not write its token back

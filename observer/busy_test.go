@@ -1,0 +1,86 @@
+package observer
+
+import (
+	"context"
+	"os"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/require"
+
+	"github.com/redlease/redlease/internal/locktest"
+	"github.com/redlease/redlease/internal/redistest"
+	"github.com/redlease/redlease/redlock"
+)
+
+// busyWatchFor is how long TestWatchBusyHostNoUnknown watches: 2 minutes,
+// or REDLEASE_BUSY_WATCH (a Go duration).
+func busyWatchFor(t *testing.T) time.Duration {
+	v := os.Getenv("REDLEASE_BUSY_WATCH")
+	if v == "" {
+		return 2 * time.Minute
+	}
+	d, err := time.ParseDuration(v)
+	require.NoError(t, err, "REDLEASE_BUSY_WATCH=%q", v)
+	return d
+}
+
+// TestWatchBusyHostNoUnknown (issue #32): three healthy redis-servers, the
+// client's default NodeTimeout (50ms), two goroutines spinning on two
+// cores (GOMAXPROCS 2) for 2 minutes: the watch reports the leader and
+// never "unknown". Reads that miss NodeTimeout on every node happen on
+// such a host; UnknownGrace reads them again. Runs for its full duration,
+// so not with -short.
+func TestWatchBusyHostNoUnknown(t *testing.T) {
+	if testing.Short() {
+		t.Skip("watches for 2 minutes (REDLEASE_BUSY_WATCH); not with -short")
+	}
+	d := busyWatchFor(t)
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(2))
+	g := redistest.Start(t, 3)
+	var nodes []redis.UniversalClient
+	for _, c := range g.Clients(t) {
+		nodes = append(nodes, c)
+	}
+	c := locktest.New(t, redlock.Config{Logger: testLogger(t)}, nodes, true)
+	reads := &failOnce{key: "svc"}
+	nodes[0].AddHook(reads)
+	o, err := New(c, "svc", Config{PollInterval: 20 * time.Millisecond, Logger: testLogger(t)})
+	require.NoError(t, err)
+	hold(t, c, "svc", "a")
+
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	defer cancel()
+	var spin sync.WaitGroup
+	for range 2 {
+		spin.Go(func() { busy(ctx) })
+	}
+	w := o.Watch(ctx)
+	var events, unknown []Event
+	for ev := range w.C() {
+		events = append(events, ev)
+		if ev.State == StateUnknown {
+			unknown = append(unknown, ev)
+		}
+	}
+	spin.Wait()
+	t.Logf("%s: %d reads, %d failed on node 0, %d events, %d unknown", d, reads.calls.Load(), reads.errs.Load(), len(events), len(unknown))
+	require.Empty(t, unknown, "no unknown with every node healthy")
+	require.NotEmpty(t, events)
+	require.Equal(t, StateLeader, events[0].State)
+	require.Greater(t, reads.calls.Load(), int64(d/time.Second), "the watch kept reading")
+}
+
+// busy spins until ctx ends.
+func busy(ctx context.Context) {
+	var n atomic.Int64
+	for ctx.Err() == nil {
+		for range 1 << 16 {
+			n.Add(1)
+		}
+	}
+}
