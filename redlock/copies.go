@@ -20,50 +20,47 @@ import "strings"
 // nodes holding the copy.
 func (l *Lock) noteCopies(answers []answer) {
 	l.mu.Lock()
-	changed := false
+	before, _ := l.holdingLocked()
 	for i, a := range answers {
-		changed = l.noteCopyLocked(i, a.vote) || changed
+		l.noteCopyLocked(i, a.vote)
 	}
-	l.logCopiesUnlock(changed)
+	l.logCopiesUnlock(before)
 }
 
 // noteCopy is noteCopies for one node's answer, i its index in l.nodes
 // (an answer that came after its extend returned).
 func (l *Lock) noteCopy(i int, v vote) {
 	l.mu.Lock()
-	l.logCopiesUnlock(l.noteCopyLocked(i, v))
+	before, _ := l.holdingLocked()
+	l.noteCopyLocked(i, v)
+	l.logCopiesUnlock(before)
 }
 
-// noteCopyLocked records node i's vote v and reports whether the node's
-// state changed: a yes means it holds the copy, a no that it lost it.
-// Called with l.mu held.
-func (l *Lock) noteCopyLocked(i int, v vote) bool {
+// noteCopyLocked records node i's vote v: a yes means it holds the copy,
+// a no that it lost it. Called with l.mu held.
+func (l *Lock) noteCopyLocked(i int, v vote) {
 	if v != voteYes && v != voteNo {
-		return false
+		return
 	}
 	gone := v == voteNo
 	if l.lost == nil {
 		if !gone {
-			return false
+			return
 		}
 		l.lost = make([]bool, len(l.nodes)) // only for a lock that lost a copy
 	}
-	if l.lost[i] == gone {
-		return false
-	}
 	l.lost[i] = gone
-	return true
 }
 
 // logCopiesUnlock releases l.mu, which the caller holds, and logs the
-// number of nodes that hold the copy when changed says it changed: a
+// number of nodes that hold the copy when it differs from before: a
 // warning when it fell, at Info when it rose (a late acquire request that
 // made a copy after the node answered no). A released lock logs nothing,
 // nor one that a majority no longer holds (its extend fails, with every
 // node's answer in the error; a lease logs its loss).
-func (l *Lock) logCopiesUnlock(changed bool) {
+func (l *Lock) logCopiesUnlock(before int) {
 	holding, spare := l.holdingLocked()
-	if !changed || l.released || holding < l.c.quorum {
+	if holding == before || l.released || holding < l.c.quorum {
 		l.mu.Unlock()
 		return
 	}
@@ -77,8 +74,8 @@ func (l *Lock) logCopiesUnlock(changed bool) {
 	args := []any{"key", l.key, "token", l.token, "holding", holding, "nodes", len(l.nodes), "spare", spare,
 		"lost_on", strings.Join(lostOn, ", ")}
 	switch {
-	case len(lostOn) == 0:
-		l.c.log.Info("lock copies back on every node", args...)
+	case holding > before:
+		l.c.log.Info("lock copy back on a node", args...)
 	case spare == 0:
 		l.c.log.Warn("lock copy lost on a node: held on a bare majority, no spare", args...)
 	default:
