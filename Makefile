@@ -6,7 +6,7 @@ STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 # time on 2 cores; ./... after them adds the rest once).
 GO_PKGS     := ./integration/faults/ ./redlock/ ./...
 
-.PHONY: test check servers redis-server unit fuzz bench soak sim sim-wasm-build sim-replay sim-wasm sim-exact contrib
+.PHONY: test check servers redis-server unit fuzz bench soak sim sim-wasm-build sim-replay sim-wasm sim-exact contrib tidy pin
 
 ## test: install the servers if missing (see servers), then gofmt, vet, staticcheck
 ## (of the root module and of the adapter modules, CONTRIB),
@@ -34,10 +34,16 @@ test: servers check
 	  exit $$status
 	$(MAKE) --no-print-directory fuzz FUZZTIME=5s
 
-## contrib: the tests of the metrics adapters, modules of their own (own go.mod,
-## `replace` to this one) so that the root go.mod carries no metrics library:
-## Prometheus against a real registry, OpenTelemetry through the SDK's ManualReader.
+## contrib: the tests of the metrics adapters, modules of their own (own go.mod)
+## so that the root go.mod carries no metrics library: Prometheus against a real
+## registry, OpenTelemetry through the SDK's ManualReader. Each go.mod requires
+## this module at a pseudo-version of a commit on main, as a user's build resolves
+## it (Go ignores `replace` in a dependency's go.mod: .ci/gomod-check refuses one);
+## go.work, at the root, puts this checkout in its place for every go command run
+## here (`./...` at the root still means the root module's packages only).
 CONTRIB := contrib/prometheus contrib/otel
+# The modules that require this one: CONTRIB and bench/.
+MODULES := $(CONTRIB) bench
 contrib:
 	@set -e; for m in $(CONTRIB); do echo "== $$m"; (cd $$m && go test -race -count=1 ./...); done
 
@@ -116,10 +122,29 @@ sim-exact: sim-wasm-build
 	    echo "sim-exact: the exact build did not find and repeat the no-quarantine control"; exit 1; fi
 	cd $(SIM_DIR) && node wasi/run.mjs -explore 1:101 $(SIM_WASM) -test.run 'TestSimReplay$$'
 
-## check: formatting and static analysis only.
+## tidy: go mod tidy in the root module and in MODULES. `go mod tidy` ignores
+## go.work, and the root module's pseudo-version is not on the module proxy until
+## main is published, so each module is tidied with a replace of the root module
+## by this checkout, dropped again after (whether tidy succeeded or not).
+tidy:
+	go mod tidy
+	@set -e; for m in $(MODULES); do echo "== $$m"; (cd $$m && \
+	  go mod edit -replace github.com/redlease/redlease=$$(realpath --relative-to=. $(CURDIR)) && \
+	  { s=0; go mod tidy || s=$$?; go mod edit -dropreplace github.com/redlease/redlease; exit $$s; }); done
+
+## pin: MODULES require this module at the pseudo-version of COMMIT (default:
+## main), and go.work replaces that version (.ci/pin-root). Run it on main after a
+## change of this module that MODULES use (a user gets the version pinned).
+COMMIT ?= main
+pin:
+	.ci/pin-root $(COMMIT)
+
+## check: formatting and static analysis only; and no go.mod with a `replace`
+## (.ci/gomod-check).
 check:
 	@out="$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))"; \
 	  if [ -n "$$out" ]; then echo "gofmt needed on:"; echo "$$out"; exit 1; fi
+	.ci/gomod-check
 	go vet $(GO_PKGS)
 	go run $(STATICCHECK) $(GO_PKGS)
 	@set -e; for m in $(CONTRIB); do (cd $$m && go vet ./... && go run $(STATICCHECK) ./...); done

@@ -7,7 +7,7 @@ require (
 	github.com/go-redsync/redsync/v4 v4.18.1
 	github.com/redis/go-redis/v9 v9.23.0
 	github.com/redis/rueidis v1.0.79
-	github.com/redlease/redlease v0.0.0-00010101000000-000000000000
+	github.com/redlease/redlease v0.0.0-20261127151043-6314c1ce313d
 )
 
 require (
@@ -19,5 +19,3 @@ require (
 	go.uber.org/atomic v1.12.0 // indirect
 	golang.org/x/sys v0.48.0 // indirect
 )
-
-replace github.com/redlease/redlease => ../

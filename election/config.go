@@ -76,7 +76,8 @@ type Config struct {
 	//     RetryDelay, and return to RetryDelay once a majority answers;
 	//   - Logger: also receives the elector's logs, one record per event,
 	//     with the stable keys of docs/observability.md (key, id, token,
-	//     validity, elapsed, error). Measurements (terms, attempts,
+	//     validity, elapsed, error), and its observer's. Default: the
+	//     client's logger (redlock.Config.Logger). Measurements (terms, attempts,
 	//     refreshes, node errors) go to the Hooks of the client
 	//     (redlock.Config.Hooks).
 	//

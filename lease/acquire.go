@@ -112,7 +112,7 @@ func prepare(client *redlock.Client, key string, cfg Config) (*acquirer, error) 
 	if err := cfg.validateFor(client); err != nil {
 		return nil, err
 	}
-	cfg = cfg.withDefaults()
+	cfg = cfg.withClient(client)
 	cfg.Metadata = maps.Clone(cfg.Metadata)
 	a := &acquirer{client: client, key: key, cfg: cfg,
 		fields: notice.EncodeHolder(cfg.ID, cfg.Metadata), channel: notice.Channel(key),

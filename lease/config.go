@@ -83,7 +83,9 @@ type Config struct {
 	Metadata map[string]string
 
 	// Logger receives the lease's logs with stable keys (key, token,
-	// validity, elapsed, error). Default: a null logger.
+	// validity, elapsed, error). Default: the client's logger
+	// (redlock.Config.Logger), so that one logger set on the client
+	// receives the logs of everything built on it.
 	Logger hclog.Logger
 }
 
@@ -93,7 +95,7 @@ func init() {
 		if err := c.validateFor(client); err != nil {
 			return nil, err
 		}
-		return c.withDefaults(), nil
+		return c.withClient(client), nil
 	})
 }
 
@@ -121,6 +123,15 @@ func (c Config) withDefaults() Config {
 	}
 	c.Logger = logx.Flat(c.Logger) // nil: a null logger
 	return c
+}
+
+// withClient is withDefaults, with the defaults that come from the client
+// too: the Logger is the client's unless one is set.
+func (c Config) withClient(client *redlock.Client) Config {
+	if c.Logger == nil {
+		c.Logger = redlockx.Config(client).Logger
+	}
+	return c.withDefaults()
 }
 
 // defaultID is "<hostname>-<pid>".

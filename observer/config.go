@@ -47,7 +47,7 @@ type Config struct {
 	UnknownGrace time.Duration
 
 	// Logger receives the observer's logs with stable keys (key, node,
-	// error). Default: a null logger.
+	// error). Default: the client's logger (redlock.Config.Logger).
 	Logger hclog.Logger
 }
 

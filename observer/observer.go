@@ -44,6 +44,9 @@ func New(client *redlock.Client, name string, cfg Config) (*Observer, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
+	if cfg.Logger == nil {
+		cfg.Logger = redlockx.Config(client).Logger
+	}
 	cfg = cfg.withDefaults()
 	return &Observer{client: client, name: name, cfg: cfg, log: cfg.Logger, hooks: redlockx.Config(client).Hooks}, nil
 }

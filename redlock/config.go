@@ -112,7 +112,9 @@ type Config struct {
 	// Logger receives the client's logs, one record per event, with the
 	// stable keys of docs/observability.md (key, node, token, validity,
 	// elapsed, error). A *slog.Logger plugs in through [SlogLogger].
-	// Default: a null logger (silent).
+	// The leases, electors and observers built on the client log to it
+	// too, unless their own Config sets a Logger. Default: a null logger
+	// (silent).
 	Logger hclog.Logger
 
 	// Hooks receives a typed [Event] for every acquisition attempt,

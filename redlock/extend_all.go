@@ -140,7 +140,13 @@ func (c *Client) extendBatch(ctx context.Context, wait time.Duration, batch []ex
 		}
 		votes[n.idx] = vs
 		return answer{vote: voteYes} // the script ran; votes[n.idx] has its answers
-	}, c.batchDone(votes, len(batch)), nil)
+	}, c.batchDone(votes, len(batch)), func(n *node, a answer) {
+		if a.vote == voteYes { // votes[n.idx] was set before, in this request's goroutine
+			for j, it := range batch {
+				it.l.noteCopy(n.idx, voteOf(votes[n.idx][j]))
+			}
+		}
+	})
 
 	per := make([]answer, len(nodes))
 	for j, it := range batch {
@@ -154,14 +160,24 @@ func (c *Client) extendBatch(ctx context.Context, wait time.Duration, batch []ex
 				per[i] = answer{vote: voteNo}
 			}
 		}
+		it.l.noteCopies(per)
 		errs[it.i] = it.l.extended(t0, it.ttl, per)
 		if c.cfg.Hooks != nil {
-			c.observe(Event{Kind: EventExtend, Key: it.l.key, Token: it.l.token, Duration: time.Since(t0), Err: errs[it.i]})
+			c.observe(Event{Kind: EventExtend, Key: it.l.key, Token: it.l.token, Duration: time.Since(t0), Err: errs[it.i],
+				Spare: it.l.spare()})
 		}
 		if fence && errs[it.i] == nil {
 			it.l.setFencedAt(t0)
 		}
 	}
+}
+
+// voteOf is the vote of an extend_many answer for one lock: 1 yes, 0 no.
+func voteOf(v int64) vote {
+	if v == 1 {
+		return voteYes
+	}
+	return voteNo
 }
 
 // fenceDue reports whether the batch's call (or one lock's Extend) must

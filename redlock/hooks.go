@@ -35,7 +35,7 @@ const (
 	// an elector). Token on success; Duration is the attempt's.
 	EventAcquire EventKind = iota + 1
 	// EventExtend: one [Lock.Extend] ended (every refresh of a lease or
-	// a term). Token; Duration.
+	// a term). Token; Duration; Spare.
 	EventExtend
 	// EventRelease: one [Lock.Release] ended. Token; Duration.
 	EventRelease
@@ -96,6 +96,15 @@ type Event struct {
 	// Duration is how long the call took (acquire, extend, release), or
 	// how long the term lasted (demoted).
 	Duration time.Duration
+	// Spare is, on EventExtend, how many nodes hold the lock's copy
+	// beyond the majority it needs, as far as the holder knows: N less
+	// the quorum (N/2+1), less every node that answered an extend that the
+	// copy is gone there (expired or deleted: an extend never re-creates
+	// it), 0 at least. 0 means a bare majority: one more lost copy and the
+	// lock can no longer be extended. A node that does not answer counts
+	// as holding until it answers. The client also logs each change once,
+	// as a warning. 0 on the other kinds.
+	Spare int
 	// Err is nil when the operation succeeded, and otherwise why not.
 	Err error
 	// Outcome sums Err up in one word, the value of the "outcome" label

@@ -34,6 +34,7 @@ type Lock struct {
 	validUntil time.Time
 	released   bool
 	fencedAt   time.Time // the fencing counter's TTL was last set by a call that started then
+	lost       []bool    // per node: it answered an extend that the copy is gone; nil while none did (copies.go)
 }
 
 // Key is the key the lock is held on.
@@ -103,7 +104,9 @@ func (l *Lock) extendWithin(ctx context.Context, ttl, wait time.Duration) error 
 	}
 	t0 := time.Now()
 	err := joinCtx(ctx, l.extend(ctx, ttl, wait))
-	l.c.observe(Event{Kind: EventExtend, Key: l.key, Token: l.token, Duration: time.Since(t0), Err: err})
+	if l.c.cfg.Hooks != nil {
+		l.c.observe(Event{Kind: EventExtend, Key: l.key, Token: l.token, Duration: time.Since(t0), Err: err, Spare: l.spare()})
+	}
 	return err
 }
 
@@ -145,8 +148,9 @@ func (l *Lock) extend(ctx context.Context, ttl, wait time.Duration) error {
 			return answer{vote: voteNo}
 		}
 		return answer{vote: voteError, err: badReply(res)}
-	}, quorumDone(c.quorum), nil)
+	}, quorumDone(c.quorum), func(n *node, a answer) { l.noteCopy(n.idx, a.vote) })
 
+	l.noteCopies(answers)
 	err = l.extended(t0, ttl, answers)
 	if fence && err == nil {
 		l.setFencedAt(t0)

@@ -41,11 +41,12 @@ type cliMetrics struct {
 	durations map[[2]string]*histogram // op, outcome
 	nodeErrs  map[[2]string]uint64     // node, outcome
 	leader    map[string]float64       // election name: 1 while this process leads
+	spare     map[string]uint64        // successful extends by Event.Spare
 }
 
 func newCLIMetrics() *cliMetrics {
 	return &cliMetrics{events: map[[2]string]uint64{}, durations: map[[2]string]*histogram{},
-		nodeErrs: map[[2]string]uint64{}, leader: map[string]float64{}}
+		nodeErrs: map[[2]string]uint64{}, leader: map[string]float64{}, spare: map[string]uint64{}}
 }
 
 // Observe is the redlock.Hooks method.
@@ -61,6 +62,10 @@ func (m *cliMetrics) Observe(ev redlock.Event) {
 		m.leader[ev.Key] = 1
 	case redlock.EventDemoted:
 		m.leader[ev.Key] = 0
+	case redlock.EventExtend:
+		if ev.Err == nil {
+			m.spare[strconv.Itoa(ev.Spare)]++
+		}
 	}
 	k := [2]string{ev.Kind.String(), outcome}
 	m.events[k]++
@@ -114,6 +119,11 @@ func (m *cliMetrics) writeTo(w io.Writer) {
 	b.WriteString("# TYPE redlease_leader gauge\n")
 	for _, name := range sortedKeys(m.leader) {
 		fmt.Fprintf(&b, "redlease_leader{election=%s} %g\n", quote(name), m.leader[name])
+	}
+	b.WriteString("# HELP redlease_extend_spare_total Successful extends, by how many nodes held the lock's copy beyond the majority (spare; 0: a bare majority).\n")
+	b.WriteString("# TYPE redlease_extend_spare_total counter\n")
+	for _, spare := range sortedKeys(m.spare) {
+		fmt.Fprintf(&b, "redlease_extend_spare_total{spare=%s} %d\n", quote(spare), m.spare[spare])
 	}
 	_, _ = io.WriteString(w, b.String())
 }

@@ -18,8 +18,9 @@ import (
 )
 
 // The text format: counters by op and outcome, cumulative histogram
-// buckets with +Inf, _sum and _count, node errors, the leader gauge, and
-// label values escaped.
+// buckets with +Inf, _sum and _count, node errors, the leader gauge, the
+// successful extends by spare copies (failed ones not counted), and label
+// values escaped.
 func TestCLIMetricsText(t *testing.T) {
 	m := newCLIMetrics()
 	m.Observe(redlock.Event{Kind: redlock.EventAcquire, Key: "k", Duration: 3 * time.Millisecond, Outcome: "ok"})
@@ -27,6 +28,10 @@ func TestCLIMetricsText(t *testing.T) {
 	m.Observe(redlock.Event{Kind: redlock.EventAcquire, Key: "k", Duration: 10 * time.Second, Outcome: "ok"})
 	m.Observe(redlock.Event{Kind: redlock.EventNodeError, Node: `a"b\`, Err: errors.New("refused"), Outcome: "error"})
 	m.Observe(redlock.Event{Kind: redlock.EventElected, Key: "e", Outcome: "ok"})
+	m.Observe(redlock.Event{Kind: redlock.EventExtend, Key: "e", Spare: 1, Outcome: "ok"})
+	m.Observe(redlock.Event{Kind: redlock.EventExtend, Key: "e", Spare: 0, Outcome: "ok"})
+	m.Observe(redlock.Event{Kind: redlock.EventExtend, Key: "e", Spare: 0, Outcome: "ok"})
+	m.Observe(redlock.Event{Kind: redlock.EventExtend, Key: "e", Err: errors.New("timeout"), Outcome: "timeout"})
 	var b strings.Builder
 	m.writeTo(&b)
 	out := b.String()
@@ -42,6 +47,9 @@ func TestCLIMetricsText(t *testing.T) {
 		`redlease_operation_duration_seconds_count{op="acquire",outcome="ok"} 3`,
 		`redlease_node_errors_total{node="a\"b\\",outcome="error"} 1`,
 		`redlease_leader{election="e"} 1`,
+		`redlease_extend_spare_total{spare="0"} 2`,
+		`redlease_extend_spare_total{spare="1"} 1`,
+		"# TYPE redlease_extend_spare_total counter",
 		"# TYPE redlease_operation_duration_seconds histogram",
 	} {
 		assert.Contains(t, out, want+"\n")

@@ -3,7 +3,7 @@ module github.com/redlease/redlease/contrib/otel
 go 1.26.0
 
 require (
-	github.com/redlease/redlease v0.0.0
+	github.com/redlease/redlease v0.0.0-20261127151043-6314c1ce313d
 	github.com/stretchr/testify v1.12.1
 	go.opentelemetry.io/otel v1.47.0
 	go.opentelemetry.io/otel/metric v1.47.0
@@ -31,5 +31,3 @@ require (
 	go.yaml.in/yaml/v3 v3.0.5 // indirect
 	golang.org/x/sys v0.48.0 // indirect
 )
-
-replace github.com/redlease/redlease => ../..

@@ -13,15 +13,18 @@
 //	redlease.operation.duration   Float64Histogram  s     attributes op, outcome (op: acquire, extend, release)
 //	redlease.node.errors          Int64Counter   {error}  attributes node, outcome
 //	redlease.leader               Int64Gauge              attribute election: 1 while this process leads
+//	redlease.extend.spare         Int64Counter   {extend} attribute spare: successful extends by spare copies
 //
 // The attributes are those of the Prometheus adapter's labels (op is
 // redlock.EventKind's String, outcome is redlock.Event.Outcome, node a
-// name of redlock.Client.Nodes); exported to Prometheus, the instruments
-// get the adapter's names (redlease_events_total, ...).
+// name of redlock.Client.Nodes, spare redlock.Event.Spare as a decimal
+// string); exported to Prometheus, the instruments get the adapter's names
+// (redlease_events_total, ...).
 package redleaseotel
 
 import (
 	"context"
+	"strconv"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
@@ -43,6 +46,7 @@ type Hooks struct {
 	durations metric.Float64Histogram
 	nodeErrs  metric.Int64Counter
 	leader    metric.Int64Gauge
+	spare     metric.Int64Counter
 }
 
 var _ redlock.Hooks = (*Hooks)(nil)
@@ -69,6 +73,10 @@ func New(mp metric.MeterProvider) (*Hooks, error) {
 		metric.WithDescription("1 while this process leads the election, 0 otherwise.")); err != nil {
 		return nil, err
 	}
+	if h.spare, err = m.Int64Counter("redlease.extend.spare", metric.WithUnit("{extend}"),
+		metric.WithDescription("Successful extends, by how many nodes held the lock's copy beyond the majority (spare; 0: a bare majority).")); err != nil {
+		return nil, err
+	}
 	return h, nil
 }
 
@@ -84,6 +92,10 @@ func (h *Hooks) Observe(ev redlock.Event) {
 		h.leader.Record(ctx, 1, metric.WithAttributes(attribute.String("election", ev.Key)))
 	case redlock.EventDemoted:
 		h.leader.Record(ctx, 0, metric.WithAttributes(attribute.String("election", ev.Key)))
+	case redlock.EventExtend:
+		if ev.Err == nil {
+			h.spare.Add(ctx, 1, metric.WithAttributes(attribute.String("spare", strconv.Itoa(ev.Spare))))
+		}
 	}
 	attrs := metric.WithAttributes(attribute.String("op", ev.Kind.String()), outcome)
 	h.events.Add(ctx, 1, attrs)

@@ -101,6 +101,14 @@ func TestHooksOnManualReader(t *testing.T) {
 				return sum(t, collect(t, reader), "redlease.node.errors", map[string]string{"node": node}) >= 1
 			}, 10*time.Second, time.Millisecond)
 		},
+		Spare: func() {
+			got := collect(t, reader)
+			assert.GreaterOrEqual(t, sum(t, got, "redlease.extend.spare", map[string]string{"spare": "1"}), int64(2),
+				"the extends on 3 of 3 nodes")
+			assert.GreaterOrEqual(t, sum(t, got, "redlease.extend.spare", map[string]string{"spare": "0"}), int64(1),
+				"an extend on 2 of 3 nodes")
+			assert.Equal(t, "{extend}", got["redlease.extend.spare"].Unit)
+		},
 		Elected: func() { assert.Equal(t, int64(1), leader()) },
 		Demoted: func() {
 			assert.Equal(t, int64(0), leader())

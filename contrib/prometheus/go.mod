@@ -4,7 +4,7 @@ go 1.26.0
 
 require (
 	github.com/prometheus/client_model v0.6.3
-	github.com/redlease/redlease v0.0.0
+	github.com/redlease/redlease v0.0.0-20261127151043-6314c1ce313d
 	github.com/stretchr/testify v1.12.1
 )
 
@@ -29,5 +29,3 @@ require (
 	golang.org/x/sys v0.48.0 // indirect
 	google.golang.org/protobuf v1.36.12 // indirect
 )
-
-replace github.com/redlease/redlease => ../..

@@ -13,7 +13,11 @@
 //	redlease_operation_duration_seconds{op, outcome}      histogram (op: acquire, extend, release)
 //	redlease_node_errors_total{node, outcome}             counter
 //	redlease_leader{election}                             gauge: 1 while this process leads
+//	redlease_extend_spare_total{spare}                    counter: successful extends by spare copies
 //
+// spare is redlock.Event.Spare: how many nodes held the lock's copy beyond
+// the majority it needs, after the extend ("0": a bare majority, one more
+// lost copy and the lock can no longer be extended; alert on its rate).
 // op is redlock.EventKind's String (acquire, extend, release, lost,
 // elected, demoted, leader_changed), outcome is redlock.Event.Outcome (ok,
 // busy, refused, timeout, error), node a name of redlock.Client.Nodes.
@@ -21,6 +25,8 @@
 package redleaseprom
 
 import (
+	"strconv"
+
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/redlease/redlease/redlock"
@@ -38,6 +44,7 @@ type Hooks struct {
 	durations *prometheus.HistogramVec
 	nodeErrs  *prometheus.CounterVec
 	leader    *prometheus.GaugeVec
+	spare     *prometheus.CounterVec
 }
 
 var _ redlock.Hooks = (*Hooks)(nil)
@@ -67,8 +74,12 @@ func New(reg prometheus.Registerer) (*Hooks, error) {
 			Name: "redlease_leader",
 			Help: "1 while this process leads the election, 0 otherwise.",
 		}, []string{"election"}),
+		spare: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "redlease_extend_spare_total",
+			Help: "Successful extends, by how many nodes held the lock's copy beyond the majority (spare; 0: a bare majority).",
+		}, []string{"spare"}),
 	}
-	for _, c := range []prometheus.Collector{h.events, h.durations, h.nodeErrs, h.leader} {
+	for _, c := range []prometheus.Collector{h.events, h.durations, h.nodeErrs, h.leader, h.spare} {
 		if err := reg.Register(c); err != nil {
 			return nil, err
 		}
@@ -87,6 +98,10 @@ func (h *Hooks) Observe(ev redlock.Event) {
 		h.leader.WithLabelValues(ev.Key).Set(1)
 	case redlock.EventDemoted:
 		h.leader.WithLabelValues(ev.Key).Set(0)
+	case redlock.EventExtend:
+		if ev.Err == nil {
+			h.spare.WithLabelValues(strconv.Itoa(ev.Spare)).Inc()
+		}
 	}
 	op := ev.Kind.String()
 	h.events.WithLabelValues(op, outcome).Inc()

@@ -87,6 +87,12 @@ func TestHooksOnRegistry(t *testing.T) {
 				return value(t, reg, "redlease_node_errors_total", map[string]string{"node": node}) >= 1
 			}, 10*time.Second, time.Millisecond)
 		},
+		Spare: func() {
+			assert.GreaterOrEqual(t, value(t, reg, "redlease_extend_spare_total", map[string]string{"spare": "1"}), 2.0,
+				"the extends on 3 of 3 nodes")
+			assert.GreaterOrEqual(t, value(t, reg, "redlease_extend_spare_total", map[string]string{"spare": "0"}), 1.0,
+				"an extend on 2 of 3 nodes")
+		},
 		Elected: func() { assert.Equal(t, 1.0, leader()) },
 		Demoted: func() {
 			assert.Equal(t, 0.0, leader())
@@ -102,7 +108,7 @@ func TestHooksOnRegistry(t *testing.T) {
 redlease_leader{election="scenario:e"} 0
 `), "redlease_leader"))
 	n, err := testutil.GatherAndCount(reg, "redlease_events_total", "redlease_operation_duration_seconds",
-		"redlease_node_errors_total", "redlease_leader")
+		"redlease_node_errors_total", "redlease_leader", "redlease_extend_spare_total")
 	require.NoError(t, err)
 	assert.Positive(t, n)
 }

@@ -10,9 +10,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/alicebob/miniredis/v2"
 	"github.com/stretchr/testify/require"
 
 	"github.com/redlease/redlease/election"
+	"github.com/redlease/redlease/internal/hookstest"
 	"github.com/redlease/redlease/internal/testnodes"
 	"github.com/redlease/redlease/lease"
 	"github.com/redlease/redlease/redlock"
@@ -21,6 +23,7 @@ import (
 // Scenario keys.
 const (
 	Key      = "scenario:k" // the lock of Checks.Ops
+	Spare    = "scenario:s" // the lock of Checks.Spare
 	Election = "scenario:e" // the election of Checks.Elected and Demoted
 )
 
@@ -30,6 +33,10 @@ type Checks struct {
 	// Ops: after, on Key, an Acquire (ok), a TryAcquire while it is held
 	// (busy), an Extend (ok) and a Release (ok).
 	Ops func()
+	// Spare: after extends (ok) of Spare's lock on 3 of 3 nodes
+	// (Event.Spare 1), then, its copy deleted on the third node, on 2 of
+	// 3 (Spare 0, at least once).
+	Spare func()
 	// NodeDown: after node, the first of three, was closed and an
 	// acquisition and a release went on without it. Its errors may be
 	// reported after the calls returned (they return at quorum): wait
@@ -48,7 +55,8 @@ func Scenario(t testing.TB, h redlock.Hooks, c Checks) {
 	t.Helper()
 	ctx := context.Background()
 	ms, nodes := testnodes.Minis(t, 3)
-	client, err := redlock.New(ctx, redlock.Config{NodeTimeout: 200 * time.Millisecond, Hooks: h}, nodes...)
+	rec := &hookstest.Recorder{}
+	client, err := redlock.New(ctx, redlock.Config{NodeTimeout: 200 * time.Millisecond, Hooks: tee{h, rec}}, nodes...)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = client.Close() })
 	require.NoError(t, client.Bootstrap(ctx))
@@ -62,6 +70,8 @@ func Scenario(t testing.TB, h redlock.Hooks, c Checks) {
 	_, err = l.Release(ctx)
 	require.NoError(t, err)
 	call(c.Ops)
+	lostCopy(t, client, ms[2], rec)
+	call(c.Spare)
 
 	down := client.Nodes()[0]
 	ms[0].Close()
@@ -86,6 +96,33 @@ func Scenario(t testing.TB, h redlock.Hooks, c Checks) {
 	stop()
 	require.ErrorIs(t, <-done, election.ErrStopped)
 	call(c.Demoted)
+}
+
+// lostCopy extends the lock Spare on every node, then deletes its copy on
+// m and extends it until Event.Spare says 0 (the node's no may come after
+// an Extend returned at a majority: the next one knows it).
+func lostCopy(t testing.TB, client *redlock.Client, m *miniredis.Miniredis, rec *hookstest.Recorder) {
+	t.Helper()
+	ctx := context.Background()
+	l, err := client.Acquire(ctx, Spare, 2*time.Second)
+	require.NoError(t, err)
+	defer func() { _, _ = l.Release(ctx) }()
+	require.NoError(t, l.Extend(ctx, 0))
+	testnodes.WaitValue(t, []*miniredis.Miniredis{m}, Spare, l.Value()) // its acquire request has landed
+	m.Del(Spare)
+	require.Eventually(t, func() bool {
+		require.NoError(t, l.Extend(ctx, 0))
+		evs := rec.Of(redlock.EventExtend)
+		return evs[len(evs)-1].Spare == 0
+	}, 10*time.Second, time.Millisecond, "Event.Spare never fell to 0")
+}
+
+// tee is a redlock.Hooks that passes every event to both.
+type tee [2]redlock.Hooks
+
+func (h tee) Observe(ev redlock.Event) {
+	h[0].Observe(ev)
+	h[1].Observe(ev)
 }
 
 func call(f func()) {

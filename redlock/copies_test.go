@@ -1,0 +1,54 @@
+package redlock
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/redlease/redlease/internal/testnodes"
+)
+
+// On 5 nodes (quorum 3, 2 spare copies): each lost copy is logged once,
+// with the words for what is left, until a majority no longer holds the
+// lock: then its extend fails and nothing more is logged (the error says
+// it all).
+func TestLostCopiesOnFiveNodes(t *testing.T) {
+	ctx := context.Background()
+	ms, nodes := testnodes.Minis(t, 5)
+	logs := &testnodes.LogBuffer{T: t}
+	cfg := unitCfg
+	cfg.Logger = hclog.New(&hclog.LoggerOptions{Level: hclog.Info, Output: logs})
+	c := newClient(t, cfg, nodes)
+	l, err := c.TryAcquire(ctx, "five", 10*time.Second)
+	require.NoError(t, err)
+	testnodes.WaitValue(t, ms, "five", l.Value())
+	assert.Equal(t, 2, l.spare())
+
+	// Every node answers before the next Extend counts: the late ones
+	// are recorded when they come.
+	extendUntil := func(spare int) {
+		t.Helper()
+		require.Eventually(t, func() bool {
+			require.NoError(t, l.Extend(ctx, 0))
+			return l.spare() == spare
+		}, 5*time.Second, 5*time.Millisecond)
+	}
+	ms[0].Del("five")
+	extendUntil(1)
+	require.Eventually(t, func() bool { return logs.Count("lock copy lost") == 1 }, 5*time.Second, 5*time.Millisecond)
+	assert.Equal(t, 1, logs.Count("[WARN]", "held on fewer nodes", "holding=4", "nodes=5", "spare=1"), logs.String())
+
+	ms[1].Del("five")
+	extendUntil(0)
+	require.Eventually(t, func() bool { return logs.Count("lock copy lost") == 2 }, 5*time.Second, 5*time.Millisecond)
+	assert.Equal(t, 1, logs.Count("[WARN]", "no spare", "holding=3", "nodes=5", "spare=0", "lost_on="), logs.String())
+
+	ms[2].Del("five")
+	require.ErrorIs(t, l.Extend(ctx, 0), ErrNotExtended, "2 of 5 nodes hold it")
+	require.ErrorIs(t, l.Extend(ctx, 0), ErrNotExtended) // after the first one's late answers
+	assert.Equal(t, 2, logs.Count("lock copy"), "no record once a majority lost it:\n%s", logs.String())
+}
