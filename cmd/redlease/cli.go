@@ -160,14 +160,15 @@ func (c *command) parse(args []string) int {
 	return -1
 }
 
-// fail prints err, prefixed with the command, and returns its exit code:
-// 2 for a usage error, 1 otherwise.
+// fail prints err on one line (a joined error's parts separated by "; "),
+// prefixed with the command, and returns its exit code: 2 for a usage
+// error, 1 otherwise.
 func (c *command) fail(err error) int {
 	if _, ok := errors.AsType[*usageError](err); ok {
 		fmt.Fprintf(c.out.err, "redlease %s: %v\nRun 'redlease %s --help' for usage.\n", c.name, err, c.name)
 		return exitUsage
 	}
-	fmt.Fprintf(c.out.err, "redlease %s: %v\n", c.name, err)
+	fmt.Fprintf(c.out.err, "redlease %s: %v\n", c.name, logx.FlatError{Err: err})
 	return exitError
 }
 
