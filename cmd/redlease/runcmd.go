@@ -215,6 +215,7 @@ type runner struct {
 func (r *runner) campaign(ctx context.Context, client *redlock.Client, id string) (int, error) {
 	runCtx, stop := context.WithCancelCause(ctx)
 	defer stop(nil)
+	id = cmp.Or(id, defaultID()) // chosen here so that the log names it
 	e, err := election.New(client, r.name, election.Config{
 		Lease:       lease.Config{ID: id, TTL: r.plan.ttl, RenewInterval: r.plan.renew, SafetyMargin: r.plan.margin, Logger: r.log},
 		ResignDelay: restartDelay,
@@ -229,7 +230,7 @@ func (r *runner) campaign(ctx context.Context, client *redlock.Client, id string
 	}
 	done := make(chan error, 1)
 	go func() { done <- e.Run(runCtx) }()
-	r.log.Info("campaigning", "key", r.name, "id", cmp.Or(id, "<hostname>-<pid>"), "ttl", r.plan.ttl, "grace", r.plan.grace,
+	r.log.Info("campaigning", "key", r.name, "id", id, "ttl", r.plan.ttl, "grace", r.plan.grace,
 		"gives_up_before_validity_end", r.plan.margin)
 
 	select {
@@ -249,6 +250,15 @@ func (r *runner) campaign(ctx context.Context, client *redlock.Client, id string
 		r.log.Info("resigned; exiting with the command's code", "code", code)
 		return code, nil
 	}
+}
+
+// defaultID is --id's default, "<hostname>-<pid>", as lease.Config.ID's.
+func defaultID() string {
+	host, err := os.Hostname()
+	if err != nil || host == "" {
+		host = "unknown"
+	}
+	return host + "-" + strconv.Itoa(os.Getpid())
 }
 
 func (r *runner) lastCode() int {
