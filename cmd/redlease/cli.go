@@ -69,6 +69,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return cmdStatus(ctx, args[1:], out)
 	case "watch":
 		return cmdWatch(ctx, args[1:], out)
+	case watchdogCmd: // hidden: run re-executes itself so (see startWatched)
+		return cmdWatchdog(args[1:], out)
 	case "help", "-h", "-help", "--help":
 		fmt.Fprint(out.out, usageText)
 		return exitOK
