@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"os/signal"
 	"strconv"
 	"strings"
 	"syscall"
@@ -55,6 +56,12 @@ func cmdWatchdog(args []string, out *outputs) int {
 		fmt.Fprintf(out.err, "redlease %s: internal command of redlease run, not to be run by hand\n", watchdogCmd)
 		return exitUsage
 	}
+	// Signals meant for redlease and COMMAND (systemd sends SIGTERM to
+	// every process of the service; a closed terminal, SIGHUP) must not
+	// end the watchdog, whose death kills COMMAND at once (pdeathsig):
+	// redlease forwards them, and a dead redlease closes the pipe. They
+	// are caught, not ignored, so that COMMAND gets their default actions.
+	signal.Notify(make(chan os.Signal, 1), syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGPIPE)
 	report := os.NewFile(3, "report")
 	syscall.CloseOnExec(3) // COMMAND must not hold the report pipe
 	w := &watchdog{margin: *margin, report: report, log: out.logger(hclog.Info, false).Named("watchdog")}

@@ -279,3 +279,32 @@ func TestRunWatchdogSupervisorKilled(t *testing.T) {
 		t.Fatalf("the watchdog did not exit within %s after its command", waitLong)
 	}
 }
+
+// The watchdog survives the signals sent to every process of a service
+// (systemd's SIGTERM, SIGHUP): its death would SIGKILL COMMAND at once,
+// while redlease gives it --grace. Here SIGTERM reaches the watchdog
+// first, then redlease, which forwards it: COMMAND exits by its trap.
+func TestRunWatchdogSurvivesServiceSignals(t *testing.T) {
+	_, nodes := servers(t, 3)
+	c := startCLI(t, "run", "--name", "service-signals", "--bootstrap", "--ttl", "3s", "--grace", "2s", "--nodes", nodes,
+		"--", "sh", "-c", `trap 'echo got TERM; exit 7' TERM; echo "pid=$$ ready"; sleep 30 & wait`)
+	pid := reap(t, c.stdout.waitContains(t, "ready"))
+	watchdog := parentOf(t, pid)
+	require.NotEqual(t, os.Getpid(), watchdog, "the command's parent is the watchdog")
+	for _, sig := range []syscall.Signal{syscall.SIGHUP, syscall.SIGTERM} {
+		require.NoError(t, syscall.Kill(watchdog, sig))
+	}
+	assert.Equal(t, 7, c.interrupt(t, signalCause{syscall.SIGTERM}), "COMMAND's trap, not pdeathsig's SIGKILL")
+	assert.Contains(t, c.stdout.String(), "got TERM")
+}
+
+// parentOf returns the parent PID of pid.
+func parentOf(t *testing.T, pid int) int {
+	t.Helper()
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	require.NoError(t, err)
+	fields := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:])) // state ppid ...
+	ppid, err := strconv.Atoi(fields[1])
+	require.NoError(t, err)
+	return ppid
+}
