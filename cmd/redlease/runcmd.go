@@ -62,6 +62,10 @@ var errCommandExited = errors.New("redlease: the command exited")
 // at the term's deadline: redlease did not extend the term in time.
 var errWatchdogKilled = errors.New("the watchdog killed the command at the term's deadline")
 
+// errTermExpired is why the watchdog did not start COMMAND: the term's
+// validity had ended (redlease was paused before it started the watchdog).
+var errTermExpired = errors.New("the term's validity ended before the command started")
+
 // envNoWatchdog, set to 1, runs COMMAND without the watchdog: UNSAFE, a
 // frozen redlease then keeps COMMAND running past its term. It exists for
 // the negative control of the watchdog's test only; it is not a flag so
@@ -297,6 +301,12 @@ func (r *runner) lastCode() int {
 func (r *runner) onElected(ctx context.Context, t election.Term) {
 	env := append(os.Environ(), "REDLEASE_TOKEN="+strconv.FormatUint(t.Token, 10), "REDLEASE_NAME="+r.name, "REDLEASE_ID="+t.ID)
 	c, err := r.start(env, t)
+	if errors.Is(err, errTermExpired) {
+		r.log.Error("the term's validity ended before the command started (was this process paused?); not starting it",
+			"token", t.Token)
+		_ = r.e.Resign(ctx) // campaign again
+		return
+	}
 	if err != nil {
 		r.log.Error("cannot start the command; resigning", "command", r.argv[0], "error", err)
 		r.exited <- exitNoStart

@@ -38,6 +38,7 @@ const watchdogCmd = "_watchdog"
 //	watchdog -> supervisor (fd 3):
 //	  pid P      COMMAND started, with PID (and process group) P
 //	  error E    COMMAND could not start; the watchdog exits 127
+//	  expired    the first deadline had passed: COMMAND was not started
 //	  fired W L  the watchdog killed COMMAND's group at W (Unix ns), L ns
 //	             before the validity it was told ended
 //
@@ -85,6 +86,10 @@ func (w *watchdog) run(argv []string, ctl *bufio.Reader) int {
 	first, err := readCtl(ctl)
 	if err != nil || first.until == 0 {
 		fmt.Fprintf(w.report, "error no deadline from redlease: %v\n", err)
+		return exitNoStart
+	}
+	if first.until-w.margin <= monoNow() { // redlease paused before it started the watchdog
+		fmt.Fprintf(w.report, "expired\n")
 		return exitNoStart
 	}
 	cmd := exec.Command(argv[0], argv[1:]...)

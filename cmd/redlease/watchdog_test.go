@@ -308,3 +308,60 @@ func parentOf(t *testing.T, pid int) int {
 	require.NoError(t, err)
 	return ppid
 }
+
+// The watchdog alone (no election): it kills COMMAND's group margin
+// before the deadline it was last told, not before; and refuses to start
+// COMMAND when that deadline has passed already.
+func TestWatchdogDeadline(t *testing.T) {
+	const margin = 25 * time.Millisecond
+	start := func(t *testing.T, validUntil time.Time) (*child, *syncBuffer, error) {
+		out := newSyncBuffer()
+		c, err := startWatched([]string{"sh", "-c", `echo "pid=$$ started"; exec sleep 30`}, os.Environ(), out, out, validUntil, margin)
+		if err == nil {
+			reap(t, out.waitContains(t, "started"))
+		}
+		return c, out, err
+	}
+	t.Run("killed at the deadline", func(t *testing.T) {
+		validUntil := time.Now().Add(300 * time.Millisecond)
+		c, _, err := start(t, validUntil)
+		require.NoError(t, err)
+		waitDone(t, c)
+		assert.Equal(t, 128+int(syscall.SIGKILL), c.code)
+		k := c.killedAtDeadline()
+		require.False(t, k.at.IsZero(), "the watchdog reports its kill")
+		assert.False(t, time.Now().Before(validUntil.Add(-margin)), "not before the deadline less the margin")
+		assert.Greater(t, k.left, time.Duration(0), "killed before the validity ended")
+		assert.LessOrEqual(t, k.left, margin)
+	})
+	t.Run("extended", func(t *testing.T) {
+		first := time.Now().Add(200 * time.Millisecond)
+		c, _, err := start(t, first)
+		require.NoError(t, err)
+		c.extendTo(first.Add(time.Hour))
+		select {
+		case <-c.done:
+			t.Fatalf("killed at the first deadline despite the extension: code %d", c.code)
+		case <-time.After(time.Until(first.Add(100 * time.Millisecond))): // past the first deadline
+		}
+		c.signal(syscall.SIGTERM)
+		waitDone(t, c)
+		assert.Equal(t, 128+int(syscall.SIGTERM), c.code, "signals reach COMMAND through the watchdog")
+		assert.True(t, c.killedAtDeadline().at.IsZero())
+	})
+	t.Run("expired", func(t *testing.T) {
+		_, out, err := start(t, time.Now().Add(-time.Second))
+		require.ErrorIs(t, err, errTermExpired)
+		assert.NotContains(t, out.String(), "started")
+	})
+}
+
+// waitDone waits until the child has exited.
+func waitDone(t *testing.T, c *child) {
+	t.Helper()
+	select {
+	case <-c.done:
+	case <-time.After(waitLong):
+		t.Fatalf("the child did not exit within %s", waitLong)
+	}
+}

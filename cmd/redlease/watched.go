@@ -82,6 +82,9 @@ func (w *watchdogLink) attach(cmd *exec.Cmd, rep *bufio.Reader, repR io.Closer) 
 	}()
 	if kind != "pid" {
 		<-c.done
+		if kind == "expired" {
+			return nil, errTermExpired
+		}
 		if kind != "error" {
 			arg = fmt.Sprintf("the watchdog exited with code %d before starting it", c.code)
 		}
