@@ -90,13 +90,15 @@ func stopped(ctx context.Context) error {
 	return fmt.Errorf("%w: %w", ErrStopped, ctxErr(ctx))
 }
 
-// ctxErr is ctx.Err(), joined with its cause when that says more.
+// ctxErr is ctx.Err(), joined with its cause when that says more, on one
+// line ("context canceled: terminated"; errors.Join would put a newline
+// between them); errors.Is finds both.
 func ctxErr(ctx context.Context) error {
 	err, cause := ctx.Err(), context.Cause(ctx)
 	if cause == nil || cause == err {
 		return err
 	}
-	return errors.Join(err, cause)
+	return fmt.Errorf("%w: %w", err, cause)
 }
 
 // runTerm holds a term won with l until it ends, then hands it over.

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"time"
+
+	"github.com/redlease/redlease/internal/logx"
 )
 
 // call is one request to one node; it returns the node's parsed answer.
@@ -105,10 +107,11 @@ type errNodeTimeout struct {
 }
 
 func (e errNodeTimeout) Error() string {
+	d := logx.RoundDuration(e.d).String() // a call's wait may be a fraction: 114.833333ms
 	if e.nodeTimeout {
-		return "no answer within NodeTimeout (" + e.d.String() + ")"
+		return "no answer within NodeTimeout (" + d + ")"
 	}
-	return "no answer within " + e.d.String()
+	return "no answer within " + d
 }
 func (e errNodeTimeout) Timeout() bool   { return true }
 func (e errNodeTimeout) Temporary() bool { return true }

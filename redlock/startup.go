@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"github.com/redlease/redlease/internal/logx"
 	"github.com/redlease/redlease/internal/rediserr"
 )
 
@@ -66,7 +67,7 @@ func (c *Client) probeAll(ctx context.Context, bootstrap bool) (infos []probeInf
 	infos = make([]probeInfo, len(c.all))
 	errs = make([]error, len(c.all))
 	for i := range errs {
-		errs[i] = fmt.Errorf("no answer within %s", wait)
+		errs[i] = fmt.Errorf("no answer within %s", logx.RoundDuration(wait))
 	}
 	timer := time.NewTimer(wait)
 	defer timer.Stop()

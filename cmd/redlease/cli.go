@@ -80,6 +80,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return cmdWatch(ctx, args[1:], out)
 	case "bootstrap":
 		return cmdBootstrap(ctx, args[1:], out)
+	case watchdogCmd: // hidden: run re-executes itself so (see startWatched)
+		return cmdWatchdog(args[1:], out)
 	case "help", "-h", "-help", "--help":
 		fmt.Fprint(out.out, usageText)
 		return exitOK
@@ -174,14 +176,15 @@ func (c *command) parse(args []string) int {
 	return -1
 }
 
-// fail prints err, prefixed with the command, and returns its exit code:
-// 2 for a usage error, 1 otherwise.
+// fail prints err on one line (a joined error's parts separated by "; "),
+// prefixed with the command, and returns its exit code: 2 for a usage
+// error, 1 otherwise.
 func (c *command) fail(err error) int {
 	if _, ok := errors.AsType[*usageError](err); ok {
 		fmt.Fprintf(c.out.err, "redlease %s: %v\nRun 'redlease %s --help' for usage.\n", c.name, err, c.name)
 		return exitUsage
 	}
-	fmt.Fprintf(c.out.err, "redlease %s: %v\n", c.name, err)
+	fmt.Fprintf(c.out.err, "redlease %s: %v\n", c.name, logx.FlatError{Err: err})
 	return exitError
 }
 

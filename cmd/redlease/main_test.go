@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"os"
 	"strings"
 	"sync"
 	"syscall"
@@ -21,7 +22,17 @@ import (
 	"github.com/redlease/redlease/redlock"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) {
+	if len(os.Args) > 1 && os.Args[1] == watchdogCmd {
+		main() // `redlease run` in a test re-executes the test binary as its watchdog
+	}
+	subprocessMain() // the processes of the watchdog's tests
+	// Under -race, a process sleeps 1s on exit (atexit_sleep_ms) to let
+	// reports in: the watchdog re-executed from the test binary would exit
+	// 1s after COMMAND, and redlease see COMMAND stop that late.
+	_ = os.Setenv("GORACE", strings.TrimSpace(os.Getenv("GORACE")+" atexit_sleep_ms=0"))
+	goleak.VerifyTestMain(m)
+}
 
 // The tests run the CLI in process, through run, against real
 // redis-server processes (internal/redistest), with real child processes.

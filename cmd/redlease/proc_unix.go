@@ -8,7 +8,8 @@ import (
 )
 
 // sysProcAttr puts the child in a process group of its own (see child),
-// and on Linux has the kernel kill it if redlease dies (see pdeathsig).
+// and on Linux has the kernel kill it if its parent (the watchdog, or
+// redlease) dies (see pdeathsig).
 func sysProcAttr() *syscall.SysProcAttr {
 	a := &syscall.SysProcAttr{Setpgid: true}
 	pdeathsig(a)

@@ -182,3 +182,20 @@ func TestStopSignal(t *testing.T) {
 	cause := errors.Join(context.Canceled, signalCause{syscall.SIGINT})
 	assert.Equal(t, syscall.SIGINT, stopSignal(cause))
 }
+
+// Without --id, redlease logs the ID it campaigns with, "<hostname>-<pid>"
+// made real, and the child sees the same (#32: the log showed the
+// placeholder).
+func TestRunLogsDefaultID(t *testing.T) {
+	_, nodes := servers(t, 3)
+	host, err := os.Hostname()
+	require.NoError(t, err)
+	want := host + "-" + strconv.Itoa(os.Getpid())
+	c := startCLI(t, "run", "--name", "default-id", "--bootstrap", "--ttl", "3s", "--nodes", nodes,
+		"--", "sh", "-c", `echo "pid=$$ id=$REDLEASE_ID"`)
+	reap(t, c.stdout.waitContains(t, "\n"))
+	assert.Equal(t, 0, c.wait(t))
+	assert.Contains(t, c.stdout.String(), "id="+want+"\n")
+	assert.Contains(t, c.stderr.String(), "campaigning: key=default-id id="+want+" ")
+	assert.NotContains(t, c.stderr.String(), "<hostname>")
+}

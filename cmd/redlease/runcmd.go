@@ -16,6 +16,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/redlease/redlease/election"
+	"github.com/redlease/redlease/internal/logx"
 	"github.com/redlease/redlease/internal/redlockx"
 	"github.com/redlease/redlease/lease"
 	"github.com/redlease/redlease/redlock"
@@ -36,6 +37,11 @@ the default, TTL/4, always fits). redlease then campaigns again, and starts
 COMMAND afresh when re-elected. When no majority of the nodes has answered
 for --wait-majority (unreachable, refusing), redlease exits with code 1.
 
+On Unix, COMMAND runs under a watchdog process that kills its group when
+the term's validity ends unless redlease extended it in time: a frozen
+redlease (SIGSTOP, a stalled process) cannot keep COMMAND running past its
+term.
+
 When COMMAND exits on its own, redlease resigns (the next candidate takes
 over at once) and exits with COMMAND's code; with --restart it campaigns
 again instead (after 1s, so that another candidate may take over).
@@ -51,6 +57,20 @@ const restartDelay = time.Second
 
 // errCommandExited ends Run when COMMAND exited on its own.
 var errCommandExited = errors.New("redlease: the command exited")
+
+// errWatchdogKilled is why a term ends when the watchdog killed COMMAND
+// at the term's deadline: redlease did not extend the term in time.
+var errWatchdogKilled = errors.New("the watchdog killed the command at the term's deadline")
+
+// errTermExpired is why the watchdog did not start COMMAND: the term's
+// validity had ended (redlease was paused before it started the watchdog).
+var errTermExpired = errors.New("the term's validity ended before the command started")
+
+// envNoWatchdog, set to 1, runs COMMAND without the watchdog: UNSAFE, a
+// frozen redlease then keeps COMMAND running past its term. It exists for
+// the negative control of the watchdog's test only; it is not a flag so
+// that nobody turns it off by accident.
+const envNoWatchdog = "REDLEASE_UNSAFE_NO_WATCHDOG"
 
 // errNoMajority ends Run when no majority of nodes answered for
 // --wait-majority.
@@ -104,7 +124,7 @@ func cmdRun(ctx context.Context, args []string, out *outputs) int {
 		return exitNoStart
 	}
 	r := &runner{name: *name, argv: argv, plan: p, restart: *restart, stdout: out.rawOut, stderr: out.rawErr,
-		exited: make(chan int, 1)}
+		exited: make(chan int, 1), watchdog: watchdogAvailable && out.getenv(envNoWatchdog) != "1"}
 	return runCampaign(ctx, c, out, set, r, *id, *metricsAddr, *waitMajority)
 }
 
@@ -150,6 +170,13 @@ type runPlan struct {
 	// renew is the refresh interval, short enough that several refreshes
 	// are tried before the term gives up.
 	renew time.Duration
+	// tick is how often the term's validity is passed on to the watchdog
+	// (and redlease checks that it was not paused).
+	tick time.Duration
+	// watchdogMargin is how long before the validity it was told the
+	// watchdog kills COMMAND: after redlease's own SIGKILL (slack/2
+	// before), so that a redlease that runs always stops COMMAND itself.
+	watchdogMargin time.Duration
 }
 
 // planRun checks --ttl and --grace, and derives the terms' timing. Its
@@ -187,6 +214,8 @@ func planRun(ttl, grace time.Duration, conn connFlags) (runPlan, error) {
 			"lower --grace or raise --ttl", grace, ttl, p.slack, p.margin, usable*3/4)
 	}
 	p.renew = min(ttl/3, (usable-p.margin)/3)
+	p.tick = min(max(p.renew/4, 10*time.Millisecond), 100*time.Millisecond)
+	p.watchdogMargin = p.slack / 4
 	return p, nil
 }
 
@@ -196,6 +225,7 @@ type runner struct {
 	argv           []string
 	plan           runPlan
 	restart        bool
+	watchdog       bool      // COMMAND runs under a watchdog (see startWatched)
 	stdout, stderr io.Writer // the child's: not filtered, its output is its own
 	log            hclog.Logger
 	e              *election.Elector // set before Run
@@ -215,6 +245,7 @@ type runner struct {
 func (r *runner) campaign(ctx context.Context, client *redlock.Client, id string) (int, error) {
 	runCtx, stop := context.WithCancelCause(ctx)
 	defer stop(nil)
+	id = cmp.Or(id, defaultID()) // chosen here so that the log names it
 	e, err := election.New(client, r.name, election.Config{
 		Lease:       lease.Config{ID: id, TTL: r.plan.ttl, RenewInterval: r.plan.renew, SafetyMargin: r.plan.margin, Logger: r.log},
 		ResignDelay: restartDelay,
@@ -229,7 +260,7 @@ func (r *runner) campaign(ctx context.Context, client *redlock.Client, id string
 	}
 	done := make(chan error, 1)
 	go func() { done <- e.Run(runCtx) }()
-	r.log.Info("campaigning", "key", r.name, "id", cmp.Or(id, "<hostname>-<pid>"), "ttl", r.plan.ttl, "grace", r.plan.grace,
+	r.log.Info("campaigning", "key", r.name, "id", id, "ttl", r.plan.ttl, "grace", r.plan.grace,
 		"gives_up_before_validity_end", r.plan.margin)
 
 	select {
@@ -251,6 +282,15 @@ func (r *runner) campaign(ctx context.Context, client *redlock.Client, id string
 	}
 }
 
+// defaultID is --id's default, "<hostname>-<pid>", as lease.Config.ID's.
+func defaultID() string {
+	host, err := os.Hostname()
+	if err != nil || host == "" {
+		host = "unknown"
+	}
+	return host + "-" + strconv.Itoa(os.Getpid())
+}
+
 func (r *runner) lastCode() int {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -260,46 +300,117 @@ func (r *runner) lastCode() int {
 // onElected runs COMMAND for one term, and stops it when the term ends.
 func (r *runner) onElected(ctx context.Context, t election.Term) {
 	env := append(os.Environ(), "REDLEASE_TOKEN="+strconv.FormatUint(t.Token, 10), "REDLEASE_NAME="+r.name, "REDLEASE_ID="+t.ID)
-	c, err := startChild(r.argv, env, r.stdout, r.stderr)
+	c, err := r.start(env, t)
+	if errors.Is(err, errTermExpired) {
+		r.log.Error("the term's validity ended before the command started (was this process paused?); not starting it",
+			"token", t.Token)
+		_ = r.e.Resign(ctx) // campaign again
+		return
+	}
 	if err != nil {
 		r.log.Error("cannot start the command; resigning", "command", r.argv[0], "error", err)
 		r.exited <- exitNoStart
 		<-ctx.Done() // until campaign hands the term over
 		return
 	}
-	r.log.Info("command started", "pid", c.pid(), "token", t.Token)
-	select {
-	case <-c.done:
-		r.log.Info("command exited", "pid", c.pid(), "code", c.code, "token", t.Token)
-		if r.restart {
-			r.log.Info("resigning; campaigning again (--restart)", "delay", restartDelay)
-			_ = r.e.Resign(ctx) // returns at once: the handover follows our return
-			return
-		}
-		r.exited <- c.code
-		<-ctx.Done() // until campaign hands the term over
+	r.log.Info("command started", "pid", c.pid(), "token", t.Token, "watchdog", c.watchdog != nil)
+	pw := newPauseWatch(r.plan.tick)
+	if !r.hold(ctx, t, c, pw) || !c.killedAtDeadline().at.IsZero() {
+		r.endTerm(ctx, t, c, pw)
 		return
-	case <-ctx.Done():
 	}
+	r.log.Info("command exited", "pid", c.pid(), "code", c.code, "token", t.Token)
+	if r.restart {
+		r.log.Info("resigning; campaigning again (--restart)", "delay", restartDelay)
+		_ = r.e.Resign(ctx) // returns at once: the handover follows our return
+		return
+	}
+	r.exited <- c.code
+	<-ctx.Done() // until campaign hands the term over
+}
 
+// start starts COMMAND for term t, under a watchdog unless it is off.
+func (r *runner) start(env []string, t election.Term) (*child, error) {
+	if r.watchdog {
+		return startWatched(r.argv, env, r.stdout, r.stderr, t.ValidUntil(), r.plan.watchdogMargin)
+	}
+	return startChild(r.argv, env, r.stdout, r.stderr)
+}
+
+// hold waits until COMMAND exits (true) or the term ends (false). Every
+// plan.tick it tells the watchdog the term's validity when a refresh has
+// moved it, and ticks pw: a tick late by seconds is a pause of redlease.
+func (r *runner) hold(ctx context.Context, t election.Term, c *child, pw *pauseWatch) (exited bool) {
+	tick := time.NewTicker(r.plan.tick)
+	defer tick.Stop()
+	sent := t.ValidUntil()
+	for {
+		select {
+		case <-c.done:
+			pw.tick(time.Now())
+			return true
+		case <-ctx.Done():
+			pw.tick(time.Now())
+			return false
+		case <-tick.C:
+			pw.tick(time.Now())
+			if vu := t.ValidUntil(); vu.After(sent) {
+				sent = vu
+				c.extendTo(vu)
+			}
+		}
+	}
+}
+
+// endTerm stops COMMAND as its term ends (ctx is cancelled), or after the
+// watchdog killed it at the term's deadline; it reports whether COMMAND
+// was stopped in time, and why not.
+func (r *runner) endTerm(ctx context.Context, t election.Term, c *child, pw *pauseWatch) {
 	cause := context.Cause(ctx)
+	if cause == nil {
+		cause = errWatchdogKilled
+	}
 	sig := stopSignal(cause)
 	r.log.Info("term ending; stopping the command", "pid", c.pid(), "signal", sig, "grace", r.plan.grace, "cause", cause)
 	code, killed := c.stop(sig, r.plan.grace, t.ValidUntil().Add(-r.plan.slack/2))
 	r.mu.Lock()
 	r.last = code
 	r.mu.Unlock()
-	if left := time.Until(t.ValidUntil()); left > 0 {
-		r.log.Info("command stopped before the term's validity ended", "pid", c.pid(), "code", code,
-			"killed", killed, "validity_left", left.Round(time.Millisecond))
-	} else {
-		r.log.Error("command stopped after the term's validity ended: raise --ttl or lower --grace",
-			"pid", c.pid(), "code", code, "killed", killed, "late", (-left).Round(time.Millisecond))
+	r.reportStop(t, c, code, killed, pw)
+	if ctx.Err() == nil {
+		_ = r.e.Resign(ctx) // the watchdog ended the command: hand the term over
 	}
 	if errors.Is(cause, election.ErrStopped) {
 		return
 	}
 	r.log.Info("campaigning again: the command starts afresh when elected", "cause", cause)
+}
+
+// reportStop logs whether COMMAND stopped before its term's validity
+// ended, and when it did not, why: redlease paused (SIGSTOP, a stalled
+// host), the watchdog's kill, or a --grace too long for the --ttl.
+func (r *runner) reportStop(t election.Term, c *child, code int, killed bool, pw *pauseWatch) {
+	k := c.killedAtDeadline()
+	pause, paused := pw.paused(r.plan.slack)
+	pauseMsg := fmt.Sprintf("this process was paused for %s (SIGSTOP or a stalled host?)", logx.RoundDuration(pause))
+	left := time.Until(t.ValidUntil())
+	kv := []any{"pid", c.pid(), "code", code}
+	switch {
+	case !k.at.IsZero() && paused:
+		r.log.Error(pauseMsg+": its term ended while it was frozen; the watchdog killed the command before the term's validity ended",
+			append(kv, "killed_at", k.at.UTC().Format(time.RFC3339Nano), "validity_left_at_kill", k.left, "paused", pause)...)
+	case !k.at.IsZero():
+		r.log.Error("redlease did not extend its term in time (starved of CPU?); the watchdog killed the command before the term's validity ended",
+			append(kv, "killed_at", k.at.UTC().Format(time.RFC3339Nano), "validity_left_at_kill", k.left)...)
+	case left > 0:
+		r.log.Info("command stopped before the term's validity ended", append(kv, "killed", killed, "validity_left", left)...)
+	case paused && pause >= -left: // the pause explains the delay
+		r.log.Error("command stopped after the term's validity ended: "+pauseMsg+", and the command ran on while it was frozen",
+			append(kv, "killed", killed, "late", -left, "paused", pause)...)
+	default:
+		r.log.Error("command stopped after the term's validity ended: raise --ttl or lower --grace",
+			append(kv, "killed", killed, "late", -left)...)
+	}
 }
 
 // stopSignal is the signal that stops COMMAND when its term ends for

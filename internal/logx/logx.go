@@ -3,7 +3,8 @@
 // wrapper that keeps every record on one line (Flat).
 //
 // Every record the library writes is one event: a message and key/value
-// pairs with the stable keys of docs/observability.md. An error goes under
+// pairs with the stable keys of docs/observability.md; durations are
+// rounded to 3 significant digits (RoundDuration). An error goes under
 // a key ("error", "cause", ...) as an attribute, never in the message; an
 // error made by errors.Join, whose text has one line per error, is written
 // on one line with its parts separated by "; ".
@@ -87,9 +88,10 @@ func (f *flat) ResetNamed(name string) hclog.Logger {
 	return &flat{f.Logger.ResetNamed(name)}
 }
 
-// flatten returns args with every error replaced by a FlatError and every
-// string that spans lines by its lines joined with "; ". It copies args
-// only when it changes one.
+// flatten returns args with every error replaced by a FlatError, every
+// string that spans lines by its lines joined with "; ", and every
+// duration rounded by RoundDuration. It copies args only when it changes
+// one.
 func flatten(args []any) []any {
 	out := args
 	for i, a := range args {
@@ -107,6 +109,10 @@ func flatten(args []any) []any {
 				continue
 			}
 			v = oneLine(x)
+		case time.Duration:
+			if v = RoundDuration(x); v == x {
+				continue
+			}
 		default:
 			continue
 		}

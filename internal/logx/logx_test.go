@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/stretchr/testify/assert"
@@ -76,4 +77,34 @@ func TestFromSlog(t *testing.T) {
 	assert.Contains(t, b.String(), "level=DEBUG-4")
 	assert.NotNil(t, FromSlog(nil))
 	assert.NotNil(t, l.StandardLogger(nil))
+}
+
+// Durations are written rounded to 3 significant digits (never finer than
+// needed, never coarser than 1ms), by hclog through Flat and by slog
+// through FromSlog alike.
+func TestDurationsRounded(t *testing.T) {
+	for _, tc := range []struct {
+		in, want time.Duration
+	}{
+		{172333333 * time.Nanosecond, 172 * time.Millisecond},
+		{1234567 * time.Nanosecond, 1230 * time.Microsecond},
+		{350123 * time.Nanosecond, 350 * time.Microsecond},
+		{9412345678 * time.Nanosecond, 9412 * time.Millisecond},
+		{-172333333 * time.Nanosecond, -172 * time.Millisecond},
+		{999, 999},
+		{0, 0},
+		{10 * time.Second, 10 * time.Second},
+	} {
+		assert.Equal(t, tc.want, RoundDuration(tc.in), "%s", tc.in)
+	}
+
+	var b bytes.Buffer
+	Flat(hclog.New(&hclog.LoggerOptions{Output: &b})).With("ttl", 2*time.Second/3).
+		Info("renewed", "elapsed", 172333333*time.Nanosecond)
+	assert.Contains(t, b.String(), "ttl=667ms")
+	assert.Contains(t, b.String(), "elapsed=172ms")
+
+	b.Reset()
+	FromSlog(slog.New(slog.NewTextHandler(&b, nil))).Info("renewed", "elapsed", 172333333*time.Nanosecond)
+	assert.Contains(t, b.String(), "elapsed=172ms")
 }
