@@ -18,13 +18,8 @@ import (
 // A leader writes a Redis key through the guard; a paused leader's
 // older token is refused afterwards.
 func ExampleRedis() {
-	m := miniredis.NewMiniRedis()
-	if err := m.Start(); err != nil {
-		panic(err)
-	}
-	defer m.Close()
-	rc := redis.NewClient(&redis.Options{Addr: m.Addr()})
-	defer rc.Close()
+	rc, stopNode := embeddedNode()
+	defer stopNode()
 	ctx := context.Background()
 
 	g := fence.NewRedis(rc)
@@ -70,13 +65,8 @@ func ExampleMiddleware() {
 // The elected leader's context carries its term's token: the guards get
 // it with fence.TokenFrom, nothing is copied by hand.
 func ExampleTokenFrom() {
-	m := miniredis.NewMiniRedis()
-	if err := m.Start(); err != nil {
-		panic(err)
-	}
-	defer m.Close()
-	rc := redis.NewClient(&redis.Options{Addr: m.Addr()})
-	defer rc.Close()
+	rc, stopNode := embeddedNode()
+	defer stopNode()
 	ctx, stop := context.WithCancel(context.Background())
 	defer stop()
 	client, err := redlock.New(ctx, redlock.Config{}, rc)
@@ -105,4 +95,14 @@ func ExampleTokenFrom() {
 	// Output:
 	// context carries the term's token: true
 	// write: <nil>
+}
+
+// embeddedNode is an embedded Redis (miniredis) and a client of it.
+func embeddedNode() (*redis.Client, func()) {
+	m := miniredis.NewMiniRedis()
+	if err := m.Start(); err != nil {
+		panic(err)
+	}
+	rc := redis.NewClient(&redis.Options{Addr: m.Addr()})
+	return rc, func() { _ = rc.Close(); m.Close() }
 }

@@ -3,7 +3,6 @@ package fence_test
 import (
 	"context"
 	"errors"
-	"math/rand/v2"
 	"os"
 	"testing"
 
@@ -93,17 +92,4 @@ func TestTokenKey(t *testing.T) {
 			assert.Equal(t, clusterkey.Slot(tc.key), clusterkey.Slot(got), "the token key must be in the resource key's slot")
 		})
 	}
-}
-
-// interleaved returns the tokens 1..n, each repeat times (a leader
-// writes many times in its term), in a random order.
-func interleaved(n, repeat int) []uint64 {
-	var ts []uint64
-	for tok := 1; tok <= n; tok++ {
-		for range repeat {
-			ts = append(ts, uint64(tok))
-		}
-	}
-	rand.Shuffle(len(ts), func(i, j int) { ts[i], ts[j] = ts[j], ts[i] })
-	return ts
 }

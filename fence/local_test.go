@@ -8,13 +8,13 @@ import (
 	"net/http/httptest"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/redlease/redlease/fence"
+	"github.com/redlease/redlease/internal/fencetest"
 )
 
 func TestLocal(t *testing.T) {
@@ -65,31 +65,16 @@ func TestLocal(t *testing.T) {
 func TestLocalConcurrent(t *testing.T) {
 	var l fence.Local
 	var log []string // written only under the guard
-	tokens := interleaved(16, 4)
-	var mu sync.Mutex
-	accepted := 0
-	var wg sync.WaitGroup
-	for w := range 8 {
-		wg.Go(func() {
-			for i := w; i < len(tokens); i += 8 {
-				tok := tokens[i]
-				err := l.Do(context.Background(), "r", tok, func(context.Context) error {
-					log = append(log, strconv.FormatUint(tok, 10)) // read-modify-write of log
-					return nil
-				})
-				if err != nil {
-					assert.ErrorIs(t, err, fence.ErrStaleToken)
-					continue
-				}
-				mu.Lock()
-				accepted++
-				mu.Unlock()
-			}
+	tokens := fencetest.Interleaved(16, 4)
+	accepted, err := fencetest.Write(tokens, 8, func(tok uint64) error {
+		return l.Do(context.Background(), "r", tok, func(context.Context) error {
+			log = append(log, strconv.FormatUint(tok, 10)) // read-modify-write of log
+			return nil
 		})
-	}
-	wg.Wait()
-	require.NoError(t, checkRising(log, accepted))
-	assert.Error(t, checkRising(unguardedLog(tokens), len(tokens)), "negative control: without the guard")
+	})
+	require.NoError(t, err)
+	require.NoError(t, fencetest.CheckRising(log, accepted, 16, 4))
+	assert.Error(t, fencetest.CheckRising(fencetest.Unguarded(tokens), len(tokens), 16, 4), "negative control: without the guard")
 }
 
 func TestMiddleware(t *testing.T) {

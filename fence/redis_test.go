@@ -2,10 +2,8 @@ package fence_test
 
 import (
 	"context"
-	"fmt"
-	"slices"
+	"errors"
 	"strconv"
-	"sync"
 	"testing"
 
 	"github.com/redis/go-redis/v9"
@@ -13,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/redlease/redlease/fence"
+	"github.com/redlease/redlease/internal/fencetest"
 	"github.com/redlease/redlease/internal/redistest"
 	"github.com/redlease/redlease/internal/testnodes"
 )
@@ -150,70 +149,20 @@ func TestRedisConcurrent(t *testing.T) {
 	ctx := context.Background()
 	c := redistest.Start(t, 1).Server(0).Client(t)
 	g := fence.NewRedis(c)
-	tokens := interleaved(16, 4)
-	var mu sync.Mutex
-	var accepted int
-	var wg sync.WaitGroup
-	for w := range 8 {
-		wg.Go(func() {
-			for i := w; i < len(tokens); i += 8 {
-				tok := tokens[i]
-				v := strconv.FormatUint(tok, 10)
-				err := g.Run(ctx, appendScript, "log", tok, nil, v).Err()
-				serr := g.Set(ctx, "value", tok, v, 0)
-				if err == nil {
-					mu.Lock()
-					accepted++
-					mu.Unlock()
-				} else {
-					assert.ErrorIs(t, err, fence.ErrStaleToken)
-				}
-				if serr != nil {
-					assert.ErrorIs(t, serr, fence.ErrStaleToken)
-				}
-			}
-		})
-	}
-	wg.Wait()
-	require.NoError(t, checkRising(c.LRange(ctx, "log", 0, -1).Val(), accepted))
-	assert.Equal(t, "16", c.Get(ctx, "value").Val(), "the highest token's write wins")
-
-	for _, tok := range unguardedLog(tokens) { // NEGATIVE CONTROL: no guard
-		require.NoError(t, c.RPush(ctx, "unguarded", tok).Err())
-	}
-	assert.Error(t, checkRising(c.LRange(ctx, "unguarded", 0, -1).Val(), len(tokens)), "negative control")
-}
-
-// checkRising checks a log of accepted tokens: never lower than an
-// earlier entry, ends with the highest (16, written 4 times), and has
-// every accepted write (none lost).
-func checkRising(log []string, accepted int) error {
-	if len(log) != accepted {
-		return fmt.Errorf("%d writes accepted, %d in the log %v: updates lost", accepted, len(log), log)
-	}
-	prev := uint64(0)
-	for i, s := range log {
-		tok, err := strconv.ParseUint(s, 10, 64)
-		if err != nil {
+	tokens := fencetest.Interleaved(16, 4)
+	accepted, err := fencetest.Write(tokens, 8, func(tok uint64) error {
+		v := strconv.FormatUint(tok, 10)
+		if err := g.Set(ctx, "value", tok, v, 0); err != nil && !errors.Is(err, fence.ErrStaleToken) {
 			return err
 		}
-		if tok < prev {
-			return fmt.Errorf("entry %d of %v went down", i, log)
-		}
-		prev = tok
-	}
-	if len(log) < 4 || !slices.Equal(log[len(log)-4:], []string{"16", "16", "16", "16"}) {
-		return fmt.Errorf("the highest token's 4 writes are not all accepted, last: %v", log)
-	}
-	return nil
-}
+		return g.Run(ctx, appendScript, "log", tok, nil, v).Err()
+	})
+	require.NoError(t, err)
+	require.NoError(t, fencetest.CheckRising(c.LRange(ctx, "log", 0, -1).Val(), accepted, 16, 4))
+	assert.Equal(t, "16", c.Get(ctx, "value").Val(), "the highest token's write wins")
 
-// unguardedLog is the NEGATIVE CONTROL of checkRising: the same writes
-// without a guard all land, in the order they come.
-func unguardedLog(tokens []uint64) []string {
-	var log []string
-	for _, tok := range tokens {
-		log = append(log, strconv.FormatUint(tok, 10))
+	for _, tok := range fencetest.Unguarded(tokens) { // NEGATIVE CONTROL: no guard
+		require.NoError(t, c.RPush(ctx, "unguarded", tok).Err())
 	}
-	return log
+	assert.Error(t, fencetest.CheckRising(c.LRange(ctx, "unguarded", 0, -1).Val(), len(tokens), 16, 4), "negative control")
 }

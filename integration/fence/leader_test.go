@@ -2,18 +2,18 @@ package fence
 
 import (
 	"bufio"
-	"bytes"
 	"fmt"
 	"io"
 	"os/exec"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/redlease/redlease/internal/testnodes"
 )
 
 // replyTimeout bounds the wait for one line of a leader (an election
@@ -27,7 +27,7 @@ type leader struct {
 	cmd    *exec.Cmd
 	stdin  io.WriteCloser
 	lines  chan string
-	stderr *syncBuffer
+	stderr *testnodes.LogBuffer
 }
 
 // startLeader runs the leader program as id with args; t.Cleanup closes
@@ -35,7 +35,7 @@ type leader struct {
 func startLeader(t *testing.T, id string, args ...string) *leader {
 	t.Helper()
 	cmd := exec.Command(leaderBin, append([]string{"-id", id}, args...)...)
-	l := &leader{t: t, id: id, cmd: cmd, lines: make(chan string, 1000), stderr: &syncBuffer{}}
+	l := &leader{t: t, id: id, cmd: cmd, lines: make(chan string, 1000), stderr: &testnodes.LogBuffer{}}
 	cmd.Stderr = l.stderr
 	var err error
 	l.stdin, err = cmd.StdinPipe()
@@ -116,23 +116,4 @@ func (l *leader) write(value string) string {
 func (l *leader) signal(sig syscall.Signal) {
 	l.t.Helper()
 	require.NoError(l.t, syscall.Kill(l.cmd.Process.Pid, sig), "leader %s: %s", l.id, sig)
-}
-
-// syncBuffer is a bytes.Buffer safe for the process's writes and the
-// test's reads.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }

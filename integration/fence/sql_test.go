@@ -4,19 +4,16 @@ import (
 	"context"
 	"database/sql"
 	"errors"
-	"fmt"
 	"math"
-	"math/rand/v2"
-	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/redlease/redlease/fence"
+	"github.com/redlease/redlease/internal/fencetest"
 )
 
 // sqlDBs are the databases the SQL guard is tested on.
@@ -147,30 +144,16 @@ func TestSQLConcurrent(t *testing.T) {
 	for _, target := range sqlDBs {
 		t.Run(target.name, func(t *testing.T) {
 			g, db, d := newGuard(t, target.open)
-			tokens := interleaved(16, 4)
-			var mu sync.Mutex
-			accepted := 0
-			var wg sync.WaitGroup
-			for w := range 8 {
-				wg.Go(func() {
-					for i := w; i < len(tokens); i += 8 {
-						err := g.Tx(context.Background(), resource, tokens[i], appendLog(d, tokens[i]))
-						if err != nil {
-							assert.ErrorIs(t, err, fence.ErrStaleToken)
-							continue
-						}
-						mu.Lock()
-						accepted++
-						mu.Unlock()
-					}
-				})
-			}
-			wg.Wait()
+			tokens := fencetest.Interleaved(16, 4)
+			accepted, err := fencetest.Write(tokens, 8, func(tok uint64) error {
+				return g.Tx(context.Background(), resource, tok, appendLog(d, tok))
+			})
+			require.NoError(t, err)
 			var log, value string
 			require.NoError(t, db.QueryRow(rebind(d, "SELECT log, value FROM fence_data WHERE resource = $1"), resource).Scan(&log, &value))
-			require.NoError(t, checkRising(strings.Split(strings.TrimPrefix(log, ","), ","), accepted))
+			require.NoError(t, fencetest.CheckRising(strings.Split(strings.TrimPrefix(log, ","), ","), accepted, 16, 4))
 			assert.Equal(t, "16", value)
-			assert.Error(t, checkRising(unguardedLog(tokens), len(tokens)), "negative control: without the guard")
+			assert.Error(t, fencetest.CheckRising(fencetest.Unguarded(tokens), len(tokens), 16, 4), "negative control: without the guard")
 		})
 	}
 }
@@ -187,50 +170,4 @@ func appendLog(d fence.Dialect, token uint64) func(*sql.Tx) error {
 		_, err := tx.Exec(rebind(d, "UPDATE fence_data SET log = $1, value = $2 WHERE resource = $3"), log+","+v, v, resource)
 		return err
 	}
-}
-
-// interleaved returns the tokens 1..n, each repeat times, shuffled.
-func interleaved(n, repeat int) []uint64 {
-	var ts []uint64
-	for tok := 1; tok <= n; tok++ {
-		for range repeat {
-			ts = append(ts, uint64(tok))
-		}
-	}
-	rand.Shuffle(len(ts), func(i, j int) { ts[i], ts[j] = ts[j], ts[i] })
-	return ts
-}
-
-// checkRising checks a log of accepted tokens: never lower than an
-// earlier entry, ends with the highest (16, written 4 times), and has
-// every accepted write (none lost).
-func checkRising(log []string, accepted int) error {
-	if len(log) != accepted {
-		return fmt.Errorf("%d writes accepted, %d in the log %v: updates lost", accepted, len(log), log)
-	}
-	prev := uint64(0)
-	for i, s := range log {
-		tok, err := strconv.ParseUint(s, 10, 64)
-		if err != nil {
-			return err
-		}
-		if tok < prev {
-			return fmt.Errorf("entry %d of %v went down", i, log)
-		}
-		prev = tok
-	}
-	if len(log) < 4 || !slices.Equal(log[len(log)-4:], []string{"16", "16", "16", "16"}) {
-		return fmt.Errorf("the highest token's 4 writes are not all accepted, last: %v", log)
-	}
-	return nil
-}
-
-// unguardedLog: the same writes without a guard all land, in the order
-// they come.
-func unguardedLog(tokens []uint64) []string {
-	var log []string
-	for _, tok := range tokens {
-		log = append(log, strconv.FormatUint(tok, 10))
-	}
-	return log
 }
