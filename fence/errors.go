@@ -24,9 +24,9 @@ var (
 // the highest token Resource had accepted when the write was checked. It
 // matches [ErrStaleToken] with errors.Is.
 type StaleTokenError struct {
-	Resource string
-	Token    uint64
-	Highest  uint64
+	Resource string // the resource (Redis key, SQL resource name, HTTP header)
+	Token    uint64 // the refused write's token
+	Highest  uint64 // the highest token the resource had accepted, > Token
 }
 
 // Error names the resource and both tokens.

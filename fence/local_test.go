@@ -156,3 +156,36 @@ func TestTransport(t *testing.T) {
 		})
 	}
 }
+
+// TestMiddlewareConcurrent: clients with interleaved tokens post to a
+// server behind the middleware, whose handler does a read-modify-write of
+// its log; the log never goes down and loses nothing.
+func TestMiddlewareConcurrent(t *testing.T) {
+	var log []string // written only by the handler, under the resource's lock
+	srv := httptest.NewServer(fence.Middleware(&fence.Local{}, http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) {
+		log = append(log, r.Header.Get(fence.HeaderToken))
+	})))
+	defer srv.Close()
+	c := &http.Client{Transport: &fence.Transport{Resource: "r"}}
+	tokens := fencetest.Interleaved(16, 4)
+	accepted, err := fencetest.Write(tokens, 8, func(tok uint64) error {
+		req, err := http.NewRequestWithContext(fence.WithToken(context.Background(), tok), http.MethodPost, srv.URL, nil)
+		if err != nil {
+			return err
+		}
+		resp, err := c.Do(req)
+		if err != nil {
+			return err
+		}
+		defer resp.Body.Close()
+		if err := fence.ResponseError(resp); err != nil {
+			return err
+		}
+		if resp.StatusCode != http.StatusOK {
+			return errors.New(resp.Status)
+		}
+		return nil
+	})
+	require.NoError(t, err)
+	require.NoError(t, fencetest.CheckRising(log, accepted, 16, 4))
+}
