@@ -6,7 +6,7 @@ STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 # time on 2 cores; ./... after them adds the rest once).
 GO_PKGS     := ./integration/faults/ ./redlock/ ./...
 
-.PHONY: test check servers redis-server unit fuzz bench soak sim sim-wasm-build sim-replay sim-wasm sim-exact contrib tidy pin
+.PHONY: test check servers redis-server unit fence-sql fuzz bench soak sim sim-wasm-build sim-replay sim-wasm sim-exact contrib tidy pin
 
 ## test: install the servers if missing (see servers), then gofmt, vet, staticcheck
 ## (of the root module and of the adapter modules, CONTRIB),
@@ -25,12 +25,13 @@ TEST_LOG    ?= $(or $(TMPDIR),/tmp)/redlease-test.log
 # server, run in the Redis run only (REDLEASE_FAULTS_SERVER_ONLY).
 SERVER_PKGS := ./integration/faults/ ./redlock/... ./cmd/... ./election/... ./examples/cluster/... \
                ./examples/readme/... ./integration/security/... ./internal/redistest/... ./lease/... \
-               ./observer/...
+               ./observer/... ./fence/...
 test: servers check
 	@rm -f $(TEST_LOG); status=0; \
 	  .ci/gotest-on $(REDIS_SERVER) $(TEST_LOG) $(GO_PKGS) || status=1; \
 	  REDLEASE_FAULTS_SERVER_ONLY=1 .ci/gotest-on $(VALKEY_SERVER) $(TEST_LOG) $(SERVER_PKGS) || status=1; \
 	  $(MAKE) --no-print-directory contrib || status=1; \
+	  $(MAKE) --no-print-directory fence-sql || status=1; \
 	  exit $$status
 	$(MAKE) --no-print-directory fuzz FUZZTIME=5s
 
@@ -42,10 +43,23 @@ test: servers check
 ## go.work, at the root, puts this checkout in its place for every go command run
 ## here (`./...` at the root still means the root module's packages only).
 CONTRIB := contrib/prometheus contrib/otel
-# The modules that require this one: CONTRIB and bench/.
-MODULES := $(CONTRIB) bench
+# The modules that require this one: CONTRIB, bench/ and integration/fence.
+MODULES := $(CONTRIB) bench integration/fence
 contrib:
 	@set -e; for m in $(CONTRIB); do echo "== $$m"; (cd $$m && go test -race -count=1 ./...); done
+
+## fence-sql: the tests of package fence against real stores, a module of its own
+## (integration/fence: the SQL drivers pgx and modernc.org/sqlite stay out of the root
+## go.mod; it reaches this module through go.work): PostgreSQL (PG_BIN, started by the
+## tests as their own cluster; run as PG_USER when root), SQLite, HTTP, and Redis on
+## REDIS_SERVER, then the Redis cases again on VALKEY_SERVER.
+PG_BIN  ?= /usr/lib/postgresql/15/bin
+PG_USER ?= nobody
+fence-sql:
+	@echo "== integration/fence"
+	cd integration/fence && go vet ./... && \
+	  REDLEASE_PG_BIN=$(PG_BIN) REDLEASE_PG_USER=$(PG_USER) REDLEASE_REDIS_SERVER=$(REDIS_SERVER) go test -race -count=1 ./... && \
+	  REDLEASE_REDIS_SERVER=$(VALKEY_SERVER) go test -race -count=1 -run '^TestPause$$/^redis/' .
 
 ## fuzz: every fuzzer for FUZZTIME each (default 5m). Each new interesting input is
 ## minimized for at most FUZZMIN executions (default 100x): with go test's default (60s
@@ -154,8 +168,9 @@ unit:
 	go test -race -count=1 -short ./redlock/... ./lease/... ./election/... ./observer/...
 
 ## servers: the servers the tests run: REDIS_SERVER (default redis-server, Debian's
-## 7.0 on bookworm) with redis-sentinel, and VALKEY_SERVER (default valkey-server, 8.0
-## from bookworm-backports). A server present in PATH, or given by path, is used as it
+## 7.0 on bookworm) with redis-sentinel, VALKEY_SERVER (default valkey-server, 8.0
+## from bookworm-backports), and PostgreSQL in PG_BIN (default Debian's postgresql 15,
+## for integration/fence). A server present in PATH, or given by path, is used as it
 ## is; missing ones are installed with apt-get when run as root, after one line that
 ## says what, why and from where (on bookworm it adds the bookworm-backports source).
 REDIS_SERVER  ?= redis-server
@@ -170,9 +185,10 @@ servers:
 	  pkgs="$$pkgs $$pkg"; \
 	done; \
 	command -v redis-sentinel >/dev/null 2>&1 || pkgs="$$pkgs redis-sentinel"; \
+	test -x $(PG_BIN)/postgres || pkgs="$$pkgs postgresql"; \
 	if [ -n "$$pkgs" ]; then \
 	  if [ "$$(id -u)" != 0 ] || ! command -v apt-get >/dev/null 2>&1; then \
-	    echo "missing:$$pkgs; install them (Debian 12: apt-get install redis-server redis-sentinel, and valkey-server from bookworm-backports), or name binaries with REDIS_SERVER=/path VALKEY_SERVER=/path, then run make test again" >&2; \
+	    echo "missing:$$pkgs; install them (Debian 12: apt-get install redis-server redis-sentinel postgresql, and valkey-server from bookworm-backports), or name binaries with REDIS_SERVER=/path VALKEY_SERVER=/path PG_BIN=/dir, then run make test again" >&2; \
 	    exit 1; \
 	  fi; \
 	  codename=$$(. /etc/os-release 2>/dev/null && echo "$${VERSION_CODENAME:-}"); \
@@ -190,6 +206,7 @@ servers:
 	    $${backports:+-t bookworm-backports} valkey-server >/dev/null;; esac; \
 	fi
 	@for b in $(REDIS_SERVER) $(VALKEY_SERVER); do echo "$$(command -v $$b): $$($$b --version)"; done
+	@echo "$(PG_BIN)/postgres: $$($(PG_BIN)/postgres --version)"
 
 ## redis-server: the servers, under the target's former name.
 redis-server: servers

@@ -29,7 +29,9 @@ type Callbacks struct {
 	// after OnElected returned (or, if it does not, once the validity the
 	// term had when it ended has run out). Returning early does not end
 	// the term; call [Elector.Resign] for that. The elector does not
-	// campaign again while OnElected still runs.
+	// campaign again while OnElected still runs. The context carries the
+	// term's fencing token for the guards of package fence
+	// (fence.TokenFrom), unless fencing is off (token 0).
 	OnElected func(ctx context.Context, t Term)
 
 	// OnDemoted is called once per term that began, after the term's

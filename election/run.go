@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/redlease/redlease/fence"
 	"github.com/redlease/redlease/internal/backoff"
 	"github.com/redlease/redlease/internal/notice"
 	"github.com/redlease/redlease/internal/redlockx"
@@ -113,7 +114,8 @@ func (c *candidate) runTerm(ctx context.Context, l *lease.Lease) {
 		}
 		return
 	}
-	t.ctx, t.cancel = context.WithCancelCause(l.Context())
+	// The term's context carries its token for the guards (fence.TokenFrom).
+	t.ctx, t.cancel = context.WithCancelCause(fence.WithToken(l.Context(), t.Token))
 	e.setCurrent(t)
 	e.log.Info("elected", "token", t.Token, "validity", time.Until(l.ValidUntil()))
 	c.see(t.leader())

@@ -117,9 +117,9 @@ func TestUnknownStreak(t *testing.T) {
 	again, _ = s.hold(unknown(grace), false, grace)
 	assert.False(t, again, "no majority for the grace, in three reads: unknown")
 
-	again, d = s.hold(unknown(0), false, grace)
+	again, _ = s.hold(unknown(0), false, grace)
 	require.True(t, again)
-	again, d = s.hold(unknown(2*grace), false, grace)
+	again, _ = s.hold(unknown(2*grace), false, grace)
 	assert.False(t, again, "two reads, the grace over")
 
 	s.hold(unknown(0), false, grace)
