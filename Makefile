@@ -6,7 +6,7 @@ STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 # time on 2 cores; ./... after them adds the rest once).
 GO_PKGS     := ./integration/faults/ ./redlock/ ./...
 
-.PHONY: test check servers redis-server unit fence-sql fuzz bench soak sim sim-wasm-build sim-replay sim-wasm sim-exact contrib tidy pin
+.PHONY: test check servers redis-server unit fence-sql busy-watch fuzz bench soak sim sim-wasm-build sim-replay sim-wasm sim-exact contrib tidy pin
 
 ## test: install the servers if missing (see servers), then gofmt, vet, staticcheck
 ## (of the root module and of the adapter modules, CONTRIB),
@@ -32,6 +32,7 @@ test: servers check
 	  REDLEASE_FAULTS_SERVER_ONLY=1 .ci/gotest-on $(VALKEY_SERVER) $(TEST_LOG) $(SERVER_PKGS) || status=1; \
 	  $(MAKE) --no-print-directory contrib || status=1; \
 	  $(MAKE) --no-print-directory fence-sql || status=1; \
+	  $(MAKE) --no-print-directory busy-watch || status=1; \
 	  exit $$status
 	$(MAKE) --no-print-directory fuzz FUZZTIME=5s
 
@@ -47,6 +48,14 @@ CONTRIB := contrib/prometheus contrib/otel
 MODULES := $(CONTRIB) bench integration/fence
 contrib:
 	@set -e; for m in $(CONTRIB); do echo "== $$m"; (cd $$m && go test -race -count=1 ./...); done
+
+## busy-watch: an observer watches three healthy servers for BUSY_WATCH (default 2m)
+## while two goroutines keep both cores busy, and must never report "unknown" (#32).
+## It slows whatever runs beside it, so make test runs it alone, after the rest.
+BUSY_WATCH ?= 2m
+busy-watch:
+	REDLEASE_BUSY_WATCH=$(BUSY_WATCH) REDLEASE_REDIS_SERVER=$(REDIS_SERVER) \
+	  go test -race -count=1 -run '^TestWatchBusyHostNoUnknown$$' ./observer/
 
 ## fence-sql: the tests of package fence against real stores, a module of its own
 ## (integration/fence: the SQL drivers pgx and modernc.org/sqlite stay out of the root
