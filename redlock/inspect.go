@@ -17,17 +17,16 @@ type Inspection struct {
 	// and the drift allowance. An estimate for display and waiting, not a
 	// guarantee: only the holder knows its deadline.
 	Remaining time.Duration
-	// Token is the holder's fencing token: exactly the token its
-	// acquisition handed out, in every read that finds the holder (a
-	// majority of the answering nodes hold its value), whatever the nodes'
-	// counters and whichever nodes are silent. It is the highest counter
-	// among the nodes that answered with the holder's value: the
-	// acquisition handed its token t out only once a majority held its
-	// value with counter t, any majority of holders includes one of them,
-	// and no holder's node has a counter above t (a late grant above t is
-	// deleted by the acquisition). Before the acquisition completed (its
-	// counters being written back) it may be lower; see docs/design.md
-	// §4.4 for the mechanism and its one window.
+	// Token is the holder's fencing token: the token its acquisition
+	// handed out, in every read that finds the holder (a majority of the
+	// answering nodes hold its value) with every node answering, and with
+	// nodes silent whatever the counters of the nodes that answered, but
+	// for one case: a spare copy granted late with a counter above the
+	// token, read while enough of the token's nodes are silent. It is the
+	// highest counter that the holder's nodes at exactly that counter,
+	// with the silent nodes, make a majority of: the acquisition handed
+	// its token t out only once a majority held its value at exactly t.
+	// docs/design.md §4.4 has the mechanism and its windows.
 	Token uint64
 	// Nodes has every node's view, in the order given to New.
 	Nodes []NodeState
@@ -159,12 +158,43 @@ func inspection(key string, nodes []*node, answers []answer, quorum int, elapsed
 			if low < 0 || st.TTL < low {
 				low = st.TTL
 			}
-			// The highest holder's counter (docs/design.md §4.4): a
-			// majority of the holder's nodes hold its token t, and
-			// none holds more.
-			in.Token = max(in.Token, st.Counter)
 		}
 	}
+	in.Token = holderToken(in.Value, answers, quorum)
 	in.Remaining = max(0, low-elapsed-drift(low))
 	return in, nil
+}
+
+// holderToken is the holder's token as a majority read tells it
+// (docs/design.md §4.4): the highest counter c that the holder's answering
+// nodes at exactly c, together with the nodes that did not answer, make a
+// majority. The token t qualifies: a majority holds the value at exactly t.
+// Any other counter is on fewer than a majority of nodes (the token's
+// majority holds t), so with every node answering only t qualifies, and
+// a silent node cannot hide t. When none qualifies (a read made while the
+// acquisition's write-back is on its way), the highest holder's counter.
+func holderToken(value string, answers []answer, quorum int) uint64 {
+	silent := 0
+	at := map[uint64]int{}
+	var highest uint64
+	for _, a := range answers {
+		switch {
+		case a.vote == voteError:
+			silent++
+		case a.vote == voteYes && a.value == value:
+			c := uint64(max(0, a.counter))
+			at[c]++
+			highest = max(highest, c)
+		}
+	}
+	var token uint64
+	for c, n := range at {
+		if n+silent >= quorum && c > token {
+			token = c
+		}
+	}
+	if token == 0 {
+		return highest
+	}
+	return token
 }

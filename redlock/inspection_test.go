@@ -96,3 +96,28 @@ func TestInspectionTokenWithSilentNode(t *testing.T) {
 		assert.Equal(t, uint64(42), in.Token, "node %d silent", silent)
 	}
 }
+
+// TestInspectionTokenWithLateSpares: an acquisition handed out 10 on three
+// of five nodes; the other two granted late, above it (15, spares that
+// keep the lock's fault tolerance). With every node answering, or a spare
+// silent, the read reports 10, never 15; a read made before the
+// write-back reached a majority reports the highest holder's counter.
+func TestInspectionTokenWithLateSpares(t *testing.T) {
+	nodes := inspectNodes(5)
+	read := func(counters []int64, silent int) uint64 {
+		answers := make([]answer, len(nodes))
+		for i, c := range counters {
+			answers[i] = answer{vote: voteYes, value: "a", ms: 900, counter: c, ready: true}
+		}
+		if silent >= 0 {
+			answers[silent] = answer{vote: voteError, err: errNodeTimeout{50 * time.Millisecond, true}}
+		}
+		in, err := inspection("k", nodes, answers, 3, 0, noDrift)
+		require.NoError(t, err)
+		return in.Token
+	}
+	spares := []int64{10, 15, 10, 15, 10}
+	assert.Equal(t, uint64(10), read(spares, -1), "every node answering")
+	assert.Equal(t, uint64(10), read(spares, 1), "a spare silent")
+	assert.Equal(t, uint64(12), read([]int64{12, 9, 11, 9, 8}, -1), "write-back on its way: the highest")
+}

@@ -20,17 +20,10 @@ type stragglers struct {
 	gone    atomic.Bool   // set before any release of the value is sent
 	running []atomic.Bool // per node: its acquire request has not finished
 
-	// token is the acquisition's token once handed out (0 before, and
-	// with fencing off); grants[i] the counter of node i's late yes (0:
-	// none). A late grant above the token is deleted (see fenced).
-	token  atomic.Int64
-	grants []atomic.Int64
-
 	relOnce sync.Once
 	rel     *scriptCall // the release of a standalone node, built once
 
-	buf  [inlineNodes]atomic.Bool  // running's storage for up to inlineNodes nodes
-	gbuf [inlineNodes]atomic.Int64 // grants' storage
+	buf [inlineNodes]atomic.Bool // running's storage for up to inlineNodes nodes
 }
 
 // inlineNodes is how many nodes the per-call state of an acquisition or a
@@ -40,9 +33,9 @@ const inlineNodes = 7
 func newStragglers(n int) *stragglers {
 	s := &stragglers{}
 	if n <= inlineNodes {
-		s.running, s.grants = s.buf[:n], s.gbuf[:n]
+		s.running = s.buf[:n]
 	} else {
-		s.running, s.grants = make([]atomic.Bool, n), make([]atomic.Int64, n)
+		s.running = make([]atomic.Bool, n)
 	}
 	for i := range s.running {
 		s.running[i].Store(true)
@@ -57,47 +50,15 @@ func (s *stragglers) acquiring(i int) bool { return s.running[i].Load() }
 // late handles an acquire answer that came after the acquisition returned:
 // once the value is gone (a failed attempt, a released or lost lock), a
 // yes, or an error that may hide a yes (a reply lost after the server ran
-// the script), is undone on its node; so is a yes whose counter is above
-// the token handed out (see fenced).
+// the script), is undone on its node.
 func (s *stragglers) late(c *Client, n *node, a answer, key, value string) {
 	if (a.vote == voteYes || a.vote == voteError) && s.gone.Load() {
-		s.undo(c, n, key, value)
-		return
-	}
-	if a.vote != voteYes || a.counter <= 0 {
-		return
-	}
-	s.grants[n.idx].Store(a.counter)
-	if t := s.token.Load(); t > 0 && a.counter > t {
-		s.undo(c, n, key, value)
-	}
-}
-
-// fenced records the token t that the acquisition handed out, and deletes
-// every copy that a late grant above t left, so that no node holding the
-// value has a counter above its token and a majority read reports exactly
-// t (docs/design.md §4.4). The copy is a spare: the token's majority holds
-// the lock. A grant seen before t was stored is deleted here, one seen
-// after by late: late stores its counter before it reads the token, and
-// fenced stores the token before it reads the counters, so with
-// sequentially consistent atomics one of the two sees the other (perhaps
-// both: a second delete is harmless).
-func (s *stragglers) fenced(c *Client, nodes []*node, t uint64, key, value string) {
-	s.token.Store(int64(t))
-	for i := range s.grants {
-		if g := s.grants[i].Load(); g > int64(t) {
-			c.wg.Go(func() { s.undo(c, nodes[i], key, value) })
+		sc := s.release(key, value)
+		if n.tag != "" {
+			sc = releaseCall(n.lockKey(key), value, "", "", "0")
 		}
+		c.releaseOn(n, sc)
 	}
-}
-
-// undo deletes node n's copy of value (compare-and-DEL, no notice).
-func (s *stragglers) undo(c *Client, n *node, key, value string) {
-	sc := s.release(key, value)
-	if n.tag != "" {
-		sc = releaseCall(n.lockKey(key), value, "", "", "0")
-	}
-	c.releaseOn(n, sc)
 }
 
 // release is the release call of a standalone node, shared by the

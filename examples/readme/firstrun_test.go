@@ -32,8 +32,13 @@ func TestServeSaysWhyOnFreshNodes(t *testing.T) {
 	require.Eventually(t, func() bool { return strings.Contains(out(), "not ready:") }, 10*time.Second, time.Millisecond,
 		"serve printed nothing about the wait")
 	assert.Regexp(t, `^not ready: election: unhealthy: "reports/leader": waiting: 3 of 3 nodes quarantined, (30|29)s left \(0 votes, 2 needed\)\n$`, out())
-	w := httptest.NewRecorder()
-	mux.ServeHTTP(w, httptest.NewRequest(http.MethodGet, "/readyz", nil))
+	// serve prints before it registers its handlers: wait for /readyz.
+	var w *httptest.ResponseRecorder
+	require.Eventually(t, func() bool {
+		w = httptest.NewRecorder()
+		mux.ServeHTTP(w, httptest.NewRequest(http.MethodGet, "/readyz", nil))
+		return w.Code != http.StatusNotFound
+	}, 10*time.Second, time.Millisecond, "serve registered no /readyz")
 	assert.Equal(t, http.StatusServiceUnavailable, w.Code)
 	assert.Contains(t, w.Body.String(), "waiting: 3 of 3 nodes quarantined, ")
 }
