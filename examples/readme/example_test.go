@@ -83,7 +83,7 @@ func watchLeader(ctx context.Context, client *redlock.Client) error {
 	}
 	w := o.Watch(ctx)
 	for ev := range w.C() {
-		fmt.Println(ev) // a new leader, no leader, or unknown (no majority answered)
+		fmt.Println(ev) // a new leader, no leader, or unknown (no majority answered for Config.UnknownGrace, 1s)
 	}
 	return w.Err() // why the watch ended: ctx's error
 }
