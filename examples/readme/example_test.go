@@ -1,10 +1,11 @@
 package readme_test
 
-// The README's snippets, as Example functions run on real redis-servers:
-// serve, watchLeader, leaseJob, nightlyReports, slogClient and
-// Example_health are quoted there as they are here (readme_test.go checks
-// it). Each Example makes its client from the test servers'
-// addresses; the helpers below the snippets stand for the user's code.
+// The docs' snippets, as Example functions run on real redis-servers:
+// serve, watchLeader, leaseJob and nightlyReports are quoted in the
+// README, slogClient and Example_health in docs/observability.md, as they
+// are here (readme_test.go checks it). Each Example makes its client from
+// the test servers' addresses; the helpers below the snippets stand for
+// the user's code.
 
 import (
 	"context"
