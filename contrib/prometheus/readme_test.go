@@ -9,12 +9,13 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// The README's "Metrics" snippet is ExampleNew's body, up to its Output
-// comment and one tab less indented, exactly as example_test.go has it.
+// docs/observability.md's "Metrics" snippet (the README's until #33) is
+// ExampleNew's body, up to its Output comment and one tab less indented,
+// exactly as example_test.go has it.
 func TestREADMEQuotesExampleNew(t *testing.T) {
 	src, err := os.ReadFile("example_test.go")
 	require.NoError(t, err)
-	readme, err := os.ReadFile("../../README.md")
+	readme, err := os.ReadFile("../../docs/observability.md")
 	require.NoError(t, err)
 	s := string(src)
 	head := "\nfunc ExampleNew() {\n"
@@ -29,5 +30,5 @@ func TestREADMEQuotesExampleNew(t *testing.T) {
 	}
 	body := strings.Join(lines, "")
 	assert.True(t, strings.Contains(string(readme), "```go\n"+body+"```\n"),
-		"README.md does not quote ExampleNew's body as example_test.go has it:\n%s", body)
+		"docs/observability.md does not quote ExampleNew's body as example_test.go has it:\n%s", body)
 }

@@ -1,10 +1,11 @@
 package readme_test
 
-// The README's snippets, as Example functions run on real redis-servers:
-// serve, watchLeader, leaseJob, nightlyReports, slogClient and
-// Example_health are quoted there as they are here (readme_test.go checks
-// it). Each Example makes its client from the test servers'
-// addresses; the helpers below the snippets stand for the user's code.
+// The docs' snippets, as Example functions run on real redis-servers:
+// serve, watchLeader, leaseJob and nightlyReports are quoted in the
+// README, slogClient and Example_health in docs/observability.md, as they
+// are here (readme_test.go checks it). Each Example makes its client from
+// the test servers' addresses; the helpers below the snippets stand for
+// the user's code.
 
 import (
 	"context"
@@ -83,7 +84,7 @@ func watchLeader(ctx context.Context, client *redlock.Client) error {
 	}
 	w := o.Watch(ctx)
 	for ev := range w.C() {
-		fmt.Println(ev) // a new leader, no leader, or unknown (no majority answered)
+		fmt.Println(ev) // a new leader, no leader, or unknown (no majority answered for Config.UnknownGrace, 1s)
 	}
 	return w.Err() // why the watch ended: ctx's error
 }

@@ -9,19 +9,26 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// quoted are the functions of example_test.go that the README quotes.
-var quoted = []string{"serve", "watchLeader", "leaseJob", "nightlyReports", "slogClient", "Example_health"}
+// quoted are the functions of example_test.go that each page quotes: the
+// README's tour, and docs/observability.md's snippets (moved there from
+// the README, #33).
+var quoted = map[string][]string{
+	"../../README.md":             {"serve", "watchLeader", "leaseJob", "nightlyReports"},
+	"../../docs/observability.md": {"slogClient", "Example_health"},
+}
 
-// The README quotes each snippet exactly as it is here, where it runs.
+// Each page quotes its snippets exactly as they are here, where they run.
 func TestREADMEQuotesExamples(t *testing.T) {
 	src, err := os.ReadFile("example_test.go")
 	require.NoError(t, err)
-	readme, err := os.ReadFile("../../README.md")
-	require.NoError(t, err)
-	for _, name := range quoted {
-		fn := function(t, string(src), name)
-		assert.True(t, strings.Contains(string(readme), "```go\n"+fn+"```\n"),
-			"README.md does not quote %s as example_test.go has it:\n%s", name, fn)
+	for page, names := range quoted {
+		doc, err := os.ReadFile(page)
+		require.NoError(t, err)
+		for _, name := range names {
+			fn := function(t, string(src), name)
+			assert.True(t, strings.Contains(string(doc), "```go\n"+fn+"```\n"),
+				"%s does not quote %s as example_test.go has it:\n%s", page, name, fn)
+		}
 	}
 }
 
