@@ -16,7 +16,9 @@ GO_PKGS     := ./integration/faults/ ./redlock/ ./...
 ## corpora run as tests too). Each run names its server and version first and last;
 ## a failed run ends with its failures again (the failing tests' names, assertion
 ## reports, panics and leak reports) under the server's name. The whole output of
-## both runs is kept in TEST_LOG. The tests pick their server binary from
+## both runs is kept in TEST_LOG. Then package fence against real stores (fence-sql),
+## and the observer's 2-minute busy-host watch (busy-watch) beside the adapters' tests
+## and the fuzzers. The tests pick their server binary from
 ## REDLEASE_REDIS_SERVER (a path or a name in PATH; default redis-server).
 TEST_LOG    ?= $(or $(TMPDIR),/tmp)/redlease-test.log
 # The packages whose tests start real servers: the Valkey run. (internal/sim's
@@ -30,11 +32,12 @@ test: servers check
 	@rm -f $(TEST_LOG); status=0; \
 	  .ci/gotest-on $(REDIS_SERVER) $(TEST_LOG) $(GO_PKGS) || status=1; \
 	  REDLEASE_FAULTS_SERVER_ONLY=1 .ci/gotest-on $(VALKEY_SERVER) $(TEST_LOG) $(SERVER_PKGS) || status=1; \
-	  $(MAKE) --no-print-directory contrib || status=1; \
 	  $(MAKE) --no-print-directory fence-sql || status=1; \
-	  $(MAKE) --no-print-directory busy-watch || status=1; \
+	  busy_log=$$(mktemp); $(MAKE) --no-print-directory busy-watch >$$busy_log 2>&1 & busy=$$!; \
+	  $(MAKE) --no-print-directory contrib || status=1; \
+	  $(MAKE) --no-print-directory fuzz FUZZTIME=5s || status=1; \
+	  wait $$busy || status=1; cat $$busy_log; rm -f $$busy_log; \
 	  exit $$status
-	$(MAKE) --no-print-directory fuzz FUZZTIME=5s
 
 ## contrib: the tests of the metrics adapters, modules of their own (own go.mod)
 ## so that the root go.mod carries no metrics library: Prometheus against a real
@@ -51,7 +54,8 @@ contrib:
 
 ## busy-watch: an observer watches three healthy servers for BUSY_WATCH (default 2m)
 ## while two goroutines keep both cores busy, and must never report "unknown" (#32).
-## It slows whatever runs beside it, so make test runs it alone, after the rest.
+## It slows whatever runs beside it, so make test runs it after the timing tests,
+## beside only the adapters' tests and the fuzzers (which add load, not flakes).
 BUSY_WATCH ?= 2m
 busy-watch:
 	REDLEASE_BUSY_WATCH=$(BUSY_WATCH) REDLEASE_REDIS_SERVER=$(REDIS_SERVER) \

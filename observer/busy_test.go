@@ -32,11 +32,11 @@ func busyWatchFor(t *testing.T) time.Duration {
 // never "unknown". Reads that miss NodeTimeout on every node happen on
 // such a host; UnknownGrace reads them again. It keeps both cores busy for
 // its whole duration, which would slow every test that runs beside it, so
-// it runs only when REDLEASE_BUSY_WATCH is set: make test runs it on its
-// own, after the other tests (target busy-watch).
+// it runs only when REDLEASE_BUSY_WATCH is set: make test runs it after
+// the timing tests, beside the fuzzers (target busy-watch).
 func TestWatchBusyHostNoUnknown(t *testing.T) {
 	if os.Getenv("REDLEASE_BUSY_WATCH") == "" {
-		t.Skip("spins both cores for REDLEASE_BUSY_WATCH; make test runs it alone (make busy-watch)")
+		t.Skip("spins both cores for REDLEASE_BUSY_WATCH; make test runs it after the timing tests (make busy-watch)")
 	}
 	d := busyWatchFor(t)
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(2))
