@@ -19,7 +19,9 @@ func Example() {
 	nodes, stop := embedded(5)
 	defer stop()
 
-	c, err := redlock.New(ctx, redlock.Config{}, nodes...)
+	// NodeTimeout (default 50ms) raised for in-process nodes that share
+	// the CPU with a busy test run.
+	c, err := redlock.New(ctx, redlock.Config{NodeTimeout: time.Second}, nodes...)
 	if err != nil {
 		panic(err)
 	}
