@@ -6,6 +6,8 @@
 -- The marker's h and b are never touched.
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
 local c = tonumber(redis.call('GET', KEYS[2]) or '0')
-if c == nil or c <= tonumber(ARGV[2]) then return 0 end
-redis.call('SET', KEYS[2], ARGV[2], 'KEEPTTL')
-return 1
+if c ~= nil and c > tonumber(ARGV[2]) then
+  redis.call('SET', KEYS[2], ARGV[2], 'KEEPTTL')
+  return 1
+end
+return 0
