@@ -194,6 +194,9 @@ func (c *Client) attempt(ctx context.Context, key string, ttl time.Duration, o a
 		c.wg.Go(func() { c.releaseAll(nodes, key, value, "", "") })
 		return nil, qe
 	}
+	if token > 0 {
+		s.fenced(c, nodes, token, key, value)
+	}
 	if c.log.IsTrace() {
 		c.log.Trace("acquired", "key", key, "token", token, "validity", time.Until(validUntil), "elapsed", time.Since(t0))
 	}

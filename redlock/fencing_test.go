@@ -265,14 +265,101 @@ func TestInspectTokenWithPausedNode(t *testing.T) {
 		rig.waitHeld(t, key, l.Value()) // the lagging node's late grant included
 		require.Equal(t, uint64(22), parseCounter(t, rig.counter(t, key, lagging)), "the lagging node keeps its grant")
 		for paused := range 3 {
-			require.NoError(t, rig.Server(paused).Pause())
-			in, err := c.Inspect(ctx, key)
-			require.NoError(t, rig.Server(paused).Resume())
-			require.NoError(t, err, "run %d, node %d paused", run, paused)
+			in := inspectPaused(t, rig, c, key, paused)
 			assert.Equal(t, l.Value(), in.Value, "run %d, node %d paused", run, paused)
 			assert.Equal(t, l.Token(), in.Token, "run %d, node %d paused: the holder's token", run, paused)
 		}
 		_, err = l.Release(ctx)
 		require.NoError(t, err)
 	}
+}
+
+// inspectPaused is c's Inspect of key while server paused is stopped
+// (SIGSTOP): a majority read with that node silent.
+func inspectPaused(t *testing.T, rig *servers, c *redlock.Client, key string, paused int) *redlock.Inspection {
+	t.Helper()
+	require.NoError(t, rig.Server(paused).Pause())
+	in, err := c.Inspect(context.Background(), key)
+	require.NoError(t, rig.Server(paused).Resume())
+	require.NoError(t, err, "node %d paused", paused)
+	return in
+}
+
+// lateSpare acquires key with node late's grant held until the acquisition
+// returned, its counter at 50 and the others' at 41: the fast path hands
+// out 42 and node late grants 51 after it, a spare above the token. It
+// returns once every node holds the lock's value.
+func lateSpare(t *testing.T, rig *servers, c *redlock.Client, gates []*redlock.AcquireGate, key string, late int) *redlock.Lock {
+	t.Helper()
+	for i := range rig.Direct {
+		rig.setCounter(t, key, i, 41)
+	}
+	rig.setCounter(t, key, late, 50)
+	open := gates[late].Hold()
+	l, err := c.Acquire(context.Background(), key, 5*time.Second)
+	open()
+	require.NoError(t, err)
+	require.Equal(t, uint64(42), l.Token(), "the two nodes that agree: the fast path")
+	rig.waitHeld(t, key, l.Value()) // the late grant included
+	return l
+}
+
+// gatedClient is a Client over 3 killable servers (MaxTTL 10s) whose
+// acquire requests each node can hold (see lateSpare).
+func gatedClient(t *testing.T, off unsafeopt.Off) (*servers, *redlock.Client, []*redlock.AcquireGate) {
+	rig := startKillable(t, 3, redistest.Options{})
+	cfg := fenceCfg
+	cfg.MaxTTL = 10 * time.Second
+	unsafeopt.Apply(&cfg, off)
+	nodes := rig.NewNodes(t)
+	gates := make([]*redlock.AcquireGate, len(nodes))
+	for i, n := range nodes {
+		gates[i] = &redlock.AcquireGate{}
+		n.AddHook(gates[i])
+	}
+	t.Cleanup(rig.Heal)
+	return rig, locktest.New(t, cfg, nodes, true), gates
+}
+
+// TestLateSpareSettled: a spare granted after the acquisition returned with
+// a counter above the token (51 against 42) keeps its copy, and its counter
+// is lowered to exactly the token (settle.lua), its TTL and the node's
+// high-water mark kept; then a majority read reports the token with any
+// node paused (docs/design.md §4.4, §4.5). Three runs, each node late once.
+func TestLateSpareSettled(t *testing.T) {
+	rig, c, gates := gatedClient(t, unsafeopt.Off{})
+	ctx := context.Background()
+	for late := range 3 {
+		key := fmt.Sprintf("%s:%d", testKey(t), late)
+		l := lateSpare(t, rig, c, gates, key, late)
+		require.Eventually(t, func() bool { return rig.counter(t, key, late) == "42" }, 5*time.Second, attemptTick,
+			"node %d: the late spare's counter is lowered to the token", late)
+		assert.Equal(t, l.Value(), rig.Direct[late].Get(ctx, key).Val(), "node %d keeps its copy", late)
+		assert.Equal(t, "51", rig.Direct[late].HGet(ctx, markerKey, "h").Val(), "node %d: h untouched", late)
+		assert.Greater(t, rig.Direct[late].PTTL(ctx, key+":fence").Val(), 50*time.Second, "node %d: the counter's TTL kept", late)
+		for paused := range 3 {
+			in := inspectPaused(t, rig, c, key, paused)
+			assert.Equal(t, l.Value(), in.Value, "late %d, node %d paused", late, paused)
+			assert.Equal(t, l.Token(), in.Token, "late %d, node %d paused: the holder's token", late, paused)
+		}
+		_, err := l.Release(ctx)
+		require.NoError(t, err)
+	}
+}
+
+// TestLateSpareSettledControl is the negative control of
+// TestLateSpareSettled: without the settle (unsafeopt NoSettle) the spare
+// keeps 51, and a read with either of the token's nodes paused reports 51.
+func TestLateSpareSettledControl(t *testing.T) {
+	rig, c, gates := gatedClient(t, unsafeopt.Off{NoSettle: true})
+	ctx := context.Background()
+	key, late := testKey(t), 2
+	l := lateSpare(t, rig, c, gates, key, late)
+	require.Equal(t, "51", rig.counter(t, key, late), "the late grant, not settled")
+	for paused := range 2 { // the token's nodes
+		in := inspectPaused(t, rig, c, key, paused)
+		assert.Equal(t, uint64(51), in.Token, "node %d paused: without the settle the spare's counter qualifies", paused)
+	}
+	_, err := l.Release(ctx)
+	require.NoError(t, err)
 }

@@ -19,14 +19,15 @@ type Inspection struct {
 	Remaining time.Duration
 	// Token is the holder's fencing token: the token its acquisition
 	// handed out, in every read that finds the holder (a majority of the
-	// answering nodes hold its value) with every node answering, and with
-	// nodes silent whatever the counters of the nodes that answered, but
-	// for one case: a spare copy granted late with a counter above the
-	// token, read while enough of the token's nodes are silent. It is the
-	// highest counter that the holder's nodes at exactly that counter,
-	// with the silent nodes, make a majority of: the acquisition handed
-	// its token t out only once a majority held its value at exactly t.
-	// docs/design.md §4.4 has the mechanism and its windows.
+	// answering nodes hold its value), whatever the counters and with any
+	// node silent. It is the highest counter that the holder's nodes at
+	// exactly that counter, with the silent nodes, make a majority of: the
+	// acquisition handed its token t out only once a majority held its
+	// value at exactly t, and lowers to t the counter of a spare granted
+	// late above t. Until that lands (about one round trip after the late
+	// answer), a read with enough of the token's nodes silent may report
+	// the spare's counter. docs/design.md §4.4 has the mechanism and its
+	// windows.
 	Token uint64
 	// Nodes has every node's view, in the order given to New.
 	Nodes []NodeState

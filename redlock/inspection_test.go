@@ -99,8 +99,9 @@ func TestInspectionTokenWithSilentNode(t *testing.T) {
 
 // TestInspectionTokenWithLateSpares: an acquisition handed out 10 on three
 // of five nodes; the other two granted late, above it (15, spares that
-// keep the lock's fault tolerance). With every node answering, or a spare
-// silent, the read reports 10, never 15; a read made before the
+// keep the lock's fault tolerance, read before the acquisition lowered
+// them to 10). With every node answering, or a spare silent, the read
+// reports 10, never 15; a read made before the
 // write-back reached a majority reports the highest holder's counter.
 func TestInspectionTokenWithLateSpares(t *testing.T) {
 	nodes := inspectNodes(5)

@@ -31,6 +31,8 @@ var (
 	luaRaise string
 	//go:embed lua/inspect.lua
 	luaInspect string
+	//go:embed lua/settle.lua
+	luaSettle string
 
 	scriptAcquire = redis.NewScript(luaQuarantine + luaAcquire)
 	scriptFence   = redis.NewScript(luaFence)
@@ -40,6 +42,7 @@ var (
 	scriptProbe   = redis.NewScript(luaQuarantine + luaProbe)
 	scriptRaise   = redis.NewScript(luaRaise)
 	scriptInspect = redis.NewScript(luaQuarantine + luaInspect)
+	scriptSettle  = redis.NewScript(luaSettle)
 )
 
 // scriptSource is each script's text, for SCRIPT LOAD.
@@ -47,7 +50,7 @@ var scriptSource = map[*redis.Script]string{
 	scriptAcquire: luaQuarantine + luaAcquire, scriptFence: luaFence, scriptExtend: luaExtend,
 	scriptMany:    luaExtendMany,
 	scriptRelease: luaRelease, scriptProbe: luaQuarantine + luaProbe, scriptRaise: luaRaise,
-	scriptInspect: luaQuarantine + luaInspect,
+	scriptInspect: luaQuarantine + luaInspect, scriptSettle: luaSettle,
 }
 
 // scriptNames and scriptCommands describe the scripts in errors (a refusal
@@ -55,7 +58,7 @@ var scriptSource = map[*redis.Script]string{
 var (
 	scriptNames = map[*redis.Script]string{
 		scriptAcquire: "acquire", scriptFence: "fence", scriptExtend: "extend", scriptMany: "extend_many", scriptRelease: "release",
-		scriptProbe: "probe", scriptRaise: "raise", scriptInspect: "inspect",
+		scriptProbe: "probe", scriptRaise: "raise", scriptInspect: "inspect", scriptSettle: "settle",
 	}
 	quarantineCommands = "TIME, INFO, HMGET, HGET, HSET"
 	scriptCommands     = map[*redis.Script]string{
@@ -67,6 +70,7 @@ var (
 		scriptProbe:   "EXISTS, " + quarantineCommands,
 		scriptRaise:   "HMGET, HSET",
 		scriptInspect: "GET, PTTL, " + quarantineCommands,
+		scriptSettle:  "GET, SET",
 	}
 )
 
@@ -136,7 +140,7 @@ type scriptSet []*redis.Script
 // preloaded are the scripts New loads on every node after its probe, so
 // that the first acquisition does not pay a NOSCRIPT round trip (probe.lua
 // itself has just run).
-var preloaded = scriptSet{scriptAcquire, scriptFence, scriptExtend, scriptMany, scriptRelease, scriptRaise, scriptInspect}
+var preloaded = scriptSet{scriptAcquire, scriptFence, scriptExtend, scriptMany, scriptRelease, scriptRaise, scriptInspect, scriptSettle}
 
 // load loads the set on c with SCRIPT LOAD (not Script.Load: the latter
 // takes the server's reply as the digest, and one odd node would change it

@@ -1,7 +1,9 @@
 package redlock
 
 import (
+	"context"
 	"errors"
+	"strconv"
 	"sync"
 	"sync/atomic"
 )
@@ -20,10 +22,17 @@ type stragglers struct {
 	gone    atomic.Bool   // set before any release of the value is sent
 	running []atomic.Bool // per node: its acquire request has not finished
 
+	// token is the acquisition's token once handed out (0 before, and
+	// with fencing off); grants[i] the counter of node i's late yes (0:
+	// none). A late grant above the token is lowered to it (see fenced).
+	token  atomic.Int64
+	grants []atomic.Int64
+
 	relOnce sync.Once
 	rel     *scriptCall // the release of a standalone node, built once
 
-	buf [inlineNodes]atomic.Bool // running's storage for up to inlineNodes nodes
+	buf  [inlineNodes]atomic.Bool  // running's storage for up to inlineNodes nodes
+	gbuf [inlineNodes]atomic.Int64 // grants' storage
 }
 
 // inlineNodes is how many nodes the per-call state of an acquisition or a
@@ -33,9 +42,9 @@ const inlineNodes = 7
 func newStragglers(n int) *stragglers {
 	s := &stragglers{}
 	if n <= inlineNodes {
-		s.running = s.buf[:n]
+		s.running, s.grants = s.buf[:n], s.gbuf[:n]
 	} else {
-		s.running = make([]atomic.Bool, n)
+		s.running, s.grants = make([]atomic.Bool, n), make([]atomic.Int64, n)
 	}
 	for i := range s.running {
 		s.running[i].Store(true)
@@ -50,7 +59,8 @@ func (s *stragglers) acquiring(i int) bool { return s.running[i].Load() }
 // late handles an acquire answer that came after the acquisition returned:
 // once the value is gone (a failed attempt, a released or lost lock), a
 // yes, or an error that may hide a yes (a reply lost after the server ran
-// the script), is undone on its node.
+// the script), is undone on its node; a yes whose counter is above the
+// token handed out is lowered to it (see fenced).
 func (s *stragglers) late(c *Client, n *node, a answer, key, value string) {
 	if (a.vote == voteYes || a.vote == voteError) && s.gone.Load() {
 		sc := s.release(key, value)
@@ -58,7 +68,46 @@ func (s *stragglers) late(c *Client, n *node, a answer, key, value string) {
 			sc = releaseCall(n.lockKey(key), value, "", "", "0")
 		}
 		c.releaseOn(n, sc)
+		return
 	}
+	if a.vote != voteYes || a.counter <= 0 {
+		return
+	}
+	s.grants[n.idx].Store(a.counter)
+	if t := s.token.Load(); t > 0 && a.counter > t {
+		c.wg.Go(func() { c.settleLate(n, key, value, t) })
+	}
+}
+
+// fenced records the token t that the acquisition handed out, and lowers
+// to t the counter of every late grant above it (settle.lua), keeping the
+// copy: a spare that adds fault tolerance. Once lowered, no node holding
+// the value has a counter above t, so a majority read reports exactly t
+// with any node silent (docs/design.md §4.4, §4.5). A grant seen before t
+// was stored is settled here, one seen after by late: late stores its
+// counter before it reads the token, and fenced stores the token before
+// it reads the counters, so with sequentially consistent atomics one of
+// the two sees the other (perhaps both: a second settle finds nothing to
+// do).
+func (s *stragglers) fenced(c *Client, nodes []*node, t uint64, key, value string) {
+	s.token.Store(int64(t))
+	for i := range s.grants {
+		if g := s.grants[i].Load(); g > int64(t) {
+			c.wg.Go(func() { c.settleLate(nodes[i], key, value, int64(t)) })
+		}
+	}
+}
+
+// settleLate lowers node n's counter of key to the token t where the
+// node holds value with a counter above t (settle.lua), bounded by
+// NodeTimeout like the releases; run in the background.
+func (c *Client) settleLate(n *node, key, value string, t int64) {
+	if c.cfg.unsafeOff.NoSettle {
+		return // the negative control
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), c.cfg.NodeTimeout)
+	defer cancel()
+	n.run(ctx, newCall(scriptSettle, []string{n.lockKey(key), n.fenceKey(key)}, value, strconv.FormatInt(t, 10)))
 }
 
 // release is the release call of a standalone node, shared by the

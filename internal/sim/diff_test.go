@@ -346,6 +346,8 @@ func genCall(r *rand.Rand, name string) ([]string, []any) {
 		return []string{kLock, kMarker, kFence}, []any{val, ttl, "30000", mode, ctr}
 	case "fence":
 		return []string{kLock, kFence, kMarker}, []any{val, fmt.Sprint(r.IntN(25)), pick("300000", "5000")}
+	case "settle":
+		return []string{kLock, kFence}, []any{val, fmt.Sprint(r.IntN(25))}
 	case "release":
 		return []string{kLock}, []any{val, pick("", "lk:notice"), "gone", pick("0", "1")}
 	case "probe":

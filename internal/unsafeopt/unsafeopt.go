@@ -29,6 +29,11 @@ type Off struct {
 	// write-back.
 	FastPathMinority bool
 
+	// NoSettle: an acquisition leaves the counter of a spare granted late
+	// above its token as it is (no settle.lua), so that a majority read
+	// with enough of the token's nodes silent reports that counter.
+	NoSettle bool
+
 	// NoHandoverWait: an elector (package election) releases a term as
 	// soon as its context is cancelled, without waiting for OnElected to
 	// return, so that the next leader's work can overlap the last one's.
