@@ -169,22 +169,7 @@ func TestMiddlewareConcurrent(t *testing.T) {
 	c := &http.Client{Transport: &fence.Transport{Resource: "r"}}
 	tokens := fencetest.Interleaved(16, 4)
 	accepted, err := fencetest.Write(tokens, 8, func(tok uint64) error {
-		req, err := http.NewRequestWithContext(fence.WithToken(context.Background(), tok), http.MethodPost, srv.URL, nil)
-		if err != nil {
-			return err
-		}
-		resp, err := c.Do(req)
-		if err != nil {
-			return err
-		}
-		defer resp.Body.Close()
-		if err := fence.ResponseError(resp); err != nil {
-			return err
-		}
-		if resp.StatusCode != http.StatusOK {
-			return errors.New(resp.Status)
-		}
-		return nil
+		return fencetest.Post(context.Background(), c, srv.URL, tok, nil)
 	})
 	require.NoError(t, err)
 	require.NoError(t, fencetest.CheckRising(log, accepted, 16, 4))

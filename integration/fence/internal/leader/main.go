@@ -38,6 +38,7 @@ import (
 
 	"github.com/redlease/redlease/election"
 	"github.com/redlease/redlease/fence"
+	"github.com/redlease/redlease/internal/fencetest"
 	"github.com/redlease/redlease/lease"
 	"github.com/redlease/redlease/redlock"
 )
@@ -151,22 +152,7 @@ func open(o options) (write, func(), error) {
 	case "http":
 		c := &http.Client{Transport: &fence.Transport{Resource: o.resource}, Timeout: 10 * time.Second}
 		return func(ctx context.Context, token uint64, value string) error {
-			req, err := http.NewRequestWithContext(fence.WithToken(ctx, token), http.MethodPost, o.addr, strings.NewReader(value))
-			if err != nil {
-				return err
-			}
-			resp, err := c.Do(req)
-			if err != nil {
-				return err
-			}
-			defer resp.Body.Close()
-			if err := fence.ResponseError(resp); err != nil {
-				return err
-			}
-			if resp.StatusCode != http.StatusOK {
-				return fmt.Errorf("status %s", resp.Status)
-			}
-			return nil
+			return fencetest.Post(ctx, c, o.addr, token, strings.NewReader(value))
 		}, func() {}, nil
 	}
 	return nil, nil, fmt.Errorf("-store %q: want redis, postgres, sqlite or http", o.store)
