@@ -21,12 +21,12 @@ GO_PKGS     := ./integration/faults/ ./redlock/ ./...
 ## and the fuzzers. The tests pick their server binary from
 ## REDLEASE_REDIS_SERVER (a path or a name in PATH; default redis-server).
 TEST_LOG    ?= $(or $(TMPDIR),/tmp)/redlease-test.log
-# The packages whose tests start real servers: the Valkey run. (internal/sim's
+# The packages whose tests start real servers: the Valkey run. (internal/testing/sim's
 # differential test runs both servers itself; integration/faults/sim simulates them.)
 # The fault suite's negative controls and soak, which do not depend on the
 # server, run in the Redis run only (REDLEASE_FAULTS_SERVER_ONLY).
 SERVER_PKGS := ./integration/faults/ ./redlock/... ./cmd/... ./election/... ./examples/cluster/... \
-               ./examples/readme/... ./integration/security/... ./internal/redistest/... ./lease/... \
+               ./examples/readme/... ./integration/security/... ./internal/testing/redistest/... ./lease/... \
                ./observer/... ./fence/...
 test: servers check
 	@rm -f $(TEST_LOG); status=0; \
@@ -108,7 +108,7 @@ soak: servers
 ## sim-exact first (the exact build finds a control and repeats it).
 SIM_COV ?= $(or $(TMPDIR),/tmp)/redlease-sim-coverage.json
 sim: servers sim-exact
-	@rm -f $(SIM_COV); REDLEASE_SIM_COVERAGE=$(SIM_COV) go test -count=1 -run '^TestDifferential(Redis|Valkey)$$' ./internal/sim/
+	@rm -f $(SIM_COV); REDLEASE_SIM_COVERAGE=$(SIM_COV) go test -count=1 -run '^TestDifferential(Redis|Valkey)$$' ./internal/testing/sim/
 	@set -o pipefail; REDLEASE_SIM=$(DURATION) $(if $(SEED),REDLEASE_SIM_SEED=$(SEED)) REDLEASE_SIM_COVERAGE=$(SIM_COV) \
 	  go test -count=1 -timeout 0 -v -run '^TestSimSoak$$' ./integration/faults/sim/ | grep -v -E '^(=== | *--- PASS|PASS$$|ok )'
 

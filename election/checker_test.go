@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redlease/redlease/internal/checker"
-	"github.com/redlease/redlease/internal/testnodes"
+	"github.com/redlease/redlease/internal/testing/checker"
+	"github.com/redlease/redlease/internal/testing/testnodes"
 	"github.com/redlease/redlease/internal/unsafeopt"
 
 	"github.com/stretchr/testify/assert"

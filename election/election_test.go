@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redlease/redlease/internal/hookstest"
-	"github.com/redlease/redlease/internal/testnodes"
+	"github.com/redlease/redlease/internal/testing/hookstest"
+	"github.com/redlease/redlease/internal/testing/testnodes"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"

@@ -3,7 +3,7 @@ package election
 import (
 	"testing"
 
-	"github.com/redlease/redlease/internal/testnodes"
+	"github.com/redlease/redlease/internal/testing/testnodes"
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/stretchr/testify/assert"

@@ -14,7 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/redlease/redlease/fence"
-	"github.com/redlease/redlease/internal/fencetest"
+	"github.com/redlease/redlease/internal/testing/fencetest"
 )
 
 func TestLocal(t *testing.T) {

@@ -3,7 +3,7 @@ package fence_test
 import (
 	"testing"
 
-	"github.com/redlease/redlease/internal/testnodes"
+	"github.com/redlease/redlease/internal/testing/testnodes"
 )
 
 func TestMain(m *testing.M) { testnodes.Main(m) }

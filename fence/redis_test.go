@@ -11,9 +11,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/redlease/redlease/fence"
-	"github.com/redlease/redlease/internal/fencetest"
-	"github.com/redlease/redlease/internal/redistest"
-	"github.com/redlease/redlease/internal/testnodes"
+	"github.com/redlease/redlease/internal/testing/fencetest"
+	"github.com/redlease/redlease/internal/testing/redistest"
+	"github.com/redlease/redlease/internal/testing/testnodes"
 )
 
 // redisTargets are the servers the Redis guard is tested on: miniredis

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redlease/redlease/internal/testnodes"
+	"github.com/redlease/redlease/internal/testing/testnodes"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"

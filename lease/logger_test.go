@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redlease/redlease/internal/testnodes"
+	"github.com/redlease/redlease/internal/testing/testnodes"
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/stretchr/testify/assert"

@@ -8,8 +8,8 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/redlease/redlease/internal/locktest"
-	"github.com/redlease/redlease/internal/testnodes"
+	"github.com/redlease/redlease/internal/testing/locktest"
+	"github.com/redlease/redlease/internal/testing/testnodes"
 
 	"github.com/alicebob/miniredis/v2"
 	"github.com/alicebob/miniredis/v2/server"

@@ -59,8 +59,8 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"github.com/redis/go-redis/v9"
 
-	"github.com/redlease/redlease/internal/redistest"
 	"github.com/redlease/redlease/internal/redlockx"
+	"github.com/redlease/redlease/internal/testing/redistest"
 	"github.com/redlease/redlease/lease"
 	"github.com/redlease/redlease/redlock"
 )

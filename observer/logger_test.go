@@ -4,8 +4,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redlease/redlease/internal/locktest"
-	"github.com/redlease/redlease/internal/testnodes"
+	"github.com/redlease/redlease/internal/testing/locktest"
+	"github.com/redlease/redlease/internal/testing/testnodes"
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/stretchr/testify/assert"

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redlease/redlease/internal/testnodes"
+	"github.com/redlease/redlease/internal/testing/testnodes"
 
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"

@@ -53,8 +53,8 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/redlease/redlease/internal/faultproxy"
-	"github.com/redlease/redlease/internal/redistest"
+	"github.com/redlease/redlease/internal/testing/faultproxy"
+	"github.com/redlease/redlease/internal/testing/redistest"
 	"github.com/redlease/redlease/redlock"
 )
 

@@ -1,6 +1,6 @@
 package redlock_test
 
-// Integration tests of redlock on a real Redis Cluster (internal/redistest
+// Integration tests of redlock on a real Redis Cluster (internal/testing/redistest
 // StartCluster): NewCluster's n copies of a lock in n slots, the placement
 // check, failover of a copy's master (quarantine of the promoted replica),
 // a cluster that is down, and a cluster as one node among independent ones.
@@ -23,9 +23,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/redlease/redlease/internal/clusterkey"
-	"github.com/redlease/redlease/internal/redistest"
 	"github.com/redlease/redlease/internal/redlockx"
-	"github.com/redlease/redlease/internal/testnodes"
+	"github.com/redlease/redlease/internal/testing/redistest"
+	"github.com/redlease/redlease/internal/testing/testnodes"
 	"github.com/redlease/redlease/redlock"
 )
 

@@ -7,7 +7,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/redlease/redlease/internal/testnodes"
+	"github.com/redlease/redlease/internal/testing/testnodes"
 	"github.com/redlease/redlease/redlock"
 )
 

@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/redlease/redlease/internal/testnodes"
+	"github.com/redlease/redlease/internal/testing/testnodes"
 )
 
 // ExtendAll gives each lock the result Extend would: extended, not

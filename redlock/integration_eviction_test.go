@@ -12,7 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/redlease/redlease/internal/locktest"
+	"github.com/redlease/redlease/internal/testing/locktest"
 	"github.com/redlease/redlease/redlock"
 )
 

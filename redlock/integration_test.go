@@ -1,7 +1,7 @@
 package redlock_test
 
-// Integration tests against real redis-server processes (internal/redistest)
-// with in-process fault proxies (internal/faultproxy), on the rig of
+// Integration tests against real redis-server processes (internal/testing/redistest)
+// with in-process fault proxies (internal/testing/faultproxy), on the rig of
 // servers_test.go. This file holds the quorum, slow-node and validity
 // cases; the other integration_*_test.go files hold the safety and input
 // cases.

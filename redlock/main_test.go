@@ -4,7 +4,7 @@ import (
 	"context"
 	"testing"
 
-	"github.com/redlease/redlease/internal/testnodes"
+	"github.com/redlease/redlease/internal/testing/testnodes"
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/redis/go-redis/v9"

@@ -12,7 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/redlease/redlease/internal/rediserr"
-	"github.com/redlease/redlease/internal/redistest"
+	"github.com/redlease/redlease/internal/testing/redistest"
 )
 
 // TestIntegrationServerReplies provokes each error reply it can on the real

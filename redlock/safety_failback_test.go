@@ -10,9 +10,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/redlease/redlease/internal/faultproxy"
-	"github.com/redlease/redlease/internal/locktest"
-	"github.com/redlease/redlease/internal/redistest"
+	"github.com/redlease/redlease/internal/testing/faultproxy"
+	"github.com/redlease/redlease/internal/testing/locktest"
+	"github.com/redlease/redlease/internal/testing/redistest"
 	"github.com/redlease/redlease/internal/unsafeopt"
 	"github.com/redlease/redlease/redlock"
 )

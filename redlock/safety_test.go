@@ -33,11 +33,11 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/redlease/redlease/internal/backoff"
-	"github.com/redlease/redlease/internal/checker"
-	"github.com/redlease/redlease/internal/faultproxy"
-	"github.com/redlease/redlease/internal/locktest"
-	"github.com/redlease/redlease/internal/redistest"
 	"github.com/redlease/redlease/internal/redlockx"
+	"github.com/redlease/redlease/internal/testing/checker"
+	"github.com/redlease/redlease/internal/testing/faultproxy"
+	"github.com/redlease/redlease/internal/testing/locktest"
+	"github.com/redlease/redlease/internal/testing/redistest"
 	"github.com/redlease/redlease/redlock"
 )
 

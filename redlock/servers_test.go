@@ -10,14 +10,14 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
 
-	"github.com/redlease/redlease/internal/locktest"
-	"github.com/redlease/redlease/internal/redistest"
-	"github.com/redlease/redlease/internal/testnodes"
+	"github.com/redlease/redlease/internal/testing/locktest"
+	"github.com/redlease/redlease/internal/testing/redistest"
+	"github.com/redlease/redlease/internal/testing/testnodes"
 	"github.com/redlease/redlease/redlock"
 )
 
 // servers is the real-server rig of this package's integration and safety
-// tests (internal/redistest's Rig): N redis-servers, each with a direct
+// tests (internal/testing/redistest's Rig): N redis-servers, each with a direct
 // client used only to set up and check state, and node i of the Client
 // under test, possibly through a fault proxy; plus the checks of a key's
 // state on the servers that the tests share.

@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/redlease/redlease/internal/rediserr"
-	"github.com/redlease/redlease/internal/testnodes"
+	"github.com/redlease/redlease/internal/testing/testnodes"
 
 	"github.com/alicebob/miniredis/v2/server"
 	"github.com/hashicorp/go-hclog"

@@ -17,7 +17,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/redlease/redlease/election"
-	"github.com/redlease/redlease/internal/redistest"
+	"github.com/redlease/redlease/internal/testing/redistest"
 	"github.com/redlease/redlease/lease"
 	"github.com/redlease/redlease/redlock"
 )
@@ -35,7 +35,7 @@ func TestMain(m *testing.M) {
 }
 
 // The tests run the CLI in process, through run, against real
-// redis-server processes (internal/redistest), with real child processes.
+// redis-server processes (internal/testing/redistest), with real child processes.
 // They wait for output and events, never for a fixed time.
 
 // waitLong bounds every wait for output or an event: far above what it

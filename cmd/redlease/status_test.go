@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/redlease/redlease/internal/redistest"
+	"github.com/redlease/redlease/internal/testing/redistest"
 )
 
 // status prints one row per node and the majority's verdict, in text and

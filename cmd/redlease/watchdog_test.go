@@ -17,8 +17,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/redlease/redlease/internal/checker"
 	"github.com/redlease/redlease/internal/redlockx"
+	"github.com/redlease/redlease/internal/testing/checker"
 	"github.com/redlease/redlease/redlock"
 )
 

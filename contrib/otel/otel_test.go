@@ -12,8 +12,8 @@ import (
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 
 	redleaseotel "github.com/redlease/redlease/contrib/otel"
-	"github.com/redlease/redlease/internal/adaptertest"
-	"github.com/redlease/redlease/internal/testnodes"
+	"github.com/redlease/redlease/internal/testing/adaptertest"
+	"github.com/redlease/redlease/internal/testing/testnodes"
 )
 
 func TestMain(m *testing.M) { testnodes.Main(m) }

@@ -12,8 +12,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	redleaseprom "github.com/redlease/redlease/contrib/prometheus"
-	"github.com/redlease/redlease/internal/adaptertest"
-	"github.com/redlease/redlease/internal/testnodes"
+	"github.com/redlease/redlease/internal/testing/adaptertest"
+	"github.com/redlease/redlease/internal/testing/testnodes"
 )
 
 func TestMain(m *testing.M) { testnodes.Main(m) }

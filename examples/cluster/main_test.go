@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
-	"github.com/redlease/redlease/internal/redistest"
+	"github.com/redlease/redlease/internal/testing/redistest"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }

@@ -4,7 +4,7 @@ import (
 	"time"
 )
 
-// The checkers live in internal/checker, shared with the package tests
+// The checkers live in internal/testing/checker, shared with the package tests
 // and the simulator's explorer (integration/faults/sim).
 
 // c4Slack is how late a holder may see its term end after the term's

@@ -12,8 +12,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/redlease/redlease/internal/checker"
-	"github.com/redlease/redlease/internal/checker/wire"
+	"github.com/redlease/redlease/internal/testing/checker"
+	"github.com/redlease/redlease/internal/testing/checker/wire"
 )
 
 // Synthetic histories for the checkers: a clean one passes, and each kind

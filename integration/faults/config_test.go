@@ -15,8 +15,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/redlease/redlease/internal/checker/wire"
 	"github.com/redlease/redlease/internal/notice"
+	"github.com/redlease/redlease/internal/testing/checker/wire"
 )
 
 // infoInt reads one integer field of an INFO section.

@@ -9,8 +9,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/redlease/redlease/internal/checker/wire"
-	"github.com/redlease/redlease/internal/redistest"
+	"github.com/redlease/redlease/internal/testing/checker/wire"
+	"github.com/redlease/redlease/internal/testing/redistest"
 )
 
 // failedBack is what failback leaves: the old master's client, its

@@ -21,10 +21,10 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/redlease/redlease/internal/checker"
-	"github.com/redlease/redlease/internal/checker/wire"
-	"github.com/redlease/redlease/internal/faultproxy"
-	"github.com/redlease/redlease/internal/redistest"
+	"github.com/redlease/redlease/internal/testing/checker"
+	"github.com/redlease/redlease/internal/testing/checker/wire"
+	"github.com/redlease/redlease/internal/testing/faultproxy"
+	"github.com/redlease/redlease/internal/testing/redistest"
 	"github.com/redlease/redlease/redlock"
 )
 

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redlease/redlease/internal/testnodes"
+	"github.com/redlease/redlease/internal/testing/testnodes"
 )
 
 func TestMain(m *testing.M) { testnodes.Main(m) }

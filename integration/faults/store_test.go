@@ -8,8 +8,8 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/redlease/redlease/internal/checker"
-	"github.com/redlease/redlease/internal/checker/wire"
+	"github.com/redlease/redlease/internal/testing/checker"
+	"github.com/redlease/redlease/internal/testing/checker/wire"
 )
 
 // store is the resource the leaders write (C3): one counter that leaders

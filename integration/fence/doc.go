@@ -1,6 +1,6 @@
 // Package fence holds the tests of package fence
 // (github.com/redlease/redlease/fence) against real stores: redis-server
-// and valkey-server (internal/redistest; REDLEASE_REDIS_SERVER picks the
+// and valkey-server (internal/testing/redistest; REDLEASE_REDIS_SERVER picks the
 // binary), PostgreSQL (internal/pgtest) and SQLite (modernc.org/sqlite).
 // It is a module of its own so that the root go.mod carries no SQL driver.
 //

@@ -13,7 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/redlease/redlease/fence"
-	"github.com/redlease/redlease/internal/fencetest"
+	"github.com/redlease/redlease/internal/testing/fencetest"
 )
 
 // sqlDBs are the databases the SQL guard is tested on.

@@ -18,7 +18,7 @@ import (
 
 	"github.com/redlease/redlease/fence"
 	"github.com/redlease/redlease/integration/fence/internal/pgtest"
-	"github.com/redlease/redlease/internal/redistest"
+	"github.com/redlease/redlease/internal/testing/redistest"
 )
 
 // resource is the resource every test writes.

@@ -1,6 +1,6 @@
 package main
 
-// The fault proxies (internal/faultproxy) run in a child process, the
+// The fault proxies (internal/testing/faultproxy) run in a child process, the
 // harness binary re-executed with -proxy-child, driven by a line protocol
 // on its stdin/stdout. In-process proxies would add their goroutines' CPU
 // and their per-chunk allocations to every figure of the proxied cases
@@ -27,7 +27,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/redlease/redlease/internal/faultproxy"
+	"github.com/redlease/redlease/internal/testing/faultproxy"
 )
 
 const proxyChildArg = "-proxy-child"

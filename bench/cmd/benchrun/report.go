@@ -172,7 +172,7 @@ func report(h *harness, secs []*section, m meta) (md, svg string) {
 
 	// Faults.
 	w("## One node delayed %s, or down\n\n", m.opts.delay)
-	w("Every client goes through a faultproxy (internal/faultproxy, run in a child process so that its CPU and allocations are not counted) in front of each server, in all three rows of a library. Delayed: node 0's replies arrive %s late. Down: node 0's proxy is disabled (connections reset as soon as they are accepted), the server itself stays up.\n\n", m.opts.delay)
+	w("Every client goes through a faultproxy (internal/testing/faultproxy, run in a child process so that its CPU and allocations are not counted) in front of each server, in all three rows of a library. Delayed: node 0's replies arrive %s late. Down: node 0's proxy is disabled (connections reset as soon as they are accepted), the server itself stays up.\n\n", m.opts.delay)
 	w("| Library | Case | p50 | p99 | ops/s | allocs/op | p50 ÷ no fault | p99 ÷ no fault | p50 ÷ parallel floor (same case) |\n|---|---|---|---|---|---|---|---|---|\n")
 	for _, l := range bySec["proxied"].libs {
 		for _, id := range []string{"proxied", "delayed", "down"} {

@@ -10,7 +10,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/redlease/redlease/election"
-	"github.com/redlease/redlease/internal/checker/wire"
+	"github.com/redlease/redlease/internal/testing/checker/wire"
 	"github.com/redlease/redlease/lease"
 	"github.com/redlease/redlease/redlock"
 )

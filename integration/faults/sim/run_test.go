@@ -14,9 +14,9 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/redis/go-redis/v9/maintnotifications"
 
-	"github.com/redlease/redlease/internal/checker"
-	"github.com/redlease/redlease/internal/checker/wire"
-	"github.com/redlease/redlease/internal/sim"
+	"github.com/redlease/redlease/internal/testing/checker"
+	"github.com/redlease/redlease/internal/testing/checker/wire"
+	"github.com/redlease/redlease/internal/testing/sim"
 	"github.com/redlease/redlease/internal/unsafeopt"
 	"github.com/redlease/redlease/redlock"
 )

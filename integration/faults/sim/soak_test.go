@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redlease/redlease/internal/sim"
+	"github.com/redlease/redlease/internal/testing/sim"
 )
 
 // TestSimSoak is `make sim`: it explores from a random seed (or

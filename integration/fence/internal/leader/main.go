@@ -38,7 +38,7 @@ import (
 
 	"github.com/redlease/redlease/election"
 	"github.com/redlease/redlease/fence"
-	"github.com/redlease/redlease/internal/fencetest"
+	"github.com/redlease/redlease/internal/testing/fencetest"
 	"github.com/redlease/redlease/lease"
 	"github.com/redlease/redlease/redlock"
 )

@@ -14,8 +14,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/redlease/redlease/election"
-	"github.com/redlease/redlease/internal/hookstest"
-	"github.com/redlease/redlease/internal/testnodes"
+	"github.com/redlease/redlease/internal/testing/hookstest"
+	"github.com/redlease/redlease/internal/testing/testnodes"
 	"github.com/redlease/redlease/lease"
 	"github.com/redlease/redlease/redlock"
 )

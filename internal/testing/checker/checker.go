@@ -17,7 +17,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/redlease/redlease/internal/checker/wire"
+	"github.com/redlease/redlease/internal/testing/checker/wire"
 )
 
 // Test-side events of the history (besides the candidates' own, see wire).

@@ -7,7 +7,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/redlease/redlease/internal/faultproxy"
+	"github.com/redlease/redlease/internal/testing/faultproxy"
 )
 
 // Rig is servers as the code under test sees them. Server i has a direct

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redlease/redlease/internal/redistest"
+	"github.com/redlease/redlease/internal/testing/redistest"
 )
 
 // TestRig: node 0 goes through a proxy, node 1 does not; a fault on the
