@@ -112,4 +112,4 @@ func recvName(e ast.Expr) string {
 }
 
 // Root is the module's root, relative to this package's directory.
-var Root = filepath.Join("..", "..")
+var Root = filepath.Join("..", "..", "..")

@@ -18,6 +18,7 @@ func TestPublicSurface(t *testing.T) {
 	for _, p := range []string{"redlock", "lease", "observer", "election"} {
 		names, err := Names(filepath.Join(Root, p))
 		require.NoError(t, err)
+		require.NotEmpty(t, names, "no exported name found in %s: is Root right?", p)
 		t.Logf("%s: %d names: %s", p, len(names), strings.Join(names, ", "))
 		total += len(names)
 	}
