@@ -65,14 +65,14 @@ func watchAll(t testing.TB, ctx context.Context, o *observer.Observer) *seen {
 		defer close(done)
 		for ev := range w.C() {
 			s.mu.Lock()
-			switch ev.State {
-			case observer.StateLeader:
+			switch {
+			case ev.Err != nil:
+				s.unknown++
+			case ev.Leader.Value != "":
 				if s.tokens[ev.Leader.Token] == nil {
 					s.tokens[ev.Leader.Token] = map[string]bool{}
 				}
 				s.tokens[ev.Leader.Token][ev.Leader.ID] = true
-			case observer.StateUnknown:
-				s.unknown++
 			}
 			close(s.changed)
 			s.changed = make(chan struct{})

@@ -9,6 +9,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/redlease/redlease/internal/notice"
 	"github.com/redlease/redlease/redlock"
 )
 
@@ -65,10 +66,15 @@ type Lease struct {
 // Key returns the key the lease is held on.
 func (l *Lease) Key() string { return l.lock.Key() }
 
-// Holder returns the identity stored in the lease's keys: ID, Metadata and
-// the random nonce of this acquisition. Every call returns a fresh copy.
-func (l *Lease) Holder() Holder {
-	return decodeValue(l.lock.Value()) // (decoded on demand: not kept in every lease)
+// Holder returns the lease as others see it: its key, the value stored in
+// its keys (unique per acquisition), the ID and Metadata published in it,
+// its token, and its validity now (Remaining, and Expires: ValidUntil).
+// Every call returns a fresh copy.
+func (l *Lease) Holder() redlock.Holder {
+	d := notice.DecodeValue(l.lock.Value()) // (decoded on demand: not kept in every lease)
+	vu := l.ValidUntil()
+	return redlock.Holder{Key: l.Key(), Value: l.lock.Value(), ID: d.ID, Metadata: d.Metadata,
+		Token: l.Token(), Remaining: max(0, time.Until(vu)), Expires: vu}
 }
 
 // Token returns the fencing token of the acquisition (see
@@ -188,7 +194,7 @@ func (l *Lease) end(cause error) {
 func (l *Lease) releaseKeys(ctx context.Context) {
 	l.releaseOnce.Do(func() {
 		t0 := time.Now()
-		n, err := l.lock.Release(context.WithoutCancel(ctx))
+		err := l.lock.Release(context.WithoutCancel(ctx))
 		switch {
 		case errors.Is(err, redlock.ErrNotHeld):
 			// Expired, taken, or released by redlock already: nothing left.
@@ -196,9 +202,9 @@ func (l *Lease) releaseKeys(ctx context.Context) {
 			err = nil
 		case err != nil:
 			l.log.Warn("lease released, but not on every node; their copies expire with the TTL",
-				"key", l.Key(), "token", l.Token(), "deleted", n, "error", err, "elapsed", time.Since(t0))
+				"key", l.Key(), "token", l.Token(), "error", err, "elapsed", time.Since(t0))
 		default:
-			l.log.Debug("lease keys deleted", "key", l.Key(), "token", l.Token(), "deleted", n, "elapsed", time.Since(t0))
+			l.log.Debug("lease keys deleted", "key", l.Key(), "token", l.Token(), "elapsed", time.Since(t0))
 		}
 		l.releaseErr = err
 	})

@@ -226,7 +226,7 @@ func checkHeld(ctx context.Context, admin []*redis.Client, l *Lease) string {
 		// the key go while the lease believes itself held. (A bound from
 		// the time before the read would flag a slow read.)
 		t2 := time.Now()
-		if err == nil && err2 == nil && v == l.Holder().Raw && !t2.Add(ttl+time.Millisecond).Before(deadline) {
+		if err == nil && err2 == nil && v == l.Holder().Value && !t2.Add(ttl+time.Millisecond).Before(deadline) {
 			ok++
 		}
 	}
