@@ -45,7 +45,7 @@ type Elector struct {
 // New returns an Elector for the election called name on client's nodes.
 // The name is the key of the election's lease, used as given: every
 // candidate and observer of one election uses the same name and nodes, and
-// lease.Inspect(ctx, client, name) reads it too. New validates cfg (also
+// client.Inspect(ctx, name) reads it too. New validates cfg (also
 // against the client's settings) and does not contact the nodes.
 func New(client *redlock.Client, name string, cfg Config) (*Elector, error) {
 	if err := redlockx.CheckNamed(client, name); err != nil {

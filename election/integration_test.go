@@ -244,7 +244,7 @@ func TestIntegrationManyTerms(t *testing.T) {
 				assert.True(t, s.tokens[tn.token][tn.id], "observer saw term %d of %s", tn.token, tn.id)
 			}
 			// Any other leader reported with this token is the next term's,
-			// read before its own token showed (observer.Leader.Token says
+			// read before its own token showed (redlock.Holder.Token says
 			// so); the Watch reported it again with its token.
 			for id := range s.tokens[tn.token] {
 				if id != tn.id {

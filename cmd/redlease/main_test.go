@@ -230,7 +230,7 @@ func (c *candidate) waitElected(t testing.TB) {
 	for {
 		select {
 		case ev := <-c.Events():
-			if ev.Kind == redlock.EventElected {
+			if ev.Kind == election.EventElected {
 				return
 			}
 		case <-timer.C:
