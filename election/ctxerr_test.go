@@ -143,10 +143,6 @@ var ctxCalls = []struct {
 		}
 		return w.Err()
 	}},
-	{"Elector.Leader", nil, nil, func(ctx context.Context, t *testing.T, f *ctxFixture) error {
-		_, err := f.leader.Leader(ctx)
-		return err
-	}},
 	{"Elector.Resign", nil, nil, func(ctx context.Context, t *testing.T, f *ctxFixture) error {
 		return f.leader.Resign(ctx)
 	}},

@@ -80,9 +80,10 @@
 // built in ([Elector.Healthy]; [HealthCheck] for readiness, [LivenessCheck]
 // for liveness); measurements (terms, attempts, refreshes, node errors) go
 // to the Hooks of the client (redlock.Config.Hooks, docs/observability.md).
-// Package observer follows an election without campaigning. Who leads is
-// a redlock.Holder everywhere ([Elector.Leader], [Event].Leader, the
-// Holder that [Term] embeds), and redlock.ErrNoHolder says nobody does.
+// Package observer follows an election without campaigning
+// (observer.Observer.Leader reads who leads). Who leads is a
+// redlock.Holder everywhere ([Event].Leader, the Holder that [Term]
+// embeds), and redlock.ErrNoHolder says nobody does.
 //
 // # Configuration
 //

@@ -67,7 +67,7 @@ func TestCallbacksAndEventsInOrder(t *testing.T) {
 	assert.True(t, first.Held())
 	assert.True(t, first.ValidUntil().After(time.Now()))
 	assert.True(t, e.IsLeader())
-	l, err := e.Leader(context.Background())
+	l, err := e.obs.Leader(context.Background())
 	require.NoError(t, err)
 	assert.Equal(t, "solo", l.ID)
 	assert.Equal(t, first.Token, l.Token)
@@ -80,7 +80,7 @@ func TestCallbacksAndEventsInOrder(t *testing.T) {
 	assert.ErrorIs(t, ev.Err, ErrResigned)
 	assert.Equal(t, first.Token, ev.Leader.Token)
 	assert.False(t, first.Held())
-	_, err = e.Leader(context.Background())
+	_, err = e.obs.Leader(context.Background())
 	assert.ErrorIs(t, err, redlock.ErrNoHolder, "released on every node")
 
 	// Alone, it takes over again after standing aside.
@@ -98,7 +98,7 @@ func TestCallbacksAndEventsInOrder(t *testing.T) {
 	for range e.Events() { // closed when Run returned
 	}
 	assert.False(t, e.IsLeader())
-	_, err = e.Leader(context.Background())
+	_, err = e.obs.Leader(context.Background())
 	assert.ErrorIs(t, err, redlock.ErrNoHolder, "Run released the term before returning")
 
 	assert.Equal(t, []string{

@@ -105,16 +105,6 @@ func (e *Elector) Term() (Term, bool) {
 	return t.Term, true
 }
 
-// Leader returns who leads now, from a majority read of the election's
-// key (see observer.Observer.Leader): it fails with an error matching
-// redlock.ErrNoHolder when nobody does, and observer.ErrUnknown when
-// fewer than a majority of nodes answered. While this elector leads, the
-// answer is itself (compare Leader.ID with Config.Lease.ID, or
-// Leader.Token with the term's).
-func (e *Elector) Leader(ctx context.Context) (redlock.Holder, error) {
-	return e.obs.Leader(ctx)
-}
-
 // Resign ends the current term, if this elector leads, and hands the
 // leadership over: it cancels the term's context, waits for OnElected to
 // return (at most until the term's validity runs out), releases the lease

@@ -199,12 +199,12 @@ func newLease(ctx context.Context, a *acquirer, lock *redlock.Lock) *Lease {
 		cancel:     cancel,
 		validUntil: lock.ValidUntil(),
 	}
-	l.log.Debug("lease acquired", "key", l.Key(), "token", lock.Token(), "holder", a.cfg.ID,
+	l.log.Debug("lease acquired", "key", l.key(), "token", lock.Token(), "holder", a.cfg.ID,
 		"validity", time.Until(l.validUntil), "elapsed", time.Since(redlockx.AcquiredAt(lock)))
 	msg := notice.Message{Kind: notice.Acquired, Value: lock.Value()}.Encode()
 	l.exited.Go(func() {
 		if _, err := redlockx.Publish(context.WithoutCancel(ctx), a.client, a.channel, msg); err != nil {
-			l.log.Debug("acquire notice not sent", "key", l.Key(), "error", err)
+			l.log.Debug("acquire notice not sent", "key", l.key(), "error", err)
 		}
 	})
 	l.mu.Lock()

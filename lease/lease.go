@@ -63,8 +63,8 @@ type Lease struct {
 	releaseErr  error          // result of deleting the keys, set in releaseOnce
 }
 
-// Key returns the key the lease is held on.
-func (l *Lease) Key() string { return l.lock.Key() }
+// key is the key the lease is held on ([Lease.Holder] gives it).
+func (l *Lease) key() string { return l.lock.Key() }
 
 // Holder returns the lease as others see it: its key, the value stored in
 // its keys (unique per acquisition), the ID and Metadata published in it,
@@ -73,7 +73,7 @@ func (l *Lease) Key() string { return l.lock.Key() }
 func (l *Lease) Holder() redlock.Holder {
 	d := notice.DecodeValue(l.lock.Value()) // (decoded on demand: not kept in every lease)
 	vu := l.ValidUntil()
-	return redlock.Holder{Key: l.Key(), Value: l.lock.Value(), ID: d.ID, Metadata: d.Metadata,
+	return redlock.Holder{Key: l.key(), Value: l.lock.Value(), ID: d.ID, Metadata: d.Metadata,
 		Token: l.Token(), Remaining: max(0, time.Until(vu)), Expires: vu}
 }
 
@@ -164,7 +164,7 @@ func (l *Lease) Release(ctx context.Context) error {
 	l.releaseKeys(ctx)
 	if err := ctx.Err(); err != nil {
 		// Released all the same; the error tells the caller its ctx ended.
-		return errors.Join(l.releaseErr, fmt.Errorf("lease: %q: released, but the caller's context ended: %w", l.Key(), err))
+		return errors.Join(l.releaseErr, fmt.Errorf("lease: %q: released, but the caller's context ended: %w", l.key(), err))
 	}
 	return l.releaseErr
 }
@@ -198,13 +198,13 @@ func (l *Lease) releaseKeys(ctx context.Context) {
 		switch {
 		case errors.Is(err, redlock.ErrNotHeld):
 			// Expired, taken, or released by redlock already: nothing left.
-			l.log.Debug("lease keys already gone", "key", l.Key(), "token", l.Token(), "error", err)
+			l.log.Debug("lease keys already gone", "key", l.key(), "token", l.Token(), "error", err)
 			err = nil
 		case err != nil:
 			l.log.Warn("lease released, but not on every node; their copies expire with the TTL",
-				"key", l.Key(), "token", l.Token(), "error", err, "elapsed", time.Since(t0))
+				"key", l.key(), "token", l.Token(), "error", err, "elapsed", time.Since(t0))
 		default:
-			l.log.Debug("lease keys deleted", "key", l.Key(), "token", l.Token(), "elapsed", time.Since(t0))
+			l.log.Debug("lease keys deleted", "key", l.key(), "token", l.Token(), "elapsed", time.Since(t0))
 		}
 		l.releaseErr = err
 	})

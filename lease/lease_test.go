@@ -22,7 +22,7 @@ func TestAcquireReleaseTwice(t *testing.T) {
 	cfg := Config{ID: "worker-7", Metadata: map[string]string{"addr": "10.0.0.7:8080"}}
 	l := mustAcquire(t, ctx, c, "twice", cfg)
 
-	assert.Equal(t, "twice", l.Key())
+	assert.Equal(t, "twice", l.Holder().Key)
 	assert.True(t, l.Held())
 	assert.NoError(t, l.Err())
 	assert.Equal(t, uint64(1), l.Token())

@@ -217,8 +217,8 @@ func checkHeld(ctx context.Context, admin []*redis.Client, l *Lease) string {
 	ok := 0
 	for _, a := range admin {
 		rctx, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
-		v, err := a.Get(rctx, l.Key()).Result()
-		ttl, err2 := a.PTTL(rctx, l.Key()).Result()
+		v, err := a.Get(rctx, l.Holder().Key).Result()
+		ttl, err2 := a.PTTL(rctx, l.Holder().Key).Result()
 		cancel()
 		// After the read: the server's expiry is at most t2 + PTTL + 1ms
 		// (PTTL is truncated to the millisecond), so a server whose
@@ -231,7 +231,7 @@ func checkHeld(ctx context.Context, admin []*redis.Client, l *Lease) string {
 		}
 	}
 	if ok < len(admin)/2+1 {
-		return fmt.Sprintf("lease %q held (deadline in %s) while only %d servers hold it that long", l.Key(), deadline.Sub(t1), ok)
+		return fmt.Sprintf("lease %q held (deadline in %s) while only %d servers hold it that long", l.Holder().Key, deadline.Sub(t1), ok)
 	}
 	return ""
 }
