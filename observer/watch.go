@@ -71,7 +71,10 @@ func (w *Watch) Err() error {
 	}
 }
 
-// Watch streams the changes of the election until ctx ends. It subscribes
+// Watch streams the changes of the election until ctx ends: the path of
+// standbys and dashboards, which never campaign (a candidate has its
+// elector's callbacks and Events, metrics the client's Hooks; a Watch
+// reports nothing to the Hooks: docs/notifications.md). It subscribes
 // to the key's change notices on every node and confirms each with a
 // majority read, reads every PollInterval (jittered) for what Pub/Sub
 // missed, and reads again when the current leader's key is due to lapse.
