@@ -12,7 +12,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/redlease/redlease/internal/redlockx"
 	"github.com/redlease/redlease/internal/testing/redistest"
 	"github.com/redlease/redlease/redlock"
 )
@@ -99,9 +98,8 @@ func TestTLS(t *testing.T) {
 		in, err := c.Inspect(ctx, "tls:lock")
 		require.NoError(t, err)
 		assert.Equal(t, l.Value(), in.Value)
-		n, err := l.Release(ctx)
+		err = l.Release(ctx)
 		require.NoError(t, err)
-		assert.GreaterOrEqual(t, n, redlockx.Quorum(c))
 	})
 
 	// redlock.Dial with DialOptions.TLS: the same, from the addresses.
@@ -114,7 +112,7 @@ func TestTLS(t *testing.T) {
 		require.NoError(t, c.Bootstrap(ctx))
 		l, err := c.TryAcquire(ctx, "tls:dial", 5*time.Second)
 		require.NoError(t, err)
-		_, err = l.Release(ctx)
+		err = l.Release(ctx)
 		require.NoError(t, err)
 	})
 
