@@ -142,7 +142,6 @@ func TestIntegrationManyTerms(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts real redis-server processes")
 	}
-	t.Parallel() // servers of its own; it waits for events, with generous bounds
 	const terms = 33
 	g := redistest.Start(t, 5)
 	// NodeTimeout: room for a busy machine under -race (at 100ms a Resign's
