@@ -63,17 +63,26 @@ func describe(l redlock.Holder) string {
 // otherwise. Every node is asked at once; the read takes at most the
 // client's NodeTimeout, a little longer when a new leader's token is being
 // written back: a new leader shown with a token that is not above the last
-// one this Observer saw is read again briefly (see redlock.Holder.Token).
+// one this Observer saw is read again for up to ~130ms, and reported with
+// Token 0 (not known yet) if its token still has not shown, never with
+// another term's (see redlock.Holder.Token).
 func (o *Observer) Leader(ctx context.Context) (redlock.Holder, error) {
 	for attempt := 0; ; attempt++ {
 		l, err := o.readOnce(ctx)
-		if err != nil || !o.unfenced(l) || attempt == unfencedRereads {
+		if err != nil || !o.unfenced(l) {
 			o.remember(l)
 			return l, err
 		}
+		if attempt == unfencedRereads {
+			// Its token has not shown: do not pass the previous term's
+			// off as this one's (a Watch reports the term again when it
+			// shows).
+			l.Token = 0
+			return l, nil
+		}
 		// A new value with an old token: its fencing round trip is in
-		// flight. Read again in a moment.
-		t := time.NewTimer(unfencedWait)
+		// flight. Read again in a moment, later each time.
+		t := time.NewTimer(unfencedWait << attempt)
 		select {
 		case <-t.C:
 		case <-ctx.Done():
@@ -84,7 +93,10 @@ func (o *Observer) Leader(ctx context.Context) (redlock.Holder, error) {
 }
 
 const (
-	unfencedRereads = 3
+	// unfencedRereads: reads again of a new leader seen with a token not
+	// above the last one, unfencedWait apart and doubling (127ms in all: a
+	// loaded host's write-back; 3 reads 1ms apart were too few under load).
+	unfencedRereads = 7
 	unfencedWait    = time.Millisecond
 )
 
