@@ -29,7 +29,8 @@ type Holder struct {
 	Metadata map[string]string
 	// Token is the fencing token of the acquisition (see [Lock.Token]);
 	// from a majority read, exactly the holder's once its acquisition
-	// completed, whichever nodes are silent (docs/design.md §4.4).
+	// completed, whichever nodes are silent (docs/design.md §4.4). An
+	// observer reports 0 (not known yet) for a new holder read before.
 	Token uint64
 	// Remaining is the validity the holder had left when read, as far as
 	// the nodes tell: the lowest PTTL of the majority, less the read's
