@@ -16,8 +16,9 @@ import (
 // A Client is safe for concurrent use. It starts no goroutine of its own
 // beyond the requests of a call: requests to slow nodes may outlive the call
 // that made them (a call returns at quorum), bounded by the go-redis
-// client's socket timeouts; [Client.Close] waits for them. A closed Client
-// cannot be reused.
+// client's socket timeouts; [Client.Close] waits for them, but not for
+// those stuck on a node that does not answer. A closed Client cannot be
+// reused.
 type Client struct {
 	cfg    Config
 	nodes  []*node   // the voters of a key in bucket 0: every key's, but on a bucketed cluster
@@ -31,6 +32,7 @@ type Client struct {
 	closed    bool
 	closing   chan struct{}
 	closeOnce sync.Once
+	left      atomic.Bool // Close returned before every request ended (close.go)
 
 	raising atomic.Bool // a raisePass is running
 	ready   readiness   // when the next raisePass is due (readiness.go)
@@ -70,7 +72,8 @@ func New(ctx context.Context, cfg Config, nodes ...redis.UniversalClient) (*Clie
 	if len(nodes) == 0 {
 		return nil, fmt.Errorf("%w: no nodes given", ErrInvalidConfig)
 	}
-	c := &Client{cfg: cfg, log: cfg.Logger, quorum: len(nodes)/2 + 1, closing: make(chan struct{})}
+	c := &Client{cfg: cfg, quorum: len(nodes)/2 + 1, closing: make(chan struct{})}
+	c.log = quietLogger{cfg.Logger, c}
 	c.args = newScriptArgs(&c.cfg)
 	seen := make(map[string]int, len(nodes))
 	given := make(map[uintptr]int, len(nodes)) // one client object twice
@@ -129,22 +132,34 @@ func (c *Client) Bootstrap(ctx context.Context) error {
 	return c.checkNodes(ctx, true)
 }
 
-// Close waits for the requests still in flight and the goroutines of the
-// change-notice subscriptions of lease, observer and election (bounded by
-// the go-redis clients' socket timeouts) and makes further calls fail
-// with ErrClosed.
-// It closes the go-redis clients only of a Client made by [Dial]; those
-// given to New stay the caller's. Closing twice is safe.
+// Close makes further calls fail with ErrClosed and waits for the requests
+// still in flight and the goroutines of the change-notice subscriptions of
+// lease, observer and election, for at most twice NodeTimeout (at least
+// 250ms): long enough for a node that answers. Then it closes the go-redis
+// clients of a Client made by [Dial], which ends the requests stuck on a
+// silent node at once, and waits for them as long again. Those given to
+// New stay the caller's: requests stuck on them end at their socket
+// timeouts (ReadTimeout), or as soon as the caller closes them, and their
+// late answers are handled as before (a late copy of a released lock is
+// deleted), without logs or Hooks. A subscription's connection set-up
+// stuck on a silent node ends at the socket timeouts either way (closing
+// a go-redis client does not cut it). Closing twice is safe (see
+// docs/design.md §1.3).
 func (c *Client) Close() error {
 	c.closeOnce.Do(func() { close(c.closing) }) // ends Acquire's waits
 	c.mu.Lock()                                 // waits for calls to return
 	owned := c.owned
 	c.closed, c.owned = true, nil
 	c.mu.Unlock()
-	c.wg.Wait()
+	done := c.drained()
+	finished := waitFor(done, c.closeGrace()) // see close.go
 	for _, rc := range owned {
-		_ = rc.Close()
+		_ = rc.Close() // ends the requests stuck on a silent node at once
 	}
+	if !finished && len(owned) > 0 {
+		finished = waitFor(done, c.closeGrace())
+	}
+	c.left.Store(!finished)
 	return nil
 }
 
