@@ -34,8 +34,8 @@ import (
 //     durations (random, to desynchronise contenders), read and try again
 //     if nobody leads, a few times;
 //   - no majority can vote because nodes are quarantined: try when enough
-//     quarantines end, then a few times quickly while their fencing floors
-//     are raised, whatever the back-off (quarantineDelay);
+//     quarantines end, then at once and at doubling intervals while their
+//     fencing floors are raised, whatever the back-off (quarantineDelay);
 //   - otherwise a jittered RetryDelay: read when a leader is known, try
 //     when not (or when unknown).
 //
@@ -58,7 +58,7 @@ type candidate struct {
 	triggered bool                   // an attempt was made for the current release
 
 	splits      int           // lost attempts in a row, nobody seen leading
-	floorTries  int           // quick tries since the quarantines that kept a majority from voting ended
+	floorWait   *backoff.Exp  // tries since the quarantines that kept a majority from voting ended (nil: none yet)
 	lastAttempt time.Duration // how long the last attempt took
 	lostRace    bool          // the last attempt was lost
 
@@ -295,7 +295,7 @@ func (c *candidate) delay(ld observer.Leader, rerr error, tried bool) (d time.Du
 	if w, ok := c.e.waiting(time.Time{}, 0); ok {
 		d, tryOnTimer = min(d, c.quarantineDelay(w)), true
 	} else {
-		c.floorTries = 0
+		c.floorWait = nil
 	}
 	switch {
 	case rerr == nil:
@@ -323,19 +323,20 @@ func (c *candidate) delay(ld observer.Leader, rerr error, tried bool) (d time.Du
 // quarantineDelay is how long to wait at most while no majority votes
 // because nodes are quarantined (w): until enough quarantines end; once
 // they have, the floors are being raised (by the readiness pass that the
-// last attempt started), so a few quick tries, on the scale of an attempt,
-// then RetryDelay without backing off (floors that cannot be raised yet
-// wait for a node that did not answer).
+// last attempt started, which may take a while on a loaded host), so
+// tries that start on the scale of an attempt and double up to
+// RetryDelay, without the failures' back-off (floors that cannot be
+// raised yet wait for a node that did not answer).
 func (c *candidate) quarantineDelay(w reach.Waiting) time.Duration {
 	if w.Left > 0 {
-		c.floorTries = 0
+		c.floorWait = nil
 		return w.Left + lapseSlack
 	}
-	if c.floorTries++; c.floorTries <= quickRetries {
+	if c.floorWait == nil {
 		a := max(c.lastAttempt, time.Millisecond)
-		return backoff.Uniform(a, 4*a)
+		c.floorWait = &backoff.Exp{Base: a, Cap: max(a, c.e.cfg.Lease.RetryDelay)}
 	}
-	return backoff.Jitter(c.e.cfg.Lease.RetryDelay)
+	return c.floorWait.Next()
 }
 
 // onNotice takes a notice n that came during wait: done says that wait

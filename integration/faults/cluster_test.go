@@ -487,8 +487,9 @@ func (r *rig) halfMigrate(t *testing.T, slot uint16, src, dst int) {
 
 // scClusterMasterPartitioned: every candidate's links to one master (the
 // master of a copy of the election's key) are blackholed: the cluster
-// itself still sees the master (no failover), the clients do not. The
-// leader must keep extending its term on the other two copies, a new
+// itself still sees the master (no failover), the clients do not. Terms
+// must be extended on the other two copies (the leader's, unless a loaded
+// host made it lapse first), a new
 // leader be elected without the master (the leader is cut off), and,
 // once the links are healed, another after it.
 func scClusterMasterPartitioned(t *testing.T, bin string) {
@@ -502,9 +503,16 @@ func scClusterMasterPartitioned(t *testing.T, bin string) {
 		p.Partition()
 	}
 	at := r.mark("every candidate's links to master %d blackholed", m)
-	r.waitEv(from, waitLong, "the leader's term extended without master "+strconv.Itoa(m), func(ev wire.Event) bool {
-		return ev.Ev == wire.Refresh && ev.PID == l.pid && ev.TS == el.TS && ev.VU > at+ttl.Nanoseconds()
+	// Any term extended after the partition was extended without master
+	// m (every candidate's links to it are cut). It is the leader's, unless
+	// a loaded host made that term lapse first (the rig's checkers judge
+	// the handover like any other): then the next leader's.
+	ext, _ := r.waitEv(from, waitLong, "term extended without master "+strconv.Itoa(m), func(ev wire.Event) bool {
+		return ev.Ev == wire.Refresh && ev.VU > at+ttl.Nanoseconds()
 	})
+	if ext.PID != l.pid || ext.TS != el.TS {
+		t.Logf("the leader's term ended before an extension; a later term (pid %d) was extended without master %d", ext.PID, m)
+	}
 	partitionLeader(r)
 	for _, p := range r.nodeProxies(m) {
 		p.Heal()
