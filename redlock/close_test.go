@@ -63,8 +63,7 @@ func closeSilent(t *testing.T, kind, made string) {
 	key := "close/" + kind + "/" + made
 	l, err := c.Acquire(ctx, key, 10*time.Second)
 	require.NoError(t, err, "a majority answers")
-	_, err = l.Release(ctx)
-	require.NoError(t, err, "a majority answers")
+	require.NoError(t, l.Release(ctx), "a majority answers")
 
 	t0 := time.Now()
 	require.NoError(t, c.Close())

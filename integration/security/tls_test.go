@@ -12,7 +12,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/redlease/redlease/internal/redlockx"
 	"github.com/redlease/redlease/internal/testing/redistest"
 	"github.com/redlease/redlease/redlock"
 )
@@ -86,7 +85,7 @@ func TestTLS(t *testing.T) {
 		require.NoError(t, c.Bootstrap(ctx))
 		l, err := c.TryAcquire(ctx, "tls:dial", 5*time.Second)
 		require.NoError(t, err)
-		_, err = l.Release(ctx)
+		err = l.Release(ctx)
 		require.NoError(t, err)
 	})
 
@@ -155,7 +154,6 @@ func tlsCycle(t *testing.T, addrs []string, ca *authority, cert tls.Certificate)
 	in, err := c.Inspect(ctx, "tls:lock")
 	require.NoError(t, err)
 	assert.Equal(t, l.Value(), in.Value)
-	n, err := l.Release(ctx)
+	err = l.Release(ctx)
 	require.NoError(t, err)
-	assert.GreaterOrEqual(t, n, redlockx.Quorum(c))
 }
