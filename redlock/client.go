@@ -132,19 +132,15 @@ func (c *Client) Bootstrap(ctx context.Context) error {
 	return c.checkNodes(ctx, true)
 }
 
-// Close makes further calls fail with ErrClosed and waits for the requests
-// still in flight and the goroutines of the change-notice subscriptions of
-// lease, observer and election, for at most twice NodeTimeout (at least
-// 250ms): long enough for a node that answers. Then it closes the go-redis
-// clients of a Client made by [Dial], which ends the requests stuck on a
-// silent node at once, and waits for them as long again. Those given to
-// New stay the caller's: requests stuck on them end at their socket
-// timeouts (ReadTimeout), or as soon as the caller closes them, and their
-// late answers are handled as before (a late copy of a released lock is
-// deleted), without logs or Hooks. A subscription's connection set-up
-// stuck on a silent node ends at the socket timeouts either way (closing
-// a go-redis client does not cut it). Closing twice is safe (see
-// docs/design.md §1.3).
+// Close makes further calls fail with ErrClosed. It waits for the
+// requests in flight and the notice subscriptions' goroutines for at most
+// twice NodeTimeout (at least 250ms), long enough for a node that answers;
+// then a Client made by [Dial] closes its go-redis clients, which ends the
+// requests stuck on a silent node at once. A Client made by New leaves
+// such requests to the caller's clients: they end at their socket
+// timeouts or when the caller closes them, their late answers handled as
+// before, without logs or Hooks. Closing twice is safe (docs/design.md
+// §1.3).
 func (c *Client) Close() error {
 	c.closeOnce.Do(func() { close(c.closing) }) // ends Acquire's waits
 	c.mu.Lock()                                 // waits for calls to return
