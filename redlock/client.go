@@ -16,8 +16,9 @@ import (
 // A Client is safe for concurrent use. It starts no goroutine of its own
 // beyond the requests of a call: requests to slow nodes may outlive the call
 // that made them (a call returns at quorum), bounded by the go-redis
-// client's socket timeouts; [Client.Close] waits for them. A closed Client
-// cannot be reused.
+// client's socket timeouts; [Client.Close] waits for them, but not for
+// those stuck on a node that does not answer. A closed Client cannot be
+// reused.
 type Client struct {
 	cfg    Config
 	nodes  []*node   // the voters of a key in bucket 0: every key's, but on a bucketed cluster
@@ -31,6 +32,7 @@ type Client struct {
 	closed    bool
 	closing   chan struct{}
 	closeOnce sync.Once
+	left      atomic.Bool // Close returned before every request ended (close.go)
 
 	raising atomic.Bool // a raisePass is running
 	ready   readiness   // when the next raisePass is due (readiness.go)
@@ -70,7 +72,8 @@ func New(ctx context.Context, cfg Config, nodes ...redis.UniversalClient) (*Clie
 	if len(nodes) == 0 {
 		return nil, fmt.Errorf("%w: no nodes given", ErrInvalidConfig)
 	}
-	c := &Client{cfg: cfg, log: cfg.Logger, quorum: len(nodes)/2 + 1, closing: make(chan struct{})}
+	c := &Client{cfg: cfg, quorum: len(nodes)/2 + 1, closing: make(chan struct{})}
+	c.log = quietLogger{cfg.Logger, c}
 	c.args = newScriptArgs(&c.cfg)
 	seen := make(map[string]int, len(nodes))
 	given := make(map[uintptr]int, len(nodes)) // one client object twice
@@ -129,22 +132,30 @@ func (c *Client) Bootstrap(ctx context.Context) error {
 	return c.checkNodes(ctx, true)
 }
 
-// Close waits for the requests still in flight and the goroutines of the
-// change-notice subscriptions of lease, observer and election (bounded by
-// the go-redis clients' socket timeouts) and makes further calls fail
-// with ErrClosed.
-// It closes the go-redis clients only of a Client made by [Dial]; those
-// given to New stay the caller's. Closing twice is safe.
+// Close makes further calls fail with ErrClosed. It waits for the
+// requests in flight and the notice subscriptions' goroutines for at most
+// twice NodeTimeout (at least 250ms), long enough for a node that answers;
+// then a Client made by [Dial] closes its go-redis clients, which ends the
+// requests stuck on a silent node at once. A Client made by New leaves
+// such requests to the caller's clients: they end at their socket
+// timeouts or when the caller closes them, their late answers handled as
+// before, without logs or Hooks. Closing twice is safe (docs/design.md
+// §1.3).
 func (c *Client) Close() error {
 	c.closeOnce.Do(func() { close(c.closing) }) // ends Acquire's waits
 	c.mu.Lock()                                 // waits for calls to return
 	owned := c.owned
 	c.closed, c.owned = true, nil
 	c.mu.Unlock()
-	c.wg.Wait()
+	done := c.drained()
+	finished := waitFor(done, c.closeGrace()) // see close.go
 	for _, rc := range owned {
-		_ = rc.Close()
+		_ = rc.Close() // ends the requests stuck on a silent node at once
 	}
+	if !finished && len(owned) > 0 {
+		finished = waitFor(done, c.closeGrace())
+	}
+	c.left.Store(!finished)
 	return nil
 }
 

@@ -79,7 +79,8 @@ func NewCluster(ctx context.Context, cfg Config, cluster *redis.ClusterClient, n
 	}
 	cfg = cfg.withDefaults()
 	buckets := cfg.Buckets
-	c := &Client{cfg: cfg, log: cfg.Logger, quorum: n/2 + 1, closing: make(chan struct{}), cluster: cluster}
+	c := &Client{cfg: cfg, quorum: n/2 + 1, closing: make(chan struct{}), cluster: cluster}
+	c.log = quietLogger{cfg.Logger, c}
 	c.args = newScriptArgs(&c.cfg)
 	c.args.layout = clusterkey.Layout(n, buckets)
 	for b := range buckets {

@@ -23,7 +23,8 @@ type call func(ctx context.Context, n *node) answer
 // are reported as voteError saying why.
 //
 // Requests still running when fanout returns go on, within the same
-// deadline, in goroutines tracked by the client (Close waits for them);
+// deadline, in goroutines tracked by the client (Close waits for them up
+// to closeGrace: see close.go);
 // their answers go to late, if not nil, which runs in that goroutine.
 // answers[i] belongs to nodes[i].
 func (c *Client) fanout(ctx context.Context, nodes []*node, do call, done func(answers []answer, got []bool) bool, late func(n *node, a answer)) (answers []answer) {

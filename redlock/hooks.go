@@ -137,7 +137,7 @@ func isTimeout(err error) bool {
 
 // observe reports ev to the client's Hooks, if any.
 func (c *Client) observe(ev Event) {
-	if c.cfg.Hooks != nil {
+	if c.cfg.Hooks != nil && !c.left.Load() {
 		ev.Outcome = outcome(ev.Err)
 		c.cfg.Hooks.Observe(ev)
 	}

@@ -53,61 +53,79 @@ func TestNoPasswordInOutput(t *testing.T) {
 	const pw = "s3cr3t/P@ss:w0rd"
 	const wrong = "wr0ng-passw0rd"
 	g := redistest.Start(t, 3, redistest.Options{Extra: []string{"requirepass " + pw}})
-	nodeURL := func(addr, pass string) string {
-		return (&url.URL{Scheme: "redis", User: url.UserPassword("default", pass), Host: addr}).String()
-	}
 	var good []string
 	for _, a := range g.Addrs() {
 		good = append(good, nodeURL(a, pw))
 	}
 	escaped := strings.TrimPrefix(strings.Split(good[0], "@")[0], "redis://default:")
 	require.NotEqual(t, pw, escaped, "the URL escapes the password")
-	secrets := []string{pw, escaped, wrong}
+	sc := &secretCheck{t: t, secrets: []string{pw, escaped, wrong}}
 
 	client := testClient(t, g, pw)
 	campaign(t, client, "secret", "cand-1")
-	var outputs []string
-	check := func(what string, code, want int, stdout, stderr string) {
-		t.Helper()
-		assert.Equal(t, want, code, "%s: exit code; stderr:\n%s", what, stderr)
-		outputs = append(outputs, stdout, stderr)
-		for _, s := range secrets {
-			assert.NotContains(t, stdout, s, "%s: stdout", what)
-			assert.NotContains(t, stderr, s, "%s: stderr", what)
-		}
-	}
-
 	nodes := strings.Join(good, ",")
 	code, stdout, stderr := runCLI(t, "status", "--name", "secret", "--nodes", nodes, "--verbose")
-	check("status", code, exitOK, stdout, stderr)
+	sc.check("status", code, exitOK, stdout, stderr)
 	assert.Contains(t, stdout, "verdict: leader cand-1")
 	code, stdout, stderr = runCLI(t, "status", "--name", "secret", "--nodes", nodes, "--json")
-	check("status --json", code, exitOK, stdout, stderr)
-
-	// A wrong password: refused for good (redlock.ErrAccessDenied), and the
-	// error names the node and why.
-	mixed := strings.Join([]string{good[0], nodeURL(g.Addrs()[1], wrong), nodeURL("127.0.0.1:1", pw)}, ",")
-	code, stdout, stderr = runCLI(t, "status", "--name", "secret", "--nodes", mixed, "--verbose")
-	check("status with a wrong password", code, exitError, stdout, stderr)
-	assert.Contains(t, stderr, "WRONGPASS")
-	assert.Contains(t, stderr, g.Addrs()[1])
-	// An unreachable node: its row says why.
-	unreachable := strings.Join([]string{good[0], good[1], nodeURL("127.0.0.1:1", pw)}, ",")
-	code, stdout, stderr = runCLI(t, "status", "--name", "secret", "--nodes", unreachable, "--verbose")
-	check("status with an unreachable node", code, exitOK, stdout, stderr)
-	assert.Contains(t, stdout, "connection refused")
+	sc.check("status --json", code, exitOK, stdout, stderr)
+	sc.nodeErrors(g, good, pw, wrong)
 
 	t.Setenv(envNodes, nodes) // watch reads the nodes from the environment
 	w := startCLI(t, "watch", "--name", "secret", "--verbose")
 	w.stdout.waitContains(t, "leader cand-1")
 	code = w.interrupt(t, signalCause{syscall.SIGINT})
-	check("watch", code, exitOK, w.stdout.String(), w.stderr.String())
+	sc.check("watch", code, exitOK, w.stdout.String(), w.stderr.String())
 
 	code, stdout, stderr = runCLI(t, "run", "--name", "secret-run", "--ttl", "3s", "--grace", "500ms", "--verbose",
 		"--", "sh", "-c", "echo token=$REDLEASE_TOKEN")
-	check("run", code, 0, stdout, stderr)
+	sc.check("run", code, 0, stdout, stderr)
 	assert.Contains(t, stdout, "token=")
+	sc.badURLs(pw, escaped)
+	t.Logf("%d outputs checked, %d bytes", len(sc.outputs), len(strings.Join(sc.outputs, "")))
+}
 
+// nodeURL is the redis:// URL of addr with user default and password pass.
+func nodeURL(addr, pass string) string {
+	return (&url.URL{Scheme: "redis", User: url.UserPassword("default", pass), Host: addr}).String()
+}
+
+// secretCheck checks that no secret shows in what the CLI printed.
+type secretCheck struct {
+	t       *testing.T
+	secrets []string
+	outputs []string
+}
+
+func (sc *secretCheck) check(what string, code, want int, stdout, stderr string) {
+	t := sc.t
+	t.Helper()
+	assert.Equal(t, want, code, "%s: exit code; stderr:\n%s", what, stderr)
+	sc.outputs = append(sc.outputs, stdout, stderr)
+	for _, s := range sc.secrets {
+		assert.NotContains(t, stdout, s, "%s: stdout", what)
+		assert.NotContains(t, stderr, s, "%s: stderr", what)
+	}
+}
+
+// nodeErrors: a wrong password is refused for good
+// (redlock.ErrAccessDenied), and the error names the node and why; an
+// unreachable node's row says why.
+func (sc *secretCheck) nodeErrors(g *redistest.Group, good []string, pw, wrong string) {
+	t := sc.t
+	mixed := strings.Join([]string{good[0], nodeURL(g.Addrs()[1], wrong), nodeURL("127.0.0.1:1", pw)}, ",")
+	code, stdout, stderr := runCLI(t, "status", "--name", "secret", "--nodes", mixed, "--verbose")
+	sc.check("status with a wrong password", code, exitError, stdout, stderr)
+	assert.Contains(t, stderr, "WRONGPASS")
+	assert.Contains(t, stderr, g.Addrs()[1])
+	unreachable := strings.Join([]string{good[0], good[1], nodeURL("127.0.0.1:1", pw)}, ",")
+	code, stdout, stderr = runCLI(t, "status", "--name", "secret", "--nodes", unreachable, "--verbose")
+	sc.check("status with an unreachable node", code, exitOK, stdout, stderr)
+	assert.Contains(t, stdout, "connection refused")
+}
+
+// badURLs: a malformed node URL is a usage error that shows it redacted.
+func (sc *secretCheck) badURLs(pw, escaped string) {
 	for _, bad := range []string{
 		"redis://default:" + escaped + "@127.0.0.1:bad", // a bad port
 		"redis://default:" + pw + "@127.0.0.1:1",        // the password not escaped
@@ -115,9 +133,8 @@ func TestNoPasswordInOutput(t *testing.T) {
 		"http://default:" + escaped + "@127.0.0.1:1",    // a bad scheme
 		"redis://default:" + escaped + "@127.0.0.1:1/x", // a bad database
 	} {
-		code, stdout, stderr = runCLI(t, "status", "--name", "secret", "--nodes", bad)
-		check(displaySpec(bad), code, exitUsage, stdout, stderr)
-		assert.Contains(t, stderr, "REDACTED", bad)
+		code, stdout, stderr := runCLI(sc.t, "status", "--name", "secret", "--nodes", bad)
+		sc.check(displaySpec(bad), code, exitUsage, stdout, stderr)
+		assert.Contains(sc.t, stderr, "REDACTED", bad)
 	}
-	t.Logf("%d outputs checked, %d bytes", len(outputs), len(strings.Join(outputs, "")))
 }

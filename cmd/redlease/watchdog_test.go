@@ -229,6 +229,13 @@ func testFrozenSupervisor(t *testing.T, watchdog bool) {
 		assert.NotEmpty(t, overlaps, "without the watchdog, A's command runs while A is frozen")
 	}
 
+	resumeFrozen(t, a, watchdog)
+}
+
+// resumeFrozen resumes the frozen supervisor a, checks what it says about
+// its pause (the watchdog's verdict, or the command that ran on), and
+// ends it with SIGTERM.
+func resumeFrozen(t *testing.T, a *process, watchdog bool) {
 	require.NoError(t, a.cmd.Process.Signal(syscall.SIGCONT))
 	msg := a.stderr.waitContains(t, "this process was paused for ")
 	for line := range strings.Lines(msg) {

@@ -81,33 +81,48 @@ func elect(ctx context.Context, w io.Writer, addrs []string, bootstrap bool) err
 	}()
 	terms := make(chan election.Term, 4)
 	for _, id := range []string{"east", "west"} {
-		client, err := redlock.NewCluster(ctx, redlock.Config{NodeTimeout: 200 * time.Millisecond}, cc, replicas)
+		c, err := join(ctx, w, cc, id, bootstrap, len(cands) == 0, terms)
 		if err != nil {
-			return err
-		}
-		if bootstrap {
-			if err := client.Bootstrap(ctx); err != nil {
-				_ = client.Close()
-				return err
-			}
-		}
-		if len(cands) == 0 {
-			printPlacement(ctx, w, client)
-		}
-		c, err := campaign(ctx, client, id, func(t election.Term) {
-			fmt.Fprintf(w, "%s: elected, fencing token %d\n", t.ID, t.Token)
-			select {
-			case terms <- t:
-			default: // a term after the show: nobody waits for it
-			}
-		})
-		if err != nil {
-			_ = client.Close()
 			return err
 		}
 		cands = append(cands, c)
 	}
+	return handover(ctx, w, cands, terms)
+}
 
+// join makes candidate id's Client on cc and starts its campaign; its
+// terms go to terms. The first candidate prints the key's placement.
+func join(ctx context.Context, w io.Writer, cc *redis.ClusterClient, id string, bootstrap, first bool, terms chan<- election.Term) (*candidate, error) {
+	client, err := redlock.NewCluster(ctx, redlock.Config{NodeTimeout: 200 * time.Millisecond}, cc, replicas)
+	if err != nil {
+		return nil, err
+	}
+	if bootstrap {
+		if err := client.Bootstrap(ctx); err != nil {
+			_ = client.Close()
+			return nil, err
+		}
+	}
+	if first {
+		printPlacement(ctx, w, client)
+	}
+	c, err := campaign(ctx, client, id, func(t election.Term) {
+		fmt.Fprintf(w, "%s: elected, fencing token %d\n", t.ID, t.Token)
+		select {
+		case terms <- t:
+		default: // a term after the show: nobody waits for it
+		}
+	})
+	if err != nil {
+		_ = client.Close()
+		return nil, err
+	}
+	return c, nil
+}
+
+// handover: the first leader resigns and the other takes over with a
+// higher token.
+func handover(ctx context.Context, w io.Writer, cands []*candidate, terms <-chan election.Term) error {
 	first, err := next(ctx, terms)
 	if err != nil {
 		return err

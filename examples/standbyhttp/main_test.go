@@ -43,27 +43,7 @@ func TestStandbyHTTP(t *testing.T) {
 	}}
 	defer client.CloseIdleConnections()
 
-	// Both instances see the same leader once their observers have read
-	// the election: waits on /leader itself.
-	var views [2]leaderView
-	var last string
-	defer func() {
-		if t.Failed() {
-			t.Log("last /leader:", last)
-		}
-	}()
-	require.Eventually(t, func() bool {
-		for i, u := range urls {
-			code, body := get(t, client, u+"/leader")
-			if code != http.StatusOK || json.Unmarshal([]byte(body), &views[i]) != nil || views[i].State != "leader" {
-				last = body
-				return false
-			}
-		}
-		// Leader and URL, not the token: an observer that read the very
-		// first term while its token was being written shows token 0 for it.
-		return views[0].Leader == views[1].Leader && views[0].URL == views[1].URL
-	}, 10*time.Second, 10*time.Millisecond, "both instances see a leader")
+	views := sameLeader(t, client, urls)
 	leaderURL := views[0].URL
 	require.Contains(t, urls, leaderURL)
 	standby := urls[0]
@@ -93,6 +73,31 @@ func TestStandbyHTTP(t *testing.T) {
 	cancel()
 	require.NoError(t, <-done)
 	t.Log(out.String())
+}
+
+// sameLeader waits until both instances see the same leader on /leader
+// (once their observers have read the election) and returns their views.
+func sameLeader(t *testing.T, client *http.Client, urls []string) [2]leaderView {
+	var views [2]leaderView
+	var last string
+	defer func() {
+		if t.Failed() {
+			t.Log("last /leader:", last)
+		}
+	}()
+	require.Eventually(t, func() bool {
+		for i, u := range urls {
+			code, body := get(t, client, u+"/leader")
+			if code != http.StatusOK || json.Unmarshal([]byte(body), &views[i]) != nil || views[i].State != "leader" {
+				last = body
+				return false
+			}
+		}
+		// Leader and URL, not the token: an observer that read the very
+		// first term while its token was being written shows token 0 for it.
+		return views[0].Leader == views[1].Leader && views[0].URL == views[1].URL
+	}, 10*time.Second, 10*time.Millisecond, "both instances see a leader")
+	return views
 }
 
 func get(t *testing.T, c *http.Client, url string) (int, string) {

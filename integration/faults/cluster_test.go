@@ -412,10 +412,6 @@ func scClusterSlotMigration(t *testing.T, bin string) {
 	slot := copySlot(v)
 	src := r.copyMaster(v)
 	dst := r.copyMaster((v + 1 + r.rng.IntN(clusterCopies-1)) % clusterCopies)
-	srcID, err := r.admin[src].ClusterMyID(ctx).Result()
-	require.NoError(t, err)
-	dstID, err := r.admin[dst].ClusterMyID(ctx).Result()
-	require.NoError(t, err)
 	l, el := r.leader()
 	r.waitWrites(l, el.TS, 3)
 
@@ -431,20 +427,7 @@ func scClusterSlotMigration(t *testing.T, bin string) {
 	k3, err := p3.TryAcquire(ctx, keys[2], maxTTL)
 	require.NoError(t, err)
 
-	require.NoError(t, r.admin[dst].Do(ctx, "CLUSTER", "SETSLOT", slot, "IMPORTING", srcID).Err())
-	require.NoError(t, r.admin[src].Do(ctx, "CLUSTER", "SETSLOT", slot, "MIGRATING", dstID).Err())
-	for {
-		ks, err := r.admin[src].ClusterGetKeysInSlot(ctx, int(slot), 100).Result()
-		require.NoError(t, err)
-		if len(ks) == 0 {
-			break
-		}
-		args := []any{"MIGRATE", "127.0.0.1", r.server(dst).Port(), "", 0, 1000, "KEYS"}
-		for _, k := range ks {
-			args = append(args, k)
-		}
-		require.NoError(t, r.admin[src].Do(ctx, args...).Err())
-	}
+	r.halfMigrate(t, slot, src, dst)
 	at := r.mark("copy %d's slot %d MIGRATING from master %d to master %d, every key moved", v, slot, src, dst)
 	require.NoError(t, k1.Extend(ctx, maxTTL))
 	_, err = p2.TryAcquire(ctx, keys[0], maxTTL)
@@ -476,6 +459,30 @@ func scClusterSlotMigration(t *testing.T, bin string) {
 	r.waitTerms(2, done, waitLong)
 	rep := r.finish()
 	r.expect(rep)
+}
+
+// halfMigrate leaves slot half-way from master src to master dst:
+// IMPORTING on dst, MIGRATING on src, and every key of it moved to dst.
+func (r *rig) halfMigrate(t *testing.T, slot uint16, src, dst int) {
+	ctx := context.Background()
+	srcID, err := r.admin[src].ClusterMyID(ctx).Result()
+	require.NoError(t, err)
+	dstID, err := r.admin[dst].ClusterMyID(ctx).Result()
+	require.NoError(t, err)
+	require.NoError(t, r.admin[dst].Do(ctx, "CLUSTER", "SETSLOT", slot, "IMPORTING", srcID).Err())
+	require.NoError(t, r.admin[src].Do(ctx, "CLUSTER", "SETSLOT", slot, "MIGRATING", dstID).Err())
+	for {
+		ks, err := r.admin[src].ClusterGetKeysInSlot(ctx, int(slot), 100).Result()
+		require.NoError(t, err)
+		if len(ks) == 0 {
+			return
+		}
+		args := []any{"MIGRATE", "127.0.0.1", r.server(dst).Port(), "", 0, 1000, "KEYS"}
+		for _, k := range ks {
+			args = append(args, k)
+		}
+		require.NoError(t, r.admin[src].Do(ctx, args...).Err())
+	}
 }
 
 // scClusterMasterPartitioned: every candidate's links to one master (the

@@ -284,6 +284,16 @@ func scEvictingPolicy(t *testing.T, bin string) {
 		t.Errorf("node %d was written the election's keys after the bound, although refused: %v (now %q)", e.v, late, get(e.a, electionKey))
 	}
 
+	e.restartRefused(t)
+	rep := r.finish()
+	r.expect(rep)
+}
+
+// restartRefused restarts the first candidate against the evicting node:
+// redlock.New refuses it, with an error naming the node and its policy,
+// and it starts with AllowEviction.
+func (e *evicting) restartRefused(t *testing.T) {
+	r := e.r
 	sl := r.slots[0]
 	r.stop(sl.cur)
 	ev := r.spawnRefused(sl)
@@ -296,8 +306,6 @@ func scEvictingPolicy(t *testing.T, bin string) {
 	r.waitEv(from, waitLong, "candidate "+np.id+" ready with AllowEviction", func(ev wire.Event) bool {
 		return ev.Ev == wire.Ready && ev.PID == np.pid
 	})
-	rep := r.finish()
-	r.expect(rep)
 }
 
 // ctlEvictingAllowEviction: the negative control of the eviction guard:

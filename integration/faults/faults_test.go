@@ -31,15 +31,49 @@ func TestFaults(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts real redis-server and candidate processes")
 	}
-	const all = "C1 C2 C3 C4"
 	bin := buildCandidate(t, t.TempDir())
 	var rows []row
 	began := time.Now()
-	type scenario struct {
-		name, fault, checks string
-		run                 func(*testing.T, string)
+	scenarios := faultScenarios(t)
+	serverOnly := os.Getenv(envServerOnly) != ""
+	for _, sc := range scenarios {
+		start := time.Now()
+		ok := t.Run(sc.name, func(t *testing.T) {
+			if serverOnly && (strings.HasPrefix(sc.name, "control/") || strings.HasPrefix(sc.name, "soak")) {
+				// The controls show the checkers catch a violation and the
+				// soak draws random faults: neither depends on the server,
+				// and both ran in make test's first pass (Redis).
+				t.Skipf("%s is set: this pass runs the scenarios whose outcome depends on the server", envServerOnly)
+			}
+			sc.run(t, bin)
+		})
+		if o, ran := outcomeOf(t.Name() + "/" + sc.name); ran {
+			result := "pass"
+			if strings.HasPrefix(sc.name, "control/") {
+				result = "caught"
+			}
+			if !ok {
+				result = "**FAIL**"
+			}
+			rows = append(rows, row{name: sc.name, fault: sc.fault, checks: sc.checks, result: result, o: o, took: time.Since(start)})
+		}
 	}
-	scenarios := []scenario{
+	writeTable(t, rows, time.Since(began))
+}
+
+// faultScenario is one scenario of TestFaults: the fault it injects and
+// the checks it expects to hold (or, for a negative control, to fail).
+type faultScenario struct {
+	name, fault, checks string
+	run                 func(*testing.T, string)
+}
+
+// faultScenarios are TestFaults' scenarios, in order: the faults, the
+// negative controls, the soak (and the cluster soak with
+// REDLEASE_SOAK_CLUSTER).
+func faultScenarios(t *testing.T) []faultScenario {
+	const all = "C1 C2 C3 C4"
+	scenarios := []faultScenario{
 		{"no_faults_8_contenders", "none; leaders resign after ~150ms", all, scNoFaults},
 		{"leader_links_time_out", "every link of the leader blackholed, twice", all, scLeaderLinksTimeOut},
 		{"node_links_flap", "one node's links down and up for 3s", all, scNodeFlap},
@@ -71,33 +105,10 @@ func TestFaults(t *testing.T) {
 		{"soak", fmt.Sprintf("a random fault every 5s for %s", soakLength(t)), all + "; no stray keys", scSoak},
 	}
 	if os.Getenv(envSoakCluster) != "" {
-		scenarios = append(scenarios, scenario{"soak_cluster",
+		scenarios = append(scenarios, faultScenario{"soak_cluster",
 			fmt.Sprintf("Redis Cluster (3 masters + replicas): a random fault every 5s for %s", soakLength(t)), all + "; no stray keys", scSoakCluster})
 	}
-	serverOnly := os.Getenv(envServerOnly) != ""
-	for _, sc := range scenarios {
-		start := time.Now()
-		ok := t.Run(sc.name, func(t *testing.T) {
-			if serverOnly && (strings.HasPrefix(sc.name, "control/") || strings.HasPrefix(sc.name, "soak")) {
-				// The controls show the checkers catch a violation and the
-				// soak draws random faults: neither depends on the server,
-				// and both ran in make test's first pass (Redis).
-				t.Skipf("%s is set: this pass runs the scenarios whose outcome depends on the server", envServerOnly)
-			}
-			sc.run(t, bin)
-		})
-		if o, ran := outcomeOf(t.Name() + "/" + sc.name); ran {
-			result := "pass"
-			if strings.HasPrefix(sc.name, "control/") {
-				result = "caught"
-			}
-			if !ok {
-				result = "**FAIL**"
-			}
-			rows = append(rows, row{name: sc.name, fault: sc.fault, checks: sc.checks, result: result, o: o, took: time.Since(start)})
-		}
-	}
-	writeTable(t, rows, time.Since(began))
+	return scenarios
 }
 
 // sleepUntil waits until the monotonic reading at: the timed end of a

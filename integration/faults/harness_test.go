@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"hash/fnv"
+	"io"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -279,42 +280,7 @@ func (r *rig) spawn(sl *slot, extra ...string) *proc {
 	if sl.gen > 1 {
 		id = fmt.Sprintf("%s.%d", id, sl.gen)
 	}
-	nodes := []string{"-nodes", strings.Join(sl.addrs(), ",")}
-	if r.cl != nil {
-		nodes = r.clusterArgs(sl)
-	}
-	if r.sent != nil {
-		nodes = []string{"-sentinels", strings.Join(r.sent.ss.Addrs(), ","), "-masters", strings.Join(r.sent.ss.Groups(), ",")}
-	}
-	args := append([]string{"-id", id}, nodes...)
-	args = append(args, "-key", electionKey, "-store", r.store.url(),
-		"-ttl", ttl.String(), "-maxttl", maxTTL.String(), "-node-timeout", nodeTimeout.String(),
-		"-resign-after", r.o.resignAfter.String())
-	if r.o.unsafe {
-		args = append(args, "-unsafe-ignore-deadline")
-	}
-	if r.o.noFencing {
-		args = append(args, "-fencing=false")
-	}
-	if sl.i < r.o.redisDefaults {
-		args = append(args, "-redis-defaults")
-	}
-	if r.o.compute > 0 {
-		args = append(args, "-compute", r.o.compute.String())
-	}
-	if r.o.gap > 0 {
-		args = append(args, "-gap", r.o.gap.String())
-	}
-	if r.o.noQuarantine {
-		args = append(args, "-disable-quarantine")
-	}
-	if r.o.allowEviction {
-		args = append(args, "-allow-eviction")
-	}
-	if r.o.noReplIDCheck {
-		args = append(args, "-no-replication-id-check")
-	}
-	args = append(args, extra...)
+	args := append(r.candidateArgs(sl, id), extra...)
 	p := &proc{id: id, slot: sl, log: filepath.Join(r.dir, id+".log"), exited: make(chan struct{})}
 	logf, err := os.Create(p.log)
 	if err != nil {
@@ -339,22 +305,73 @@ func (r *rig) spawn(sl *slot, extra ...string) *proc {
 	r.mu.Unlock()
 	sl.cur = p
 	r.hist.add(wire.Event{Ev: checker.Spawn, ID: id, PID: p.pid, T: wire.Now()})
-	r.readers.Go(func() {
-		sc := bufio.NewScanner(out)
-		sc.Buffer(make([]byte, 64<<10), 1<<20)
-		for sc.Scan() {
-			var ev wire.Event
-			if err := json.Unmarshal(sc.Bytes(), &ev); err != nil {
-				r.hist.add(wire.Event{Ev: wire.Failure, ID: id, PID: p.pid, T: wire.Now(), Cause: "bad line: " + sc.Text()})
-				continue
-			}
-			ev.PID = p.pid
-			r.hist.add(ev)
-		}
-		p.err = p.cmd.Wait()
-		close(p.exited)
-	})
+	r.readers.Go(func() { r.read(p, out) })
 	return p
+}
+
+// candidateArgs are the flags of candidate id in sl: its nodes (servers,
+// cluster or Sentinel groups) and the rig's options.
+func (r *rig) candidateArgs(sl *slot, id string) []string {
+	nodes := []string{"-nodes", strings.Join(sl.addrs(), ",")}
+	if r.cl != nil {
+		nodes = r.clusterArgs(sl)
+	}
+	if r.sent != nil {
+		nodes = []string{"-sentinels", strings.Join(r.sent.ss.Addrs(), ","), "-masters", strings.Join(r.sent.ss.Groups(), ",")}
+	}
+	args := append([]string{"-id", id}, nodes...)
+	args = append(args, "-key", electionKey, "-store", r.store.url(),
+		"-ttl", ttl.String(), "-maxttl", maxTTL.String(), "-node-timeout", nodeTimeout.String(),
+		"-resign-after", r.o.resignAfter.String())
+	for _, f := range []struct {
+		on   bool
+		flag string
+	}{
+		{r.o.unsafe, "-unsafe-ignore-deadline"},
+		{r.o.noFencing, "-fencing=false"},
+		{sl.i < r.o.redisDefaults, "-redis-defaults"},
+	} {
+		if f.on {
+			args = append(args, f.flag)
+		}
+	}
+	if r.o.compute > 0 {
+		args = append(args, "-compute", r.o.compute.String())
+	}
+	if r.o.gap > 0 {
+		args = append(args, "-gap", r.o.gap.String())
+	}
+	for _, f := range []struct {
+		on   bool
+		flag string
+	}{
+		{r.o.noQuarantine, "-disable-quarantine"},
+		{r.o.allowEviction, "-allow-eviction"},
+		{r.o.noReplIDCheck, "-no-replication-id-check"},
+	} {
+		if f.on {
+			args = append(args, f.flag)
+		}
+	}
+	return args
+}
+
+// read adds the events candidate p writes on out to the history, until
+// it exits.
+func (r *rig) read(p *proc, out io.Reader) {
+	sc := bufio.NewScanner(out)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for sc.Scan() {
+		var ev wire.Event
+		if err := json.Unmarshal(sc.Bytes(), &ev); err != nil {
+			r.hist.add(wire.Event{Ev: wire.Failure, ID: p.id, PID: p.pid, T: wire.Now(), Cause: "bad line: " + sc.Text()})
+			continue
+		}
+		ev.PID = p.pid
+		r.hist.add(ev)
+	}
+	p.err = p.cmd.Wait()
+	close(p.exited)
 }
 
 // spawnRefused starts a candidate in sl that redlock.New must refuse, and

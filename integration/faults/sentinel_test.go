@@ -115,18 +115,7 @@ func scSentinelFailover(t *testing.T, bin string) {
 	// master has not moved, for up to a minute. (Failover asks the next
 	// sentinel while one says INPROG.) Each request is a mark, and every
 	// sentinel's lines on the group go to the test's log.
-	var failback int64
-	for deadline := time.Now().Add(time.Minute); ; {
-		require.NoError(t, r.sent.ss.Failover(name, waitLong))
-		failback = r.mark("SENTINEL FAILOVER %s", name)
-		err := r.sent.ss.WaitMaster(name, master.Addr(), waitLong)
-		if err == nil {
-			break
-		}
-		r.sent.logTail(t, name)
-		require.True(t, time.Now().Before(deadline), "%v", err)
-		require.NoError(t, r.sent.ss.WaitReplica(name, master.Addr(), waitLong), "the failback moved something: not asked again")
-	}
+	failback := r.failBack(t, name, master.Addr())
 	require.NoError(t, repl.WaitReplicaOf(master.Addr(), waitLong))
 	r.admin[v] = old
 	r.until(waitLong, "the old master quarantined by a candidate after the failback", func() bool {
@@ -141,15 +130,37 @@ func scSentinelFailover(t *testing.T, bin string) {
 	t.Logf("group %s: replica promoted %s after the kill; failed back and quarantined %s after SENTINEL FAILOVER",
 		name, gap(killed, promoted), gap(failback, back))
 
-	// One WARN line per candidate, node and event: the promoted replica,
-	// then the old master back; and the floor raise once per event.
+	r.checkChangeLogs(t, name, node, [2]string{repl.Addr(), master.Addr()}, [2]string{replRun, backRun})
+}
+
+// failBack asks the sentinels of group name to fail over back to master,
+// again while its master has not moved, for up to a minute; it returns the
+// mark of the request that moved it.
+func (r *rig) failBack(t *testing.T, name, master string) (failback int64) {
+	for deadline := time.Now().Add(time.Minute); ; {
+		require.NoError(t, r.sent.ss.Failover(name, waitLong))
+		failback = r.mark("SENTINEL FAILOVER %s", name)
+		err := r.sent.ss.WaitMaster(name, master, waitLong)
+		if err == nil {
+			return failback
+		}
+		r.sent.logTail(t, name)
+		require.True(t, time.Now().Before(deadline), "%v", err)
+		require.NoError(t, r.sent.ss.WaitReplica(name, master, waitLong), "the failback moved something: not asked again")
+	}
+}
+
+// checkChangeLogs checks one WARN line per candidate, node and event: the
+// promoted replica, then the old master back (addrs, runs); and the floor
+// raise once per event.
+func (r *rig) checkChangeLogs(t *testing.T, name, node string, addrs, runs [2]string) {
 	for _, sl := range r.slots {
 		changed, raised := nodeLog(t, sl.cur.log, node)
 		if assert.Len(t, changed, 2, "candidate %s: one WARN per change of group %s's server:\n%s", sl.cur.id, name, strings.Join(changed, "\n")) {
-			assert.Contains(t, changed[0], node+repl.Addr(), "candidate %s names the promoted replica", sl.cur.id)
-			assert.Contains(t, changed[0], "run_id="+replRun[:12])
-			assert.Contains(t, changed[1], node+master.Addr(), "candidate %s names the old master", sl.cur.id)
-			assert.Contains(t, changed[1], "run_id="+backRun[:12])
+			assert.Contains(t, changed[0], node+addrs[0], "candidate %s names the promoted replica", sl.cur.id)
+			assert.Contains(t, changed[0], "run_id="+runs[0][:12])
+			assert.Contains(t, changed[1], node+addrs[1], "candidate %s names the old master", sl.cur.id)
+			assert.Contains(t, changed[1], "run_id="+runs[1][:12])
 		}
 		assert.LessOrEqual(t, len(raised), 2, "candidate %s: the floor raise logged once per event:\n%s", sl.cur.id, strings.Join(raised, "\n"))
 	}

@@ -55,7 +55,33 @@ func soak(t *testing.T, bin string, cluster bool) {
 	length := soakLength(t)
 	r := newRig(t, bin, rigOptions{cands: 4, resignAfter: 2 * time.Second, redisDefaults: 2, cluster: cluster})
 	r.start()
-	ctx := context.Background()
+	faults := append(append(r.leaderFaults(), r.serverFaults(t, cluster)...), r.nodeFaults()...)
+	if cluster {
+		faults = append(faults, r.clusterSoakFaults()...)
+	}
+	start := time.Now()
+	var done []string
+	for time.Since(start) < length {
+		next := time.Now().Add(5 * time.Second)
+		for {
+			f := faults[r.rng.IntN(len(faults))]
+			if f.run() {
+				done = append(done, f.name)
+				break
+			}
+		}
+		time.Sleep(time.Until(next))
+	}
+	t.Logf("soak of %s: %d faults: %v", length, len(done), done)
+	r.leader() // somebody leads once the faults are over
+	rep := r.finish()
+	r.expect(rep)
+	r.noStrayKeys(ttl + time.Second)
+}
+
+// leaderFaults are the soak's faults of the leader: cut off, killed (and
+// replaced by a new process), paused.
+func (r *rig) leaderFaults() []soakFault {
 	// onLeader makes a fault of f, which it runs on the leader (no fault
 	// when there is none within 2s).
 	onLeader := func(f func(l *proc)) func() bool {
@@ -67,7 +93,7 @@ func soak(t *testing.T, bin string, cluster bool) {
 			return ok
 		}
 	}
-	faults := []soakFault{
+	return []soakFault{
 		{"partition-leader", onLeader(func(l *proc) {
 			r.mark("soak: partition leader %s for 1.5s", l.id)
 			for _, p := range l.slot.proxies {
@@ -88,6 +114,14 @@ func soak(t *testing.T, bin string, cluster bool) {
 			time.Sleep(2 * ttl)
 			r.resume(l)
 		})},
+	}
+}
+
+// serverFaults are the soak's faults of a server: paused, killed and
+// restarted empty, flushed.
+func (r *rig) serverFaults(t *testing.T, cluster bool) []soakFault {
+	ctx := context.Background()
+	return []soakFault{
 		{"pause-server", func() bool {
 			v := r.rng.IntN(r.o.nodes)
 			r.pauseServer(v)
@@ -119,6 +153,13 @@ func soak(t *testing.T, bin string, cluster bool) {
 			r.mark("soak: FLUSHALL server %d", v)
 			return true
 		}},
+	}
+}
+
+// nodeFaults are the soak's faults of the links: one or two nodes slowed
+// over the TTL, a node's links flapping, every connection reset.
+func (r *rig) nodeFaults() []soakFault {
+	return []soakFault{
 		{"latency", func() bool {
 			vs := r.rng.Perm(r.o.nodes)[:1+r.rng.IntN(2)]
 			r.mark("soak: reply latency 1.5s on nodes %v for 2s", vs)
@@ -157,25 +198,4 @@ func soak(t *testing.T, bin string, cluster bool) {
 			return true
 		}},
 	}
-	if cluster {
-		faults = append(faults, r.clusterSoakFaults()...)
-	}
-	start := time.Now()
-	var done []string
-	for time.Since(start) < length {
-		next := time.Now().Add(5 * time.Second)
-		for {
-			f := faults[r.rng.IntN(len(faults))]
-			if f.run() {
-				done = append(done, f.name)
-				break
-			}
-		}
-		time.Sleep(time.Until(next))
-	}
-	t.Logf("soak of %s: %d faults: %v", length, len(done), done)
-	r.leader() // somebody leads once the faults are over
-	rep := r.finish()
-	r.expect(rep)
-	r.noStrayKeys(ttl + time.Second)
 }

@@ -40,65 +40,93 @@ func newGuard(t *testing.T, open func(*testing.T) (string, *sql.DB, fence.Dialec
 func TestSQLGuard(t *testing.T) {
 	for _, target := range sqlDBs {
 		t.Run(target.name, func(t *testing.T) {
-			ctx := context.Background()
 			g, db, d := newGuard(t, target.open)
-			set := func(v string) func(*sql.Tx) error {
-				return func(tx *sql.Tx) error {
-					_, err := tx.Exec(rebind(d, "UPDATE fence_data SET value = $1 WHERE resource = $2"), v, resource)
-					return err
-				}
-			}
-			value := func() string {
-				var v string
-				require.NoError(t, db.QueryRow(rebind(d, "SELECT value FROM fence_data WHERE resource = $1"), resource).Scan(&v))
-				return v
-			}
-			for _, step := range []struct {
-				token   uint64
-				value   string
-				highest uint64 // > 0: refused, naming it
-			}{
-				{token: 5, value: "a"},
-				{token: 5, value: "b"},
-				{token: 4, value: "c", highest: 5},
-				{token: math.MaxInt64, value: "d"},
-				{token: math.MaxInt64 - 1, value: "e", highest: math.MaxInt64},
-			} {
-				err := g.Tx(ctx, resource, step.token, set(step.value))
-				if step.highest > 0 {
-					assert.Equal(t, &fence.StaleTokenError{Resource: resource, Token: step.token, Highest: step.highest}, err)
-					continue
-				}
-				require.NoError(t, err, "token %d", step.token)
-				assert.Equal(t, step.value, value())
-				h, err := g.Highest(ctx, resource)
-				require.NoError(t, err)
-				assert.Equal(t, step.token, h)
-			}
-			assert.Equal(t, "d", value(), "refused writes left the value")
-
-			failed := errors.New("my statement failed")
-			assert.Equal(t, failed, g.Tx(ctx, "other", 3, func(*sql.Tx) error { return failed }))
-			h, err := g.Highest(ctx, "other")
-			require.NoError(t, err)
-			assert.Equal(t, uint64(0), h, "a failed transaction rolls the token back with it")
-
-			for _, bad := range []struct {
-				resource string
-				token    uint64
-				is       error
-				errPart  string
-			}{
-				{"", 1, fence.ErrInvalidResource, "empty resource name"},
-				{"r", 0, fence.ErrInvalidToken, `token 0 for resource "r"`},
-				{"r", math.MaxInt64 + 1, fence.ErrInvalidToken, "token 9223372036854775808"},
-			} {
-				err := g.Tx(ctx, bad.resource, bad.token, set("bad"))
-				assert.ErrorIs(t, err, bad.is)
-				assert.ErrorContains(t, err, bad.errPart)
-			}
-			assert.Equal(t, "d", value())
+			sc := &sqlCase{t: t, g: g, db: db, d: d}
+			sc.tokens()
+			assert.Equal(t, "d", sc.value(), "refused writes left the value")
+			sc.rollback()
+			sc.badInput()
+			assert.Equal(t, "d", sc.value())
 		})
+	}
+}
+
+// sqlCase is a guard over one database, and its data table.
+type sqlCase struct {
+	t  *testing.T
+	g  *fence.SQL
+	db *sql.DB
+	d  fence.Dialect
+}
+
+// set is a statement that sets the resource's value to v.
+func (sc *sqlCase) set(v string) func(*sql.Tx) error {
+	return func(tx *sql.Tx) error {
+		_, err := tx.Exec(rebind(sc.d, "UPDATE fence_data SET value = $1 WHERE resource = $2"), v, resource)
+		return err
+	}
+}
+
+// value is the resource's value.
+func (sc *sqlCase) value() string {
+	var v string
+	require.NoError(sc.t, sc.db.QueryRow(rebind(sc.d, "SELECT value FROM fence_data WHERE resource = $1"), resource).Scan(&v))
+	return v
+}
+
+// tokens: a token at least the highest writes and becomes the highest; a
+// lower one is refused, naming the highest.
+func (sc *sqlCase) tokens() {
+	t, ctx := sc.t, context.Background()
+	for _, step := range []struct {
+		token   uint64
+		value   string
+		highest uint64 // > 0: refused, naming it
+	}{
+		{token: 5, value: "a"},
+		{token: 5, value: "b"},
+		{token: 4, value: "c", highest: 5},
+		{token: math.MaxInt64, value: "d"},
+		{token: math.MaxInt64 - 1, value: "e", highest: math.MaxInt64},
+	} {
+		err := sc.g.Tx(ctx, resource, step.token, sc.set(step.value))
+		if step.highest > 0 {
+			assert.Equal(t, &fence.StaleTokenError{Resource: resource, Token: step.token, Highest: step.highest}, err)
+			continue
+		}
+		require.NoError(t, err, "token %d", step.token)
+		assert.Equal(t, step.value, sc.value())
+		h, err := sc.g.Highest(ctx, resource)
+		require.NoError(t, err)
+		assert.Equal(t, step.token, h)
+	}
+}
+
+// rollback: a failed transaction rolls the token back with it.
+func (sc *sqlCase) rollback() {
+	t, ctx := sc.t, context.Background()
+	failed := errors.New("my statement failed")
+	assert.Equal(t, failed, sc.g.Tx(ctx, "other", 3, func(*sql.Tx) error { return failed }))
+	h, err := sc.g.Highest(ctx, "other")
+	require.NoError(t, err)
+	assert.Equal(t, uint64(0), h, "a failed transaction rolls the token back with it")
+}
+
+// badInput: an empty resource or a token out of range is refused.
+func (sc *sqlCase) badInput() {
+	for _, bad := range []struct {
+		resource string
+		token    uint64
+		is       error
+		errPart  string
+	}{
+		{"", 1, fence.ErrInvalidResource, "empty resource name"},
+		{"r", 0, fence.ErrInvalidToken, `token 0 for resource "r"`},
+		{"r", math.MaxInt64 + 1, fence.ErrInvalidToken, "token 9223372036854775808"},
+	} {
+		err := sc.g.Tx(context.Background(), bad.resource, bad.token, sc.set("bad"))
+		assert.ErrorIs(sc.t, err, bad.is)
+		assert.ErrorContains(sc.t, err, bad.errPart)
 	}
 }
 

@@ -73,34 +73,7 @@ func TestTLS(t *testing.T) {
 	addrs, ca := startTLS(t, 3)
 	cert := ca.clientCert(t)
 
-	t.Run("acquire and release", func(t *testing.T) {
-		conf := &tls.Config{RootCAs: ca.pool(), Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
-		nodes := []redis.UniversalClient{tlsClient(t, addrs[0], conf), tlsClient(t, addrs[1], conf)}
-		// The URL form: rediss:// turns TLS on (ServerName is the host);
-		// the CA and the client certificate are added to its TLSConfig.
-		opt, err := redis.ParseURL("rediss://" + addrs[2] + "/0")
-		require.NoError(t, err)
-		require.NotNil(t, opt.TLSConfig)
-		opt.TLSConfig.RootCAs, opt.TLSConfig.Certificates = ca.pool(), []tls.Certificate{cert}
-		byURL := redis.NewClient(opt)
-		t.Cleanup(func() { _ = byURL.Close() })
-		nodes = append(nodes, byURL)
-
-		logs, logger := newLogBuffer(t)
-		c, err := redlock.New(ctx, redlock.Config{NodeTimeout: nodeTimeout, Logger: logger}, nodes...)
-		require.NoError(t, err)
-		defer c.Close()
-		assert.NotContains(t, logs.String(), "did not answer")
-		require.NoError(t, c.Bootstrap(ctx))
-		l, err := c.TryAcquire(ctx, "tls:lock", 5*time.Second)
-		require.NoError(t, err)
-		require.NoError(t, l.Extend(ctx, 0))
-		in, err := c.Inspect(ctx, "tls:lock")
-		require.NoError(t, err)
-		assert.Equal(t, l.Value(), in.Value)
-		err = l.Release(ctx)
-		require.NoError(t, err)
-	})
+	t.Run("acquire and release", func(t *testing.T) { tlsCycle(t, addrs, ca, cert) })
 
 	// redlock.Dial with DialOptions.TLS: the same, from the addresses.
 	t.Run("Dial", func(t *testing.T) {
@@ -128,22 +101,59 @@ func TestTLS(t *testing.T) {
 			MinVersion: tls.VersionTLS12}, "x509: certificate signed by unknown authority"},
 		{"no client certificate", &tls.Config{RootCAs: ca.pool(), MinVersion: tls.VersionTLS12}, "certificate required"},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			var nodes []redis.UniversalClient
-			for _, a := range addrs {
-				nodes = append(nodes, tlsClient(t, a, tc.conf))
-			}
-			logs, logger := newLogBuffer(t)
-			c, err := redlock.New(ctx, redlock.Config{NodeTimeout: time.Second, Logger: logger}, nodes...)
-			require.NoError(t, err)
-			defer c.Close()
-			assert.Contains(t, logs.String(), tc.want)
-			err = c.Bootstrap(ctx)
-			require.Error(t, err)
-			assert.Contains(t, err.Error(), tc.want)
-			_, err = c.TryAcquire(ctx, "tls:refused", 5*time.Second)
-			require.ErrorIs(t, err, redlock.ErrNotAcquired)
-			assert.Contains(t, err.Error(), tc.want)
-		})
+		t.Run(tc.name, func(t *testing.T) { tlsRefused(t, addrs, tc.conf, tc.want) })
 	}
+}
+
+// tlsRefused: clients with conf get errors that say want, from Bootstrap
+// and TryAcquire (New logs them).
+func tlsRefused(t *testing.T, addrs []string, conf *tls.Config, want string) {
+	ctx := context.Background()
+	var nodes []redis.UniversalClient
+	for _, a := range addrs {
+		nodes = append(nodes, tlsClient(t, a, conf))
+	}
+	logs, logger := newLogBuffer(t)
+	c, err := redlock.New(ctx, redlock.Config{NodeTimeout: time.Second, Logger: logger}, nodes...)
+	require.NoError(t, err)
+	defer c.Close()
+	assert.Contains(t, logs.String(), want)
+	err = c.Bootstrap(ctx)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), want)
+	_, err = c.TryAcquire(ctx, "tls:refused", 5*time.Second)
+	require.ErrorIs(t, err, redlock.ErrNotAcquired)
+	assert.Contains(t, err.Error(), want)
+}
+
+// tlsCycle: acquire, extend, inspect and release over TLS, two nodes
+// configured in code and one from a rediss:// URL.
+func tlsCycle(t *testing.T, addrs []string, ca *authority, cert tls.Certificate) {
+	ctx := context.Background()
+	conf := &tls.Config{RootCAs: ca.pool(), Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
+	nodes := []redis.UniversalClient{tlsClient(t, addrs[0], conf), tlsClient(t, addrs[1], conf)}
+	// The URL form: rediss:// turns TLS on (ServerName is the host);
+	// the CA and the client certificate are added to its TLSConfig.
+	opt, err := redis.ParseURL("rediss://" + addrs[2] + "/0")
+	require.NoError(t, err)
+	require.NotNil(t, opt.TLSConfig)
+	opt.TLSConfig.RootCAs, opt.TLSConfig.Certificates = ca.pool(), []tls.Certificate{cert}
+	byURL := redis.NewClient(opt)
+	t.Cleanup(func() { _ = byURL.Close() })
+	nodes = append(nodes, byURL)
+
+	logs, logger := newLogBuffer(t)
+	c, err := redlock.New(ctx, redlock.Config{NodeTimeout: nodeTimeout, Logger: logger}, nodes...)
+	require.NoError(t, err)
+	defer c.Close()
+	assert.NotContains(t, logs.String(), "did not answer")
+	require.NoError(t, c.Bootstrap(ctx))
+	l, err := c.TryAcquire(ctx, "tls:lock", 5*time.Second)
+	require.NoError(t, err)
+	require.NoError(t, l.Extend(ctx, 0))
+	in, err := c.Inspect(ctx, "tls:lock")
+	require.NoError(t, err)
+	assert.Equal(t, l.Value(), in.Value)
+	err = l.Release(ctx)
+	require.NoError(t, err)
 }

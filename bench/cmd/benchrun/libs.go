@@ -97,66 +97,12 @@ func newEnv(ctx context.Context, direct, proxied []string, p *proxyCtl, cands []
 			e.close()
 		}
 	}()
-	for _, a := range direct {
-		c := redis.NewClient(&redis.Options{Addr: a, PoolSize: poolDirect})
-		e.closers = append(e.closers, func() { _ = c.Close() })
-		e.direct = append(e.direct, c)
-	}
-	for _, a := range direct {
-		c := redis.NewClient(&redis.Options{Addr: a, PoolSize: 2})
-		e.closers = append(e.closers, func() { _ = c.Close() })
-		e.admin = append(e.admin, c)
-	}
-	for _, a := range proxied {
-		c := redis.NewClient(&redis.Options{Addr: a, PoolSize: poolProxied})
-		e.closers = append(e.closers, func() { _ = c.Close() })
-		e.proxied = append(e.proxied, c)
-	}
-
-	rlD, err := e.redlease(ctx, "redlease", "redlease", redlock.Config{}, e.direct)
-	if err != nil {
+	e.direct = e.clients(direct, poolDirect)
+	e.admin = e.clients(direct, 2)
+	e.proxied = e.clients(proxied, poolProxied)
+	if err := e.libs(ctx, direct[singleNode]); err != nil {
 		return nil, err
 	}
-	rlDNF, err := e.redlease(ctx, "redlease (fencing off)", "redlease-nofence", redlock.Config{DisableFencing: true}, e.direct)
-	if err != nil {
-		return nil, err
-	}
-	rlP, err := e.redlease(ctx, "redlease", "redlease", redlock.Config{}, e.proxied)
-	if err != nil {
-		return nil, err
-	}
-	rlPNF, err := e.redlease(ctx, "redlease (fencing off)", "redlease-nofence", redlock.Config{DisableFencing: true}, e.proxied)
-	if err != nil {
-		return nil, err
-	}
-	// N=1 with the go-redis option the redlock docs advise for one node
-	// (ContextTimeoutEnabled: redlock then asks it without a goroutine).
-	one := redis.NewClient(&redis.Options{Addr: e.direct[singleNode].Options().Addr, PoolSize: poolDirect, ContextTimeoutEnabled: true})
-	e.closers = append(e.closers, func() { _ = one.Close() })
-	rl1, err := e.redlease(ctx, "redlease (N=1)", "redlease-n1", redlock.Config{}, []*redis.Client{one})
-	if err != nil {
-		return nil, err
-	}
-	rsD, rsP := redsyncLib(e.direct), redsyncLib(e.proxied)
-	fpD, fpP := floorParallel(e.direct), floorParallel(e.proxied)
-	fs := floorSingle(e.direct[singleNode])
-	bsm := bsmLib(e.direct[singleNode])
-	rq1, err := e.rueidis(direct[singleNode], 1)
-	if err != nil {
-		return nil, err
-	}
-	rq3, err := e.rueidis(direct[singleNode], 3)
-	if err != nil {
-		return nil, err
-	}
-
-	e.uncontended5 = []*lib{rlD, rlDNF, rsD, fpD, rq3}
-	e.single = []*lib{fs, rl1, bsm, rq1}
-	e.proxied5 = []*lib{rlP, rlPNF, rsP, fpP}
-	e.parallel5 = []*lib{rlD, rlDNF, rsD, fpD}
-	e.parallel1 = []*lib{fs, rl1, bsm, rq1}
-	e.contend = []*lib{rlD, rsD, bsm, rq1}
-
 	var caddrs [][]string
 	for _, c := range cands {
 		caddrs = append(caddrs, c.addrs)
@@ -169,6 +115,67 @@ func newEnv(ctx context.Context, direct, proxied []string, p *proxyCtl, cands []
 	e.failover = failoverLibs(cc)
 	ok = true
 	return e, nil
+}
+
+// clients makes a go-redis client of each address, closed by close.
+func (e *env) clients(addrs []string, pool int) []*redis.Client {
+	var out []*redis.Client
+	for _, a := range addrs {
+		c := redis.NewClient(&redis.Options{Addr: a, PoolSize: pool})
+		e.closers = append(e.closers, func() { _ = c.Close() })
+		out = append(out, c)
+	}
+	return out
+}
+
+// libs makes the libraries of the cycle cases and lists each case's;
+// single is the single-node cases' server.
+func (e *env) libs(ctx context.Context, single string) error {
+	rlD, rlDNF, err := e.redleasePair(ctx, e.direct)
+	if err != nil {
+		return err
+	}
+	rlP, rlPNF, err := e.redleasePair(ctx, e.proxied)
+	if err != nil {
+		return err
+	}
+	// N=1 with the go-redis option the redlock docs advise for one node
+	// (ContextTimeoutEnabled: redlock then asks it without a goroutine).
+	one := redis.NewClient(&redis.Options{Addr: e.direct[singleNode].Options().Addr, PoolSize: poolDirect, ContextTimeoutEnabled: true})
+	e.closers = append(e.closers, func() { _ = one.Close() })
+	rl1, err := e.redlease(ctx, "redlease (N=1)", "redlease-n1", redlock.Config{}, []*redis.Client{one})
+	if err != nil {
+		return err
+	}
+	rsD, rsP := redsyncLib(e.direct), redsyncLib(e.proxied)
+	fpD, fpP := floorParallel(e.direct), floorParallel(e.proxied)
+	fs := floorSingle(e.direct[singleNode])
+	bsm := bsmLib(e.direct[singleNode])
+	rq1, err := e.rueidis(single, 1)
+	if err != nil {
+		return err
+	}
+	rq3, err := e.rueidis(single, 3)
+	if err != nil {
+		return err
+	}
+	e.uncontended5 = []*lib{rlD, rlDNF, rsD, fpD, rq3}
+	e.single = []*lib{fs, rl1, bsm, rq1}
+	e.proxied5 = []*lib{rlP, rlPNF, rsP, fpP}
+	e.parallel5 = []*lib{rlD, rlDNF, rsD, fpD}
+	e.parallel1 = []*lib{fs, rl1, bsm, rq1}
+	e.contend = []*lib{rlD, rsD, bsm, rq1}
+	return nil
+}
+
+// redleasePair is redlease over clients, with fencing and without.
+func (e *env) redleasePair(ctx context.Context, clients []*redis.Client) (fenced, unfenced *lib, err error) {
+	fenced, err = e.redlease(ctx, "redlease", "redlease", redlock.Config{}, clients)
+	if err != nil {
+		return nil, nil, err
+	}
+	unfenced, err = e.redlease(ctx, "redlease (fencing off)", "redlease-nofence", redlock.Config{DisableFencing: true}, clients)
+	return fenced, unfenced, err
 }
 
 // redlease: a bootstrapped Client; Acquire + Release.

@@ -62,6 +62,39 @@ type options struct {
 }
 
 func run() error {
+	o := parseFlags()
+	// go-redis logs every failed dial (the down case) on stderr.
+	redis.SetLogger(quietLogger{})
+	if o.scale {
+		return runScale(o)
+	}
+	only, err := onlyFilter(o.only)
+	if err != nil {
+		return err
+	}
+	m := meta{start: time.Now(), loadStart: loadavg(), opts: o}
+	cpu0 := readCPU()
+	r := &benchRig{stopServers: func() {}}
+	defer r.cleanup()
+	r.stopOnSignal()
+	fmt.Fprintf(os.Stderr, "starting %d redis-servers and the proxies (load %s)\n", numNodes, m.loadStart)
+	if err := r.start(); err != nil {
+		return err
+	}
+	secs := sections(r.e, r.proxies, o)
+	h, own, err := r.measure(secs, o, only)
+	if err != nil {
+		return err
+	}
+	m.end = time.Now()
+	m.loadEnd = loadavg()
+	m.otherCPU = otherCPUShare(cpu0, readCPU(), own)
+	md, svg := report(h, secs, m)
+	return writeReport(o, md, svg, m.start)
+}
+
+// parseFlags reads the command line.
+func parseFlags() options {
 	var o options
 	flag.IntVar(&o.rounds, "rounds", 5, "interleaved rounds")
 	flag.DurationVar(&o.dur, "dur", time.Second, "measured time per library per case per round")
@@ -82,46 +115,45 @@ func run() error {
 	flag.DurationVar(&o.scaleWindow, "scale-window", time.Minute, "measured window of the 10,000-lease scale case")
 	flag.IntVar(&o.scaleRuns, "scale-runs", 5, "runs of the 20,000-lease scale case with 2 busy goroutines")
 	flag.Parse()
-	if o.scale {
-		redis.SetLogger(quietLogger{})
-		return runScale(o)
-	}
+	return o
+}
 
-	only := func(string, string) bool { return true }
-	if o.only != "" {
-		re, err := regexp.Compile(o.only)
-		if err != nil {
-			return fmt.Errorf("-only: %w", err)
+// onlyFilter is -only's filter on case/library (all when empty).
+func onlyFilter(expr string) (func(sec, lib string) bool, error) {
+	if expr == "" {
+		return func(string, string) bool { return true }, nil
+	}
+	re, err := regexp.Compile(expr)
+	if err != nil {
+		return nil, fmt.Errorf("-only: %w", err)
+	}
+	return func(sec, lib string) bool { return re.MatchString(sec + "/" + lib) }, nil
+}
+
+// benchRig is the run's servers, proxies and clients.
+type benchRig struct {
+	servers     *redistest.Group
+	stopServers func()
+	proxies     *proxyCtl
+	e           *env
+	once        sync.Once
+}
+
+// cleanup closes the clients, the proxies and the servers, once.
+func (r *benchRig) cleanup() {
+	r.once.Do(func() {
+		if r.e != nil {
+			r.e.close()
 		}
-		only = func(sec, lib string) bool { return re.MatchString(sec + "/" + lib) }
-	}
+		if r.proxies != nil {
+			r.proxies.close()
+		}
+		r.stopServers()
+	})
+}
 
-	// go-redis logs every failed dial (the down case) on stderr.
-	redis.SetLogger(quietLogger{})
-
-	m := meta{start: time.Now(), loadStart: loadavg(), opts: o}
-	cpu0 := readCPU()
-
-	var (
-		err         error
-		servers     *redistest.Group
-		stopServers = func() {}
-		proxies     *proxyCtl
-		e           *env
-		once        sync.Once
-	)
-	cleanup := func() {
-		once.Do(func() {
-			if e != nil {
-				e.close()
-			}
-			if proxies != nil {
-				proxies.close()
-			}
-			stopServers()
-		})
-	}
-	defer cleanup()
+// stopOnSignal stops the child processes and exits on SIGINT or SIGTERM.
+func (r *benchRig) stopOnSignal() {
 	sig := make(chan os.Signal, 1)
 	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
 	go func() {
@@ -129,45 +161,48 @@ func run() error {
 		fmt.Fprintf(os.Stderr, "benchrun: %v: stopping the servers\n", s)
 		// Only the child processes: the measuring goroutines may still be
 		// using the clients.
-		if proxies != nil {
-			proxies.close()
+		if r.proxies != nil {
+			r.proxies.close()
 		}
-		stopServers()
+		r.stopServers()
 		os.Exit(130)
 	}()
+}
 
-	fmt.Fprintf(os.Stderr, "starting %d redis-servers and the proxies (load %s)\n", numNodes, m.loadStart)
+// start starts the servers, the proxies and the clients.
+func (r *benchRig) start() error {
 	// The tests' rig: redis-servers without persistence (redis-server's
 	// default noeviction policy), on free ports, stopped by PID.
-	servers, stopServers, err = redistest.StartMain(numNodes)
+	var err error
+	r.servers, r.stopServers, err = redistest.StartMain(numNodes)
 	if err != nil {
 		return err
 	}
-	addrs := servers.Addrs()
+	addrs := r.servers.Addrs()
 	var paddrs []string
-	proxies, paddrs, err = startProxies(addrs)
+	r.proxies, paddrs, err = startProxies(addrs)
 	if err != nil {
 		return err
 	}
-	cands, err := proxies.addCandidates(addrs, numCandidates)
+	cands, err := r.proxies.addCandidates(addrs, numCandidates)
 	if err != nil {
 		return err
 	}
-	ctx := context.Background()
-	e, err = newEnv(ctx, addrs, paddrs, proxies, cands)
-	if err != nil {
-		return err
-	}
-	secs := sections(e, proxies, o)
+	r.e, err = newEnv(context.Background(), addrs, paddrs, r.proxies, cands)
+	return err
+}
 
+// measure runs the rounds, with the profiles asked for, and returns their
+// results and the CPU time the run's own processes used meanwhile.
+func (r *benchRig) measure(secs []*section, o options, only func(sec, lib string) bool) (*harness, int64, error) {
 	if o.cpuProfile != "" {
 		f, err := os.Create(o.cpuProfile)
 		if err != nil {
-			return err
+			return nil, 0, err
 		}
 		defer f.Close()
 		if err := pprof.StartCPUProfile(f); err != nil {
-			return err
+			return nil, 0, err
 		}
 	}
 	if o.memProfile != "" {
@@ -177,47 +212,46 @@ func run() error {
 		runtime.SetBlockProfileRate(int(10 * time.Microsecond))
 	}
 	h := newHarness(o.dur, o.contendDur, o.warm, o.hold)
-	h.admin = e.admin
+	h.admin = r.e.admin
 	h.cmdstats = o.cmdstats
-	pids := []int{os.Getpid(), proxies.cmd.Process.Pid}
-	for _, s := range servers.Servers() {
+	pids := []int{os.Getpid(), r.proxies.cmd.Process.Pid}
+	for _, s := range r.servers.Servers() {
 		pids = append(pids, s.PID())
 	}
 	own0 := ownCPU(pids)
-	err = h.rounds(secs, o.rounds, only)
+	err := h.rounds(secs, o.rounds, only)
 	own1 := ownCPU(pids)
 	if o.cpuProfile != "" {
 		pprof.StopCPUProfile()
 	}
 	if err != nil {
+		return nil, 0, err
+	}
+	if err := writeProfile(o.memProfile, "allocs"); err != nil {
+		return nil, 0, err
+	}
+	return h, own1 - own0, writeProfile(o.blockProfile, "block")
+}
+
+// writeProfile writes the named profile to path, if path is set.
+func writeProfile(path, name string) error {
+	if path == "" {
+		return nil
+	}
+	f, err := os.Create(path)
+	if err != nil {
 		return err
 	}
-	if o.memProfile != "" {
-		f, err := os.Create(o.memProfile)
-		if err != nil {
-			return err
-		}
-		defer f.Close()
+	defer f.Close()
+	if name == "allocs" {
 		runtime.GC() // the profile is as of the last GC
-		if err := pprof.Lookup("allocs").WriteTo(f, 0); err != nil {
-			return err
-		}
 	}
-	if o.blockProfile != "" {
-		f, err := os.Create(o.blockProfile)
-		if err != nil {
-			return err
-		}
-		defer f.Close()
-		if err := pprof.Lookup("block").WriteTo(f, 0); err != nil {
-			return err
-		}
-	}
-	m.end = time.Now()
-	m.loadEnd = loadavg()
-	m.otherCPU = otherCPUShare(cpu0, readCPU(), own1-own0)
+	return pprof.Lookup(name).WriteTo(f, 0)
+}
 
-	md, svg := report(h, secs, m)
+// writeReport prints the report, and writes it and the chart to -out
+// unless -only ran a subset.
+func writeReport(o options, md, svg string, start time.Time) error {
 	if o.only != "" {
 		fmt.Print(md)
 		return nil
@@ -233,7 +267,7 @@ func run() error {
 	}
 	fmt.Print(md)
 	fmt.Fprintf(os.Stderr, "wrote %s and %s in %s\n", filepath.Join(o.out, "results.md"),
-		filepath.Join(o.out, "chart.svg"), time.Since(m.start).Round(time.Second))
+		filepath.Join(o.out, "chart.svg"), time.Since(start).Round(time.Second))
 	return nil
 }
 

@@ -32,78 +32,82 @@ import (
 
 const proxyChildArg = "-proxy-child"
 
-// runProxyChild is the child's main.
+// runProxyChild is the child's main: it runs the commands read on stdin,
+// one a line, and answers each on stdout ("ok ..." or "err ...").
 func runProxyChild() int {
-	var proxies []*faultproxy.Proxy
+	var c proxyChild
 	defer func() {
-		for _, p := range proxies {
+		for _, p := range c.proxies {
 			_ = p.Close()
 		}
 	}()
 	in := bufio.NewScanner(os.Stdin)
 	out := bufio.NewWriter(os.Stdout)
-	reply := func(format string, a ...any) {
-		fmt.Fprintf(out, format+"\n", a...)
-		_ = out.Flush()
-	}
-	get := func(f []string) (*faultproxy.Proxy, bool) {
-		if len(f) < 2 {
-			return nil, false
-		}
-		i, err := strconv.Atoi(f[1])
-		if err != nil || i < 0 || i >= len(proxies) {
-			return nil, false
-		}
-		return proxies[i], true
-	}
 	for in.Scan() {
 		f := strings.Fields(in.Text())
 		if len(f) == 0 {
 			continue
 		}
-		switch f[0] {
-		case "add":
-			if len(f) != 2 {
-				reply("err usage: add <target>")
-				continue
-			}
-			p, err := faultproxy.New(f[1])
-			if err != nil {
-				reply("err %v", err)
-				continue
-			}
-			proxies = append(proxies, p)
-			reply("ok %s", p.Addr())
-		case "latency":
-			p, ok := get(f)
-			if !ok || len(f) != 3 {
-				reply("err usage: latency <i> <dur>")
-				continue
-			}
-			d, err := time.ParseDuration(f[2])
-			if err != nil {
-				reply("err %v", err)
-				continue
-			}
-			p.SetLatency(d)
-			reply("ok")
-		case "disable", "enable":
-			p, ok := get(f)
-			if !ok {
-				reply("err usage: %s <i>", f[0])
-				continue
-			}
-			if f[0] == "disable" {
-				p.Disable()
-			} else {
-				p.Enable()
-			}
-			reply("ok")
-		default:
-			reply("err unknown command %q", f[0])
-		}
+		fmt.Fprintln(out, c.do(f))
+		_ = out.Flush()
 	}
 	return 0
+}
+
+// proxyChild is the child's proxies.
+type proxyChild struct {
+	proxies []*faultproxy.Proxy
+}
+
+// do runs one command, f being its fields, and returns the reply.
+func (c *proxyChild) do(f []string) string {
+	switch f[0] {
+	case "add":
+		if len(f) != 2 {
+			return "err usage: add <target>"
+		}
+		p, err := faultproxy.New(f[1])
+		if err != nil {
+			return fmt.Sprintf("err %v", err)
+		}
+		c.proxies = append(c.proxies, p)
+		return "ok " + p.Addr()
+	case "latency":
+		p, ok := c.get(f)
+		if !ok || len(f) != 3 {
+			return "err usage: latency <i> <dur>"
+		}
+		d, err := time.ParseDuration(f[2])
+		if err != nil {
+			return fmt.Sprintf("err %v", err)
+		}
+		p.SetLatency(d)
+		return "ok"
+	case "disable", "enable":
+		p, ok := c.get(f)
+		if !ok {
+			return fmt.Sprintf("err usage: %s <i>", f[0])
+		}
+		if f[0] == "disable" {
+			p.Disable()
+		} else {
+			p.Enable()
+		}
+		return "ok"
+	}
+	return fmt.Sprintf("err unknown command %q", f[0])
+}
+
+// get is the proxy whose index is f[1].
+func (c *proxyChild) get(f []string) (*faultproxy.Proxy, bool) {
+	if len(f) < 2 {
+		return nil, false
+	}
+	i, err := strconv.Atoi(f[1])
+	if err != nil || i < 0 || i >= len(c.proxies) {
+		return nil, false
+	}
+	return c.proxies[i], true
 }
 
 // proxyCtl drives the proxy child.

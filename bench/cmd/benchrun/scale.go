@@ -92,27 +92,13 @@ func scaleRun(c scaleCase) (scaleResult, error) {
 		return r, err
 	}
 	defer stopServers()
-	var nodes []redis.UniversalClient
-	var admin []*redis.Client
-	for _, addr := range servers.Addrs() {
-		nc := redis.NewClient(&redis.Options{Addr: addr, PoolSize: 16})
-		defer nc.Close()
-		ac := redis.NewClient(&redis.Options{Addr: addr})
-		defer ac.Close()
-		nodes, admin = append(nodes, nc), append(admin, ac)
-	}
-	ctx := context.Background()
-	client, err := redlock.New(ctx, redlock.Config{}, nodes...)
+	client, admin, closeClients, err := scaleClients(servers.Addrs())
+	defer closeClients()
 	if err != nil {
 		return r, err
 	}
-	defer client.Close()
-	if err := client.Bootstrap(ctx); err != nil {
-		return r, err
-	}
-	cfg := lease.Config{TTL: 10 * time.Second, ID: "scale-bench"}
+	ctx := context.Background()
 	heap0 := heapAlloc()
-
 	leases := make([]*lease.Lease, c.leases)
 	defer onEach(0, len(leases), func(i int) bool {
 		if leases[i] != nil {
@@ -120,25 +106,68 @@ func scaleRun(c scaleCase) (scaleResult, error) {
 		}
 		return true
 	})
+	if err := acquireScale(ctx, client, leases, &r); err != nil {
+		return r, err
+	}
+	measureScale(c, leases, admin, &r)
+	for _, l := range leases {
+		if errors.Is(l.Err(), lease.ErrLeaseLost) {
+			r.lost++
+		}
+	}
+	r.heapWhole = float64(heapAlloc()-heap0) / float64(c.leases)
+	if err := writeScaleHeapProfile(); err != nil {
+		return r, err
+	}
+	r.load = loadavg()
+	return r, nil
+}
+
+// scaleClients makes a bootstrapped redlock Client over the servers at
+// addrs and an admin client of each; closeClients closes them all, also
+// after an error.
+func scaleClients(addrs []string) (client *redlock.Client, admin []*redis.Client, closeClients func(), err error) {
+	var nodes []redis.UniversalClient
+	var closers []func() error
+	closeClients = func() {
+		for i := len(closers) - 1; i >= 0; i-- {
+			_ = closers[i]()
+		}
+	}
+	for _, addr := range addrs {
+		nc := redis.NewClient(&redis.Options{Addr: addr, PoolSize: 16})
+		ac := redis.NewClient(&redis.Options{Addr: addr})
+		closers = append(closers, nc.Close, ac.Close)
+		nodes, admin = append(nodes, nc), append(admin, ac)
+	}
+	ctx := context.Background()
+	client, err = redlock.New(ctx, redlock.Config{}, nodes...)
+	if err != nil {
+		return nil, nil, closeClients, err
+	}
+	closers = append(closers, client.Close)
+	return client, admin, closeClients, client.Bootstrap(ctx)
+}
+
+// acquireScale takes every lease, in two halves, and records the time it
+// took, the retries and the heap per lease in r.
+//
+// The heap per lease is the growth from half the leases to all of them,
+// each read after the acquisitions' stragglers settled: what one more
+// lease costs, without the process's fixed costs (connection pools of 5 x
+// 16 connections with their buffers, goroutines), which the whole growth
+// from before the first acquisition also counts.
+func acquireScale(ctx context.Context, client *redlock.Client, leases []*lease.Lease, r *scaleResult) error {
 	var (
 		errOnce sync.Once
 		acqErr  error
 		retries atomic.Int64
 	)
+	cfg := lease.Config{TTL: 10 * time.Second, ID: "scale-bench"}
 	// acquire takes the leases [from, to).
 	acquire := func(from, to int) {
 		onEach(from, to, func(i int) bool {
-			var l *lease.Lease
-			var err error
-			for try := 0; l == nil && try < 5; try++ {
-				if try > 0 {
-					retries.Add(1) // e.g. a node missed NodeTimeout on a loaded host
-				}
-				// Acquire makes one attempt per RetryDelay while the
-				// key is busy (it is not here): no deadline needed, and
-				// a deadline would end the lease with it.
-				l, err = lease.Acquire(ctx, client, "scale:"+strconv.Itoa(i), cfg)
-			}
+			l, err := acquireOne(ctx, client, "scale:"+strconv.Itoa(i), cfg, &retries)
 			if err != nil {
 				errOnce.Do(func() { acqErr = err })
 				return false
@@ -147,27 +176,45 @@ func scaleRun(c scaleCase) (scaleResult, error) {
 			return true
 		})
 	}
-	// The heap per lease is the growth from half the leases to all of
-	// them, each read after the acquisitions' stragglers settled: what one
-	// more lease costs, without the process's fixed costs (connection
-	// pools of 5 x 16 connections with their buffers, goroutines), which
-	// the whole growth from before the first acquisition also counts.
-	half := c.leases / 2
+	half := len(leases) / 2
 	t0 := time.Now()
 	acquire(0, half)
 	r.acquire = time.Since(t0) // (the pause and the heap reading are not counted)
 	time.Sleep(2 * time.Second)
 	heapHalf := heapAlloc()
 	t0 = time.Now()
-	acquire(half, c.leases)
+	acquire(half, len(leases))
 	r.acquire += time.Since(t0)
 	r.retries = retries.Load()
 	if acqErr != nil {
-		return r, acqErr
+		return acqErr
 	}
 	time.Sleep(2 * time.Second) // the acquisition's stragglers and notices settle
-	r.heapPerLease = float64(heapAlloc()-heapHalf) / float64(c.leases-half)
+	r.heapPerLease = float64(heapAlloc()-heapHalf) / float64(len(leases)-half)
+	return nil
+}
 
+// acquireOne takes the lease on key, trying up to 5 times, counting the
+// retries.
+func acquireOne(ctx context.Context, client *redlock.Client, key string, cfg lease.Config, retries *atomic.Int64) (*lease.Lease, error) {
+	var l *lease.Lease
+	var err error
+	for try := 0; l == nil && try < 5; try++ {
+		if try > 0 {
+			retries.Add(1) // e.g. a node missed NodeTimeout on a loaded host
+		}
+		// Acquire makes one attempt per RetryDelay while the key is busy
+		// (it is not here): no deadline needed, and a deadline would end
+		// the lease with it.
+		l, err = lease.Acquire(ctx, client, key, cfg)
+	}
+	return l, err
+}
+
+// measureScale watches the leases for the case's window, with its busy
+// goroutines spinning, and records the CPU used, the script calls and the
+// refreshes seen in r.
+func measureScale(c scaleCase, leases []*lease.Lease, admin []*redis.Client, r *scaleResult) {
 	var stop atomic.Bool
 	for range c.busy {
 		go func() {
@@ -202,25 +249,22 @@ func scaleRun(c scaleCase) (scaleResult, error) {
 	if r.calls > 0 {
 		r.usPerCall = (us1 - us0) / (calls1 - calls0)
 	}
-	for _, l := range leases {
-		if errors.Is(l.Err(), lease.ErrLeaseLost) {
-			r.lost++
-		}
+}
+
+// writeScaleHeapProfile writes the heap profile to
+// BENCH_SCALE_HEAPPROFILE, if set: what the leases keep (go tool pprof
+// -sample_index=inuse_space).
+func writeScaleHeapProfile() error {
+	p := os.Getenv("BENCH_SCALE_HEAPPROFILE")
+	if p == "" {
+		return nil
 	}
-	r.heapWhole = float64(heapAlloc()-heap0) / float64(c.leases)
-	if p := os.Getenv("BENCH_SCALE_HEAPPROFILE"); p != "" {
-		// What the leases keep: go tool pprof -sample_index=inuse_space.
-		f, err := os.Create(p)
-		if err != nil {
-			return r, err
-		}
-		defer f.Close()
-		if err := pprof.Lookup("heap").WriteTo(f, 0); err != nil {
-			return r, err
-		}
+	f, err := os.Create(p)
+	if err != nil {
+		return err
 	}
-	r.load = loadavg()
-	return r, nil
+	defer f.Close()
+	return pprof.Lookup("heap").WriteTo(f, 0)
 }
 
 // onEach calls f(i) for every i in [from, to) on 64 goroutines; a

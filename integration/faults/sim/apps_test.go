@@ -178,28 +178,32 @@ func (p *proc) elect(ctx context.Context) {
 	}
 	var wg sync.WaitGroup
 	wg.Go(func() {
-		p.sampler(ctx, func() (held, bool) {
-			if p.ignoreDeadline() {
-				if h := flag.Load(); h != nil {
-					if t, ok := e.Term(); ok && p.r.of(t.Start) == h.ts {
-						h.vu = p.r.of(t.ValidUntil())
-					}
-					return *h, true
-				}
-				return held{}, false
-			}
-			if !e.IsLeader() {
-				return held{}, false
-			}
-			t, ok := e.Term()
-			if !ok {
-				return held{}, false
-			}
-			return held{ts: p.r.of(t.Start), vu: p.r.of(t.ValidUntil()), token: t.Token}, true
-		})
+		p.sampler(ctx, func() (held, bool) { return p.electBelief(e, &flag) })
 	})
 	_ = e.Run(ctx)
 	wg.Wait()
+}
+
+// electBelief is what candidate e believes it holds; with the negative
+// control, flag's term (set from OnElected to OnDemoted).
+func (p *proc) electBelief(e *election.Elector, flag *atomic.Pointer[held]) (held, bool) {
+	if p.ignoreDeadline() {
+		if h := flag.Load(); h != nil {
+			if t, ok := e.Term(); ok && p.r.of(t.Start) == h.ts {
+				h.vu = p.r.of(t.ValidUntil())
+			}
+			return *h, true
+		}
+		return held{}, false
+	}
+	if !e.IsLeader() {
+		return held{}, false
+	}
+	t, ok := e.Term()
+	if !ok {
+		return held{}, false
+	}
+	return held{ts: p.r.of(t.Start), vu: p.r.of(t.ValidUntil()), token: t.Token}, true
 }
 
 // leases acquires a lease, holds it a while, releases it, and again.
@@ -237,32 +241,39 @@ func (p *proc) leases(ctx context.Context) {
 		p.r.emit(wire.Event{Ev: wire.Elected, ID: p.name, PID: p.pid, TS: h.ts, Token: h.token, VU: h.vu, DL: p.r.of(l.ValidUntil().Add(-p.margin()))})
 		believed.Store(h)
 		cur.Store(l)
-		hold := time.NewTimer(p.rnd.dur(p.r.s.ttl/2, 3*p.r.s.ttl))
-		stepdown := func(cause string) {
-			believed.Store(nil)
-			p.r.emit(wire.Event{Ev: wire.Stepdown, ID: p.name, PID: p.pid, TS: h.ts, Token: h.token})
-			p.r.emit(wire.Event{Ev: wire.Demoted, ID: p.name, PID: p.pid, TS: h.ts, Token: h.token, VU: p.r.of(l.ValidUntil()), Cause: cause})
-		}
-		done := l.Done()
-		if p.ignoreDeadline() {
-			done = nil
-		}
-		select {
-		case <-done:
-			p.gate()
-			stepdown(fmt.Sprint(l.Err()))
-		case <-hold.C:
-			p.gate()
-			stepdown("released")
-		case <-ctx.Done():
-			stepdown("stopped")
-		}
-		hold.Stop()
+		p.holdLease(ctx, l, h, &believed)
 		rctx, cancel := context.WithTimeout(context.Background(), time.Second)
 		_ = l.Release(rctx)
 		cancel()
 		cur.Store(nil)
 		sleep(ctx, p.rnd.dur(0, p.r.s.ttl))
+	}
+}
+
+// holdLease holds l, believed as h, a while: until it is lost (never,
+// with the negative control, which believes until it releases), its hold
+// ends or ctx ends; then the belief steps down.
+func (p *proc) holdLease(ctx context.Context, l *lease.Lease, h *held, believed *atomic.Pointer[held]) {
+	hold := time.NewTimer(p.rnd.dur(p.r.s.ttl/2, 3*p.r.s.ttl))
+	defer hold.Stop()
+	stepdown := func(cause string) {
+		believed.Store(nil)
+		p.r.emit(wire.Event{Ev: wire.Stepdown, ID: p.name, PID: p.pid, TS: h.ts, Token: h.token})
+		p.r.emit(wire.Event{Ev: wire.Demoted, ID: p.name, PID: p.pid, TS: h.ts, Token: h.token, VU: p.r.of(l.ValidUntil()), Cause: cause})
+	}
+	done := l.Done()
+	if p.ignoreDeadline() {
+		done = nil
+	}
+	select {
+	case <-done:
+		p.gate()
+		stepdown(fmt.Sprint(l.Err()))
+	case <-hold.C:
+		p.gate()
+		stepdown("released")
+	case <-ctx.Done():
+		stepdown("stopped")
 	}
 }
 

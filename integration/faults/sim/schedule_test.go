@@ -139,68 +139,87 @@ func newSchedule(seed uint64, control, mode string) *schedule {
 		s.nodes, nf = 3, 4+r.IntN(8)
 	}
 	for range nf {
-		f := fault{at: dur(r, 200*time.Millisecond, s.horizon-time.Second), node: r.IntN(s.nodes), client: r.IntN(s.clients)}
-		kind := menu[r.IntN(len(menu))]
-		switch {
-		case mode == "clock" && r.IntN(2) == 0:
-			kind = "clock-jump"
-		case mode == "majority-loss":
-			kind = []string{"restart-empty", "flushall", "failover"}[r.IntN(3)]
-		}
-		f.kind = kind
-		f.d = span(r, s.ttl)
-		var failback *fault
-		switch kind {
-		case "slow":
-			f.slow = dur(r, 5*time.Millisecond, 80*time.Millisecond)
-		case "restart-snapshot":
-			f.snapAt = dur(r, 0, f.at)
-		case "failover":
-			f.lose = r.IntN(2) == 0 || len(menu) != len(faultKinds)
-			// Often a failback soon after (the same node fails over
-			// again), before any client reached the promoted replica.
-			if r.IntN(3) > 0 {
-				g := f
-				g.at = f.at + dur(r, time.Millisecond, 60*time.Millisecond)
-				g.lose = r.IntN(2) == 0
-				failback = &g
-			}
-		case "replicaof":
-			f.other = (f.node + 1 + r.IntN(s.nodes-1)) % s.nodes
-		case "lose-reply":
-			f.n = 1 + r.IntN(3)
-		case "duplicate":
-			f.d = dur(r, 0, 2*s.ttl)
-		case "clock-drift":
-			f.rate = (r.Float64()*2 - 1) * 0.005 // within DriftFactor 0.01
-		case "clock-step":
-			// An NTP step. Backward: keys live longer and quarantines last
-			// longer than asked, which the model allows at any size.
-			// Forward: at most once per node and at most half the drift
-			// allowance of the schedule's TTL (TTL*DriftFactor + MinDrift),
-			// so that with a drifting rate (at most half of DriftFactor)
-			// the server's clock stays within the allowance over any TTL.
-			if stepped[f.node] || r.IntN(2) == 0 {
-				f.d = -dur(r, time.Millisecond, 2*s.ttl)
-			} else {
-				stepped[f.node] = true
-				f.d = dur(r, 0, (s.ttl/100+2*time.Millisecond)/2)
-			}
-		case "clock-jump":
-			f.d = dur(r, s.ttl/2, 2*s.ttl)
-		}
-		if mode != "majority-loss" && !s.lossAllowed(f) {
-			// Beyond the model: a majority of nodes would lose their state
-			// within one quarantine (README: token monotonicity is then
-			// not guaranteed). The node is paused instead.
-			f.kind, failback = "pause", nil
-		}
-		s.faults = append(s.faults, f)
-		if failback != nil && (mode == "majority-loss" || s.lossAllowed(*failback)) {
-			s.faults = append(s.faults, *failback)
-		}
+		s.addFault(r, menu, stepped)
 	}
 	slices.SortStableFunc(s.faults, func(a, b fault) int { return int(a.at - b.at) })
+	s.drawOptions(r)
+	return s
+}
+
+// addFault draws one fault from menu (and perhaps its failback) and adds
+// it, or a pause instead where it is beyond the model.
+func (s *schedule) addFault(r *rand.Rand, menu []string, stepped map[int]bool) {
+	f := fault{at: dur(r, 200*time.Millisecond, s.horizon-time.Second), node: r.IntN(s.nodes), client: r.IntN(s.clients)}
+	kind := menu[r.IntN(len(menu))]
+	switch {
+	case s.mode == "clock" && r.IntN(2) == 0:
+		kind = "clock-jump"
+	case s.mode == "majority-loss":
+		kind = []string{"restart-empty", "flushall", "failover"}[r.IntN(3)]
+	}
+	f.kind = kind
+	f.d = span(r, s.ttl)
+	failback := s.drawKind(r, &f, len(menu) != len(faultKinds), stepped)
+	if s.mode != "majority-loss" && !s.lossAllowed(f) {
+		// Beyond the model: a majority of nodes would lose their state
+		// within one quarantine (README: token monotonicity is then
+		// not guaranteed). The node is paused instead.
+		f.kind, failback = "pause", nil
+	}
+	s.faults = append(s.faults, f)
+	if failback != nil && (s.mode == "majority-loss" || s.lossAllowed(*failback)) {
+		s.faults = append(s.faults, *failback)
+	}
+}
+
+// drawKind draws the parameters of f's kind; for a failover, perhaps a
+// failback soon after. narrow: the menu is a control's, not faultKinds.
+func (s *schedule) drawKind(r *rand.Rand, f *fault, narrow bool, stepped map[int]bool) (failback *fault) {
+	switch f.kind {
+	case "slow":
+		f.slow = dur(r, 5*time.Millisecond, 80*time.Millisecond)
+	case "restart-snapshot":
+		f.snapAt = dur(r, 0, f.at)
+	case "failover":
+		f.lose = r.IntN(2) == 0 || narrow
+		// Often a failback soon after (the same node fails over
+		// again), before any client reached the promoted replica.
+		if r.IntN(3) > 0 {
+			g := *f
+			g.at = f.at + dur(r, time.Millisecond, 60*time.Millisecond)
+			g.lose = r.IntN(2) == 0
+			failback = &g
+		}
+	case "replicaof":
+		f.other = (f.node + 1 + r.IntN(s.nodes-1)) % s.nodes
+	case "lose-reply":
+		f.n = 1 + r.IntN(3)
+	case "duplicate":
+		f.d = dur(r, 0, 2*s.ttl)
+	case "clock-drift":
+		f.rate = (r.Float64()*2 - 1) * 0.005 // within DriftFactor 0.01
+	case "clock-step":
+		// An NTP step. Backward: keys live longer and quarantines last
+		// longer than asked, which the model allows at any size.
+		// Forward: at most once per node and at most half the drift
+		// allowance of the schedule's TTL (TTL*DriftFactor + MinDrift),
+		// so that with a drifting rate (at most half of DriftFactor)
+		// the server's clock stays within the allowance over any TTL.
+		if stepped[f.node] || r.IntN(2) == 0 {
+			f.d = -dur(r, time.Millisecond, 2*s.ttl)
+		} else {
+			stepped[f.node] = true
+			f.d = dur(r, 0, (s.ttl/100+2*time.Millisecond)/2)
+		}
+	case "clock-jump":
+		f.d = dur(r, s.ttl/2, 2*s.ttl)
+	}
+	return failback
+}
+
+// drawOptions draws the schedule's configuration switches, given its
+// faults.
+func (s *schedule) drawOptions(r *rand.Rand) {
 	s.noFencing = r.IntN(8) == 0
 	forgets, replaces := false, false
 	for _, f := range s.faults {
@@ -212,7 +231,7 @@ func newSchedule(seed uint64, control, mode string) *schedule {
 			replaces = true // a marker copied to another server: only run_id tells
 		}
 	}
-	if control == "" && mode == "" {
+	if s.control == "" && s.mode == "" {
 		s.noQuarantine = !forgets && r.IntN(4) == 0
 		s.denyInfo = !replaces && r.IntN(6) == 0
 	}
@@ -220,7 +239,6 @@ func newSchedule(seed uint64, control, mode string) *schedule {
 	if r.IntN(2) == 0 {
 		s.counterTTL = dur(r, s.maxTTL, 2*s.maxTTL)
 	}
-	return s
 }
 
 func (s *schedule) String() string {

@@ -90,6 +90,24 @@ func coverageReport() string {
 			fmt.Fprintf(&b, "(no differential coverage: %v)\n", err)
 		}
 	}
+	byScript, missed, viaPrelude := countBranches(brs, all)
+	writeBranchTable(&b, byScript, viaPrelude, withDiff)
+	if len(missed) > 0 {
+		fmt.Fprintf(&b, "branches never taken:\n%s\n", strings.Join(missed, "\n"))
+	}
+	fmt.Fprintf(&b, "library paths (script calls): %s\n", pathCounts(brs))
+	return b.String()
+}
+
+// branchCount is one script's branches: reached by the explorer, reached
+// by the explorer or the differential test, in all.
+type branchCount struct{ explorer, both, n int }
+
+// countBranches counts, per script, the branches of all (the explorer's
+// brs, merged with the differential test's when it ran) that were
+// reached; missed lists those never taken, viaPrelude counts those among
+// them that are an arm of the shared prelude reached in another script.
+func countBranches(brs, all []sim.BranchCount) (byScript map[string]branchCount, missed []string, viaPrelude int) {
 	explorer := map[string]int64{}
 	for _, br := range brs {
 		explorer[br.Key()] += br.Hits
@@ -102,10 +120,7 @@ func coverageReport() string {
 			shared[br.PreludeKey()] = true
 		}
 	}
-	type count struct{ explorer, both, n int }
-	byScript := map[string]count{}
-	var missed []string
-	var viaPrelude int
+	byScript = map[string]branchCount{}
 	for _, br := range all {
 		c := byScript[br.Script]
 		c.n++
@@ -123,32 +138,32 @@ func coverageReport() string {
 		}
 		byScript[br.Script] = c
 	}
-	var tot count
+	return byScript, missed, viaPrelude
+}
+
+// writeBranchTable writes the branches reached per script and in all.
+func writeBranchTable(b *strings.Builder, byScript map[string]branchCount, viaPrelude int, withDiff bool) {
+	var tot branchCount
 	if withDiff {
-		fmt.Fprintf(&b, "script branches reached (then/else arms): explorer, explorer + differential test:\n")
+		fmt.Fprintf(b, "script branches reached (then/else arms): explorer, explorer + differential test:\n")
 	} else {
-		fmt.Fprintf(&b, "script branches reached (then/else arms):\n")
+		fmt.Fprintf(b, "script branches reached (then/else arms):\n")
 	}
 	for _, s := range slices.Sorted(maps.Keys(byScript)) {
 		c := byScript[s]
 		tot.explorer, tot.both, tot.n = tot.explorer+c.explorer, tot.both+c.both, tot.n+c.n
 		if withDiff {
-			fmt.Fprintf(&b, "  %-11s %d/%d  %d/%d\n", s, c.explorer, c.n, c.both, c.n)
+			fmt.Fprintf(b, "  %-11s %d/%d  %d/%d\n", s, c.explorer, c.n, c.both, c.n)
 		} else {
-			fmt.Fprintf(&b, "  %-11s %d/%d\n", s, c.explorer, c.n)
+			fmt.Fprintf(b, "  %-11s %d/%d\n", s, c.explorer, c.n)
 		}
 	}
 	if withDiff {
-		fmt.Fprintf(&b, "  all         %d/%d  %d/%d (%d/%d counting the shared prelude once)\n",
+		fmt.Fprintf(b, "  all         %d/%d  %d/%d (%d/%d counting the shared prelude once)\n",
 			tot.explorer, tot.n, tot.both, tot.n, tot.both+viaPrelude, tot.n)
 	} else {
-		fmt.Fprintf(&b, "  all         %d/%d\n", tot.explorer, tot.n)
+		fmt.Fprintf(b, "  all         %d/%d\n", tot.explorer, tot.n)
 	}
-	if len(missed) > 0 {
-		fmt.Fprintf(&b, "branches never taken:\n%s\n", strings.Join(missed, "\n"))
-	}
-	fmt.Fprintf(&b, "library paths (script calls): %s\n", pathCounts(brs))
-	return b.String()
 }
 
 // pathCounts names the quarantine and fencing paths by the branches that

@@ -80,59 +80,22 @@ func Terms(evs []wire.Event) (ts []*Term, orphans []string) {
 			ts = append(ts, tm)
 		}
 	}
-	type span struct{ from, to int64 }
-	troubles := map[int][]span{} // per pid: pauses and kills
-	paused := map[int]int64{}
+	tr := troubles{spans: map[int][]span{}, paused: map[int]int64{}}
 	for _, ev := range evs {
-		tm := byKey[termKey{ev.PID, ev.TS}]
-		switch ev.Ev {
-		case Pause:
-			paused[ev.PID] = ev.T
-		case Resume:
-			troubles[ev.PID] = append(troubles[ev.PID], span{paused[ev.PID], ev.T})
-			delete(paused, ev.PID)
-		case Kill:
-			troubles[ev.PID] = append(troubles[ev.PID], span{ev.T, ev.T})
-		case wire.Refresh:
-			if tm != nil && ev.VU != 0 {
-				tm.VU, tm.DL = ev.VU, ev.DL
-			}
-		case wire.Stepdown:
-			if tm != nil {
-				tm.Stepdown = ev.T
-			}
-		case wire.Demoted:
-			if tm != nil {
-				tm.Demoted, tm.Cause = ev.T, ev.Cause
-				if ev.VU != 0 {
-					tm.VU = ev.VU
-				}
-			}
-		case wire.Belief, wire.Write:
-			if tm == nil {
-				orphans = append(orphans, fmt.Sprintf("C1: %s (pid %d) believed it led at %s in a term that never began (start %d)",
-					ev.ID, ev.PID, ms(max(ev.First, ev.T)), ev.TS))
-				continue
-			}
-			if ev.Ev == wire.Belief {
-				tm.believed(ev.First)
-				tm.believed(ev.Last)
-				tm.Beliefs += ev.N
-			} else {
-				tm.believed(ev.T)
-				tm.Writes++
-			}
+		tr.see(ev)
+		if o := follow(byKey[termKey{ev.PID, ev.TS}], ev); o != "" {
+			orphans = append(orphans, o)
 		}
 	}
-	for pid, from := range paused { // never resumed
-		troubles[pid] = append(troubles[pid], span{from, from})
+	for pid, from := range tr.paused { // never resumed
+		tr.spans[pid] = append(tr.spans[pid], span{from, from})
 	}
 	for _, tm := range ts {
 		end := tm.Demoted
 		if end == 0 {
 			end = 1<<63 - 1
 		}
-		for _, s := range troubles[tm.PID] {
+		for _, s := range tr.spans[tm.PID] {
 			if s.to >= tm.TS && s.from <= end {
 				tm.Disturbed = "paused or killed during the term"
 			}
@@ -140,6 +103,64 @@ func Terms(evs []wire.Event) (ts []*Term, orphans []string) {
 	}
 	slices.SortFunc(ts, func(a, b *Term) int { return cmp.Compare(a.TS, b.TS) })
 	return ts, orphans
+}
+
+// span is a time in which a process was paused or killed.
+type span struct{ from, to int64 }
+
+// troubles are the pauses and kills of each process (by pid).
+type troubles struct {
+	spans  map[int][]span
+	paused map[int]int64 // paused since, not resumed yet
+}
+
+// see records ev if it pauses, resumes or kills a process.
+func (tr *troubles) see(ev wire.Event) {
+	switch ev.Ev {
+	case Pause:
+		tr.paused[ev.PID] = ev.T
+	case Resume:
+		tr.spans[ev.PID] = append(tr.spans[ev.PID], span{tr.paused[ev.PID], ev.T})
+		delete(tr.paused, ev.PID)
+	case Kill:
+		tr.spans[ev.PID] = append(tr.spans[ev.PID], span{ev.T, ev.T})
+	}
+}
+
+// follow applies ev to its term tm (nil if the history has no such term);
+// it returns the C1 violation of a belief or write in no term, else "".
+func follow(tm *Term, ev wire.Event) string {
+	switch ev.Ev {
+	case wire.Refresh:
+		if tm != nil && ev.VU != 0 {
+			tm.VU, tm.DL = ev.VU, ev.DL
+		}
+	case wire.Stepdown:
+		if tm != nil {
+			tm.Stepdown = ev.T
+		}
+	case wire.Demoted:
+		if tm != nil {
+			tm.Demoted, tm.Cause = ev.T, ev.Cause
+			if ev.VU != 0 {
+				tm.VU = ev.VU
+			}
+		}
+	case wire.Belief, wire.Write:
+		if tm == nil {
+			return fmt.Sprintf("C1: %s (pid %d) believed it led at %s in a term that never began (start %d)",
+				ev.ID, ev.PID, ms(max(ev.First, ev.T)), ev.TS)
+		}
+		if ev.Ev == wire.Belief {
+			tm.believed(ev.First)
+			tm.believed(ev.Last)
+			tm.Beliefs += ev.N
+		} else {
+			tm.believed(ev.T)
+			tm.Writes++
+		}
+	}
+	return ""
 }
 
 // ms formats a monotonic reading (or a duration in ns) in milliseconds.

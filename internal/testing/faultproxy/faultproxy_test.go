@@ -406,65 +406,9 @@ func TestConcurrentFaults(t *testing.T) {
 	p := newProxy(t, startEcho(t))
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		for i := 0; ; i++ {
-			select {
-			case <-stop:
-				return
-			default:
-			}
-			switch i % 8 {
-			case 0:
-				p.SetLatency(time.Millisecond)
-			case 1:
-				p.Hold()
-			case 2:
-				p.Release()
-			case 3:
-				p.Partition()
-			case 4:
-				p.Heal()
-			case 5:
-				p.ResetAll()
-			case 6:
-				p.Disable()
-			case 7:
-				p.Enable()
-				p.SetLatency(0)
-			}
-			_, _, _ = p.Conns(), p.Held(), p.Pending()
-			time.Sleep(time.Millisecond)
-		}
-	}()
-	for w := 0; w < 4; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			buf := make([]byte, 16)
-			for {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				c, err := net.DialTimeout("tcp", p.Addr(), wait)
-				if err != nil {
-					continue
-				}
-				_ = c.SetDeadline(time.Now().Add(20 * time.Millisecond))
-				for j := 0; j < 5; j++ {
-					if _, err := c.Write([]byte("ping")); err != nil {
-						break
-					}
-					if _, err := c.Read(buf); err != nil {
-						break
-					}
-				}
-				_ = c.Close()
-			}
-		}()
+	wg.Go(func() { cycleFaults(p, stop) })
+	for range 4 {
+		wg.Go(func() { pingLoop(p, stop) })
 	}
 	time.Sleep(300 * time.Millisecond) // stress duration, not synchronization
 	close(stop)
@@ -474,4 +418,64 @@ func TestConcurrentFaults(t *testing.T) {
 	p.Enable()
 	p.SetLatency(0)
 	roundTrip(t, dial(t, p), "final")
+}
+
+// cycleFaults sets and lifts every kind of fault on p in turn, a
+// millisecond apart, until stop is closed.
+func cycleFaults(p *Proxy, stop <-chan struct{}) {
+	for i := 0; ; i++ {
+		select {
+		case <-stop:
+			return
+		default:
+		}
+		switch i % 8 {
+		case 0:
+			p.SetLatency(time.Millisecond)
+		case 1:
+			p.Hold()
+		case 2:
+			p.Release()
+		case 3:
+			p.Partition()
+		case 4:
+			p.Heal()
+		case 5:
+			p.ResetAll()
+		case 6:
+			p.Disable()
+		case 7:
+			p.Enable()
+			p.SetLatency(0)
+		}
+		_, _, _ = p.Conns(), p.Held(), p.Pending()
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// pingLoop connects through p and pings a few times per connection,
+// whatever fails, until stop is closed.
+func pingLoop(p *Proxy, stop <-chan struct{}) {
+	buf := make([]byte, 16)
+	for {
+		select {
+		case <-stop:
+			return
+		default:
+		}
+		c, err := net.DialTimeout("tcp", p.Addr(), wait)
+		if err != nil {
+			continue
+		}
+		_ = c.SetDeadline(time.Now().Add(20 * time.Millisecond))
+		for j := 0; j < 5; j++ {
+			if _, err := c.Write([]byte("ping")); err != nil {
+				break
+			}
+			if _, err := c.Read(buf); err != nil {
+				break
+			}
+		}
+		_ = c.Close()
+	}
 }

@@ -378,14 +378,33 @@ func (c *Cluster) MigrateSlot(slot uint16, to *Server) error {
 		return nil
 	}
 	fi := c.byPort[from.port]
+	toID, err := c.startMigration(ctx, slot, fi, ti)
+	if err != nil {
+		return err
+	}
+	if err := c.migrateKeys(ctx, slot, c.admin[fi], to.port); err != nil {
+		return err
+	}
+	if err := c.assignSlot(ctx, slot, fi, ti, toID); err != nil {
+		return err
+	}
+	if err := c.poll(ctx, func(ctx context.Context) error { return c.seenOn(ctx, slot, to) }); err != nil {
+		return fmt.Errorf("redistest: migrate slot %d to %s: %w", slot, to.Addr(), err)
+	}
+	return nil
+}
+
+// startMigration marks slot IMPORTING on server ti from fi, and MIGRATING
+// on fi to ti; it returns ti's node ID.
+func (c *Cluster) startMigration(ctx context.Context, slot uint16, fi, ti int) (toID string, err error) {
 	src, dst := c.admin[fi], c.admin[ti]
 	fromID, err := src.ClusterMyID(ctx).Result()
 	if err != nil {
-		return fmt.Errorf("redistest: migrate slot %d: %s: CLUSTER MYID: %w", slot, from.Addr(), err)
+		return "", fmt.Errorf("redistest: migrate slot %d: %s: CLUSTER MYID: %w", slot, c.servers[fi].Addr(), err)
 	}
-	toID, err := dst.ClusterMyID(ctx).Result()
+	toID, err = dst.ClusterMyID(ctx).Result()
 	if err != nil {
-		return fmt.Errorf("redistest: migrate slot %d: %s: CLUSTER MYID: %w", slot, to.Addr(), err)
+		return "", fmt.Errorf("redistest: migrate slot %d: %s: CLUSTER MYID: %w", slot, c.servers[ti].Addr(), err)
 	}
 	steps := []struct {
 		a    *redis.Client
@@ -396,18 +415,24 @@ func (c *Cluster) MigrateSlot(slot uint16, to *Server) error {
 	}
 	for _, st := range steps {
 		if err := st.a.Do(ctx, st.args...).Err(); err != nil {
-			return fmt.Errorf("redistest: migrate slot %d: %v: %w", slot, st.args, err)
+			return "", fmt.Errorf("redistest: migrate slot %d: %v: %w", slot, st.args, err)
 		}
 	}
+	return toID, nil
+}
+
+// migrateKeys MIGRATEs slot's keys from src to the server on port toPort,
+// 100 at a time, their TTLs kept.
+func (c *Cluster) migrateKeys(ctx context.Context, slot uint16, src *redis.Client, toPort int) error {
 	for {
 		keys, err := src.ClusterGetKeysInSlot(ctx, int(slot), 100).Result()
 		if err != nil {
 			return fmt.Errorf("redistest: migrate slot %d: CLUSTER GETKEYSINSLOT: %w", slot, err)
 		}
 		if len(keys) == 0 {
-			break
+			return nil
 		}
-		args := []any{"MIGRATE", "127.0.0.1", to.port, "", 0, adminTimeout.Milliseconds(), "KEYS"}
+		args := []any{"MIGRATE", "127.0.0.1", toPort, "", 0, adminTimeout.Milliseconds(), "KEYS"}
 		for _, k := range keys {
 			args = append(args, k)
 		}
@@ -415,6 +440,11 @@ func (c *Cluster) MigrateSlot(slot uint16, to *Server) error {
 			return fmt.Errorf("redistest: migrate slot %d: MIGRATE: %w", slot, err)
 		}
 	}
+}
+
+// assignSlot gives slot to toID (server ti) with CLUSTER SETSLOT NODE on
+// ti, then on the source fi, then on every other running master.
+func (c *Cluster) assignSlot(ctx context.Context, slot uint16, fi, ti int, toID string) error {
 	// The target first, so that the source's MOVED never names a node
 	// that does not know it owns the slot.
 	order := []int{ti, fi}
@@ -439,22 +469,22 @@ func (c *Cluster) MigrateSlot(slot uint16, to *Server) error {
 			return fmt.Errorf("redistest: migrate slot %d: %s: CLUSTER SETSLOT NODE: %w", slot, c.servers[i].Addr(), err)
 		}
 	}
-	err = c.poll(ctx, func(ctx context.Context) error {
-		views, err := c.views(ctx)
-		if err != nil {
-			return err
-		}
-		for _, v := range views {
-			if !slices.ContainsFunc(v.slots, func(r slotRange) bool {
-				return int(slot) >= r.lo && int(slot) <= r.hi && r.port == to.port
-			}) {
-				return fmt.Errorf("127.0.0.1:%d does not see slot %d on %s yet", v.self, slot, to.Addr())
-			}
-		}
-		return nil
-	})
+	return nil
+}
+
+// seenOn reports an error unless every running server names to as the
+// master of slot.
+func (c *Cluster) seenOn(ctx context.Context, slot uint16, to *Server) error {
+	views, err := c.views(ctx)
 	if err != nil {
-		return fmt.Errorf("redistest: migrate slot %d to %s: %w", slot, to.Addr(), err)
+		return err
+	}
+	for _, v := range views {
+		if !slices.ContainsFunc(v.slots, func(r slotRange) bool {
+			return int(slot) >= r.lo && int(slot) <= r.hi && r.port == to.port
+		}) {
+			return fmt.Errorf("127.0.0.1:%d does not see slot %d on %s yet", v.self, slot, to.Addr())
+		}
 	}
 	return nil
 }

@@ -44,44 +44,9 @@ func TestClusterStartFailover(t *testing.T) {
 	start := time.Now()
 	c := redistest.StartCluster(t, 3, 1)
 	t.Logf("3+3 cluster healthy after %v", time.Since(start).Round(time.Millisecond))
-
-	equal(t, len(c.Servers()), 6, "len(Servers)")
-	equal(t, len(c.Masters()), 3, "len(Masters)")
-	equal(t, len(c.Replicas()), 3, "len(Replicas)")
-	equal(t, len(c.Addrs()), 6, "len(Addrs)")
-	masters, replicas := c.Masters(), c.Replicas()
-	for k, m := range masters {
-		for _, slot := range []uint16{uint16(k * 16384 / 3), uint16((k+1)*16384/3 - 1)} {
-			equal(t, c.MasterOf(slot), m, fmt.Sprintf("MasterOf(%d)", slot))
-		}
-		equal(t, c.ReplicaOf(m), replicas[k], fmt.Sprintf("ReplicaOf(master %d)", k))
-		equal(t, c.ReplicaOf(replicas[k]), (*redistest.Server)(nil), "ReplicaOf(a replica)")
-		info, err := m.Client(t).ClusterInfo(ctx).Result()
-		must(t, err)
-		if !strings.Contains(info, "cluster_state:ok\r") || !strings.Contains(info, "cluster_known_nodes:6\r") {
-			t.Fatalf("CLUSTER INFO of master %d: %s", k, info)
-		}
-	}
-	got := map[string]string{}
-	for _, kv := range []string{"cluster-enabled", "cluster-node-timeout", "repl-diskless-sync-delay", "appendonly"} {
-		for k, v := range masters[0].Client(t).ConfigGet(ctx, kv).Val() {
-			got[k] = v
-		}
-	}
-	equal(t, got, map[string]string{"cluster-enabled": "yes", "cluster-node-timeout": "1000",
-		"repl-diskless-sync-delay": "0", "appendonly": "no"}, "cluster directives")
-
+	checkLayout(t, c)
 	cc := c.Client(t)
-	keys := clusterKeys(30)
-	served := map[*redistest.Server]bool{}
-	for _, k := range keys {
-		must(t, cc.Set(ctx, k, "v-"+k, 0).Err())
-		served[c.MasterOf(slotOf(t, cc, k))] = true
-	}
-	equal(t, len(served), 3, "masters serving the keys")
-	for _, k := range keys {
-		equal(t, cc.Get(ctx, k).Val(), "v-"+k, "GET "+k)
-	}
+	keys := setKeys(t, c, cc)
 
 	// Kill the master of key-0's slot: its replica takes over and has the
 	// key (WAIT made sure it was replicated).
@@ -124,6 +89,54 @@ func TestClusterStartFailover(t *testing.T) {
 	if err := c.Failover(c.Masters()[1], redistest.FailoverCoordinated); err == nil {
 		t.Fatal("Failover of a master must fail")
 	}
+}
+
+// checkLayout checks a 3+3 cluster's servers, slot ranges, replicas,
+// state and directives.
+func checkLayout(t *testing.T, c *redistest.Cluster) {
+	ctx := context.Background()
+	equal(t, len(c.Servers()), 6, "len(Servers)")
+	equal(t, len(c.Masters()), 3, "len(Masters)")
+	equal(t, len(c.Replicas()), 3, "len(Replicas)")
+	equal(t, len(c.Addrs()), 6, "len(Addrs)")
+	masters, replicas := c.Masters(), c.Replicas()
+	for k, m := range masters {
+		for _, slot := range []uint16{uint16(k * 16384 / 3), uint16((k+1)*16384/3 - 1)} {
+			equal(t, c.MasterOf(slot), m, fmt.Sprintf("MasterOf(%d)", slot))
+		}
+		equal(t, c.ReplicaOf(m), replicas[k], fmt.Sprintf("ReplicaOf(master %d)", k))
+		equal(t, c.ReplicaOf(replicas[k]), (*redistest.Server)(nil), "ReplicaOf(a replica)")
+		info, err := m.Client(t).ClusterInfo(ctx).Result()
+		must(t, err)
+		if !strings.Contains(info, "cluster_state:ok\r") || !strings.Contains(info, "cluster_known_nodes:6\r") {
+			t.Fatalf("CLUSTER INFO of master %d: %s", k, info)
+		}
+	}
+	got := map[string]string{}
+	for _, kv := range []string{"cluster-enabled", "cluster-node-timeout", "repl-diskless-sync-delay", "appendonly"} {
+		for k, v := range masters[0].Client(t).ConfigGet(ctx, kv).Val() {
+			got[k] = v
+		}
+	}
+	equal(t, got, map[string]string{"cluster-enabled": "yes", "cluster-node-timeout": "1000",
+		"repl-diskless-sync-delay": "0", "appendonly": "no"}, "cluster directives")
+}
+
+// setKeys sets 30 keys through cc, checks that they are spread over the
+// 3 masters and read back, and returns them.
+func setKeys(t *testing.T, c *redistest.Cluster, cc *redis.ClusterClient) []string {
+	ctx := context.Background()
+	keys := clusterKeys(30)
+	served := map[*redistest.Server]bool{}
+	for _, k := range keys {
+		must(t, cc.Set(ctx, k, "v-"+k, 0).Err())
+		served[c.MasterOf(slotOf(t, cc, k))] = true
+	}
+	equal(t, len(served), 3, "masters serving the keys")
+	for _, k := range keys {
+		equal(t, cc.Get(ctx, k).Val(), "v-"+k, "GET "+k)
+	}
+	return keys
 }
 
 func TestClusterSingleMasterAndCleanup(t *testing.T) {

@@ -125,10 +125,30 @@ func TestDifferentialControl(t *testing.T) {
 
 // differential runs the comparison and returns the differences found.
 func differential(t *testing.T, bin string, mutate func(script, src string) string) []string {
-	t.Setenv(redistest.EnvServerBinary, bin)
 	ctx := context.Background()
-	real := redistest.Start(t, 1).Server(0).Client(t)
+	d := &diffRun{bin: bin, sides: diffSides(ctx, t, bin, mutate), scripts: luaScripts(t)}
+	d.names = slices.Sorted(func(yield func(string) bool) {
+		for n := range d.scripts {
+			if !yield(n) {
+				return
+			}
+		}
+	})
+	checkInfo(ctx, t, d.sides)
+	const cases = 1500
+	for seed := range uint64(cases) {
+		d.run(ctx, t, seed)
+	}
+	logCoverage(t, fmt.Sprintf("%s: %d states, %d script calls, every reply and every key compared: %d differences",
+		bin, cases, d.calls, len(d.diffs)), mutate == nil)
+	return d.diffs
+}
 
+// diffSides are the real server bin and a simulated one (its scripts
+// changed by mutate, if set), each with a RESP2 client.
+func diffSides(ctx context.Context, t *testing.T, bin string, mutate func(script, src string) string) []*side {
+	t.Setenv(redistest.EnvServerBinary, bin)
+	real := redistest.Start(t, 1).Server(0).Client(t)
 	w := NewWorld(Options{Seed: 7, Mutate: mutate, Variant: fmt.Sprintf("diff-%v", mutate != nil), OnUnknown: func(a []string) { t.Errorf("unknown command %q", a) }})
 	w.Listen("sim:6379", w.NewServer("sim"))
 	simc := redis.NewClient(&redis.Options{Addr: "sim:6379", Dialer: w.Dialer("diff"), Protocol: 2,
@@ -137,65 +157,73 @@ func differential(t *testing.T, bin string, mutate func(script, src string) stri
 	// The real client speaks RESP2 too, so that replies have one shape.
 	realc := redis.NewClient(&redis.Options{Addr: real.Options().Addr, Protocol: 2, DisableIdentity: true})
 	t.Cleanup(func() { _ = realc.Close() })
+	return []*side{newSide(ctx, t, realc), newSide(ctx, t, simc)}
+}
 
-	sides := []*side{newSide(ctx, t, realc), newSide(ctx, t, simc)}
-	scripts := luaScripts(t)
-	names := slices.Sorted(func(yield func(string) bool) {
-		for n := range scripts {
-			if !yield(n) {
-				return
-			}
-		}
-	})
-	checkInfo(ctx, t, sides)
+// diffRun is one comparison: its sides, the scripts, and what it found.
+type diffRun struct {
+	bin     string
+	sides   []*side
+	scripts map[string]string
+	names   []string // of scripts, sorted
+	calls   int
+	diffs   []string
+}
 
-	const cases = 1500
-	calls := 0
-	var diffs []string
-	for seed := range uint64(cases) {
-		r := rand.New(rand.NewPCG(seed, 0xd1ff))
-		st := genState(r)
-		for _, sd := range sides {
-			require.NoError(t, sd.c.FlushAll(ctx).Err())
-			st.apply(ctx, t, sd)
-		}
-		for step := range 1 + r.IntN(3) {
-			if r.IntN(6) == 0 {
-				// A command the scripts use, with the options they
-				// use and some they do not.
-				cmd := genCommand(r)
-				var replies [2]string
-				for i, sd := range sides {
-					res, err := sd.c.Do(ctx, cmd...).Result()
-					replies[i] = sd.normalize(res, err)
-				}
-				if !sameReply(replies[0], replies[1]) {
-					diffs = append(diffs, fmt.Sprintf("seed %d step %d: %v on state %s:\n  %s: %s\n  sim: %s",
-						seed, step, cmd, st, bin, replies[0], replies[1]))
-				}
-				continue
+// run compares the sides on the case of seed: a generated state, one to
+// three steps (a script call, or now and then a command), then the keys.
+func (d *diffRun) run(ctx context.Context, t *testing.T, seed uint64) {
+	r := rand.New(rand.NewPCG(seed, 0xd1ff))
+	st := genState(r)
+	for _, sd := range d.sides {
+		require.NoError(t, sd.c.FlushAll(ctx).Err())
+		st.apply(ctx, t, sd)
+	}
+	for step := range 1 + r.IntN(3) {
+		if r.IntN(6) == 0 {
+			// A command the scripts use, with the options they use and
+			// some they do not.
+			cmd := genCommand(r)
+			if a, b := d.replies(func(c *redis.Client) *redis.Cmd { return c.Do(ctx, cmd...) }); !sameReply(a, b) {
+				d.diffs = append(d.diffs, fmt.Sprintf("seed %d step %d: %v on state %s:\n  %s: %s\n  sim: %s",
+					seed, step, cmd, st, d.bin, a, b))
 			}
-			name := names[r.IntN(len(names))]
-			keys, args := genCall(r, name)
-			var replies [2]string
-			for i, sd := range sides {
-				res, err := sd.c.Eval(ctx, scripts[name], keys, args...).Result()
-				replies[i] = sd.normalize(res, err)
-			}
-			calls++
-			if !sameReply(replies[0], replies[1]) {
-				diffs = append(diffs, fmt.Sprintf("seed %d step %d: %s(%v, %v) on state %s:\n  %s: %s\n  sim: %s",
-					seed, step, name, keys, args, st, bin, replies[0], replies[1]))
-			}
+			continue
 		}
-		var dumps [2]string
-		for i, sd := range sides {
-			dumps[i] = sd.dump(ctx, t)
-		}
-		if !sameReply(dumps[0], dumps[1]) {
-			diffs = append(diffs, fmt.Sprintf("seed %d: the keys differ after the calls on state %s:\n  %s: %s\n  sim: %s", seed, st, bin, dumps[0], dumps[1]))
+		name := d.names[r.IntN(len(d.names))]
+		keys, args := genCall(r, name)
+		a, b := d.replies(func(c *redis.Client) *redis.Cmd { return c.Eval(ctx, d.scripts[name], keys, args...) })
+		d.calls++
+		if !sameReply(a, b) {
+			d.diffs = append(d.diffs, fmt.Sprintf("seed %d step %d: %s(%v, %v) on state %s:\n  %s: %s\n  sim: %s",
+				seed, step, name, keys, args, st, d.bin, a, b))
 		}
 	}
+	var dumps [2]string
+	for i, sd := range d.sides {
+		dumps[i] = sd.dump(ctx, t)
+	}
+	if !sameReply(dumps[0], dumps[1]) {
+		d.diffs = append(d.diffs, fmt.Sprintf("seed %d: the keys differ after the calls on state %s:\n  %s: %s\n  sim: %s", seed, st, d.bin, dumps[0], dumps[1]))
+	}
+}
+
+// replies runs do on the real side, then on the simulated one, and
+// returns their normalized replies.
+func (d *diffRun) replies(do func(c *redis.Client) *redis.Cmd) (real, sim string) {
+	var out [2]string
+	for i, sd := range d.sides {
+		res, err := do(sd.c).Result()
+		out[i] = sd.normalize(res, err)
+	}
+	return out[0], out[1]
+}
+
+// logCoverage logs summary with the script branches reached so far in
+// this process, and writes their counts to REDLEASE_SIM_COVERAGE when set
+// and write says so (make sim reports the explorer's coverage together
+// with this).
+func logCoverage(t *testing.T, summary string, write bool) {
 	reached, all := 0, 0
 	var missed []string
 	for _, br := range ScriptCoverage().Branches() {
@@ -206,15 +234,13 @@ func differential(t *testing.T, bin string, mutate func(script, src string) stri
 			missed = append(missed, fmt.Sprintf("%s:%d %s", br.Script, br.Line, br.Text))
 		}
 	}
-	t.Logf("%s: %d states, %d script calls, every reply and every key compared: %d differences; script branches reached so far in this process: %d/%d; not: %s",
-		bin, cases, calls, len(diffs), reached, all, strings.Join(missed, "; "))
-	if p := os.Getenv("REDLEASE_SIM_COVERAGE"); p != "" && mutate == nil {
-		// make sim reports the explorer's coverage together with this.
+	t.Logf("%s; script branches reached so far in this process: %d/%d; not: %s",
+		summary, reached, all, strings.Join(missed, "; "))
+	if p := os.Getenv("REDLEASE_SIM_COVERAGE"); p != "" && write {
 		if err := WriteCounts(p, ScriptCoverage().Branches()); err != nil {
 			t.Fatal(err)
 		}
 	}
-	return diffs
 }
 
 // state is a generated starting point: the lock key, its fencing counter

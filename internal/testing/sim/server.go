@@ -253,246 +253,17 @@ var (
 
 // command dispatches one command (from a client or from a script).
 func (s *Server) command(ss *session, name string, args []string) any {
-	switch name {
-	case "ping":
-		if ss != nil && len(ss.subs)+len(ss.ssubs) > 0 {
-			msg := ""
-			if len(args) > 1 {
-				msg = args[1]
-			}
-			return []any{"pong", msg}
-		}
-		if len(args) > 1 {
-			return args[1]
-		}
-		return Status("PONG")
-	case "echo":
-		if len(args) != 2 {
-			return wrongArgs(name)
-		}
-		return args[1]
-	case "hello":
-		return s.hello(args)
-	case "client":
-		return s.client(args)
-	case "select":
-		if len(args) != 2 {
-			return wrongArgs(name)
-		}
-		if args[1] != "0" {
-			return Error("ERR DB index is out of range")
-		}
-		return Status("OK")
-	case "config":
-		return s.config(args)
-	case "info":
-		if s.script != nil && s.lie.DenyScriptInfo {
-			return Error("NOPERM this user has no permissions to run the 'info' command")
-		}
-		if s.lie.OneInfoSection && len(args) > 2 {
-			return errSyntax
-		}
-		return s.info(args[1:])
-	case "time":
-		if len(args) != 1 {
-			return wrongArgs(name)
-		}
-		t := s.nowTime()
-		return []any{strconv.FormatInt(t.Unix(), 10), strconv.FormatInt(int64(t.Nanosecond()/1000), 10)}
-	case "role":
-		return s.role()
-	case "dbsize":
-		n := int64(0)
-		for k := range s.db {
-			if s.lookup(k) != nil {
-				n++
-			}
-		}
-		return n
-	case "flushall", "flushdb":
-		if err := s.writable(); err != nil {
-			return err
-		}
-		s.flushAll()
-		return Status("OK")
-	case "get":
-		if len(args) != 2 {
-			return wrongArgs(name)
-		}
-		e := s.lookup(args[1])
-		switch {
-		case e == nil:
-			return nil
-		case e.hash != nil:
-			return errWrongType
-		}
-		return e.str
-	case "mget":
-		if len(args) < 2 {
-			return wrongArgs(name)
-		}
-		// A key that is missing or holds a hash reads as nil (no error).
-		out := make([]any, len(args)-1)
-		for i, k := range args[1:] {
-			if e := s.lookup(k); e != nil && e.hash == nil {
-				out[i] = e.str
-			}
-		}
+	if out, ok := s.connCommand(ss, name, args); ok {
 		return out
-	case "set":
-		return s.set(args)
-	case "incr":
-		return s.incr(args)
-	case "del", "unlink":
-		if len(args) < 2 {
-			return wrongArgs(name)
-		}
-		if err := s.writable(); err != nil {
-			return err
-		}
-		n := int64(0)
-		for _, k := range args[1:] {
-			if s.lookup(k) != nil {
-				delete(s.db, k)
-				s.touch(k)
-				n++
-			}
-		}
-		return n
-	case "type":
-		if len(args) != 2 {
-			return wrongArgs(name)
-		}
-		switch e := s.lookup(args[1]); {
-		case e == nil:
-			return Status("none")
-		case e.hash != nil:
-			return Status("hash")
-		}
-		return Status("string")
-	case "exists":
-		if len(args) < 2 {
-			return wrongArgs(name)
-		}
-		n := int64(0)
-		for _, k := range args[1:] {
-			if s.lookup(k) != nil {
-				n++
-			}
-		}
-		return n
-	case "pexpire", "expire", "pexpireat":
-		return s.expire(name, args)
-	case "pttl", "ttl":
-		if len(args) != 2 {
-			return wrongArgs(name)
-		}
-		e := s.lookup(args[1])
-		switch {
-		case e == nil:
-			return int64(-2)
-		case e.exp == 0:
-			return int64(-1)
-		case name == "ttl":
-			return (e.exp - s.now + 500) / 1000
-		}
-		return e.exp - s.now
-	case "hget":
-		if len(args) != 3 {
-			return wrongArgs(name)
-		}
-		e := s.lookup(args[1])
-		switch {
-		case e == nil:
-			return nil
-		case e.hash == nil:
-			return errWrongType
-		}
-		if v, ok := e.hash[args[2]]; ok {
-			return v
-		}
-		return nil
-	case "hmget":
-		if len(args) < 3 {
-			return wrongArgs(name)
-		}
-		e := s.lookup(args[1])
-		if e != nil && e.hash == nil {
-			return errWrongType
-		}
-		out := make([]any, len(args)-2)
-		for i, f := range args[2:] {
-			if e != nil {
-				if v, ok := e.hash[f]; ok {
-					out[i] = v
-				}
-			}
-		}
+	}
+	if out, ok := s.keyCommand(name, args); ok {
 		return out
-	case "hgetall":
-		if len(args) != 2 {
-			return wrongArgs(name)
-		}
-		e := s.lookup(args[1])
-		switch {
-		case e == nil:
-			return []any{}
-		case e.hash == nil:
-			return errWrongType
-		}
-		keys := make([]string, 0, len(e.hash))
-		for k := range e.hash {
-			keys = append(keys, k)
-		}
-		slices.Sort(keys)
-		out := make([]any, 0, 2*len(keys))
-		for _, k := range keys {
-			out = append(out, k, e.hash[k])
-		}
+	}
+	if out, ok := s.hashCommand(name, args); ok {
 		return out
-	case "hset":
-		if len(args) < 4 || len(args)%2 != 0 {
-			return wrongArgs(name)
-		}
-		if err := s.writable(); err != nil {
-			return err
-		}
-		e := s.lookup(args[1])
-		if e != nil && e.hash == nil {
-			return errWrongType
-		}
-		if e == nil {
-			e = &entry{hash: map[string]string{}}
-			s.db[args[1]] = e
-		}
-		n := int64(0)
-		for i := 2; i < len(args); i += 2 {
-			if _, ok := e.hash[args[i]]; !ok {
-				n++
-			}
-			e.hash[args[i]] = args[i+1]
-		}
-		s.touch(args[1])
-		return n
-	case "publish", "spublish":
-		if len(args) != 3 {
-			return wrongArgs(name)
-		}
-		return s.publish(name == "spublish", args[1], args[2])
-	case "subscribe", "ssubscribe", "unsubscribe", "sunsubscribe", "psubscribe", "punsubscribe":
-		if ss == nil {
-			return Error("ERR This Redis command is not allowed from script")
-		}
-		return s.subscribe(ss, name, args[1:])
-	case "eval", "evalsha":
-		if s.script != nil {
-			return Error("ERR This Redis command is not allowed from script")
-		}
-		return s.eval(name, args)
-	case "script":
-		return s.scriptCmd(args)
-	case "quit":
-		return Status("OK")
+	}
+	if out, ok := s.messageCommand(ss, name, args); ok {
+		return out
 	}
 	s.w.unknownCommand(args)
 	var b strings.Builder
@@ -502,45 +273,400 @@ func (s *Server) command(ss *session, name string, args []string) any {
 	return Error(fmt.Sprintf("ERR unknown command '%s', with args beginning with: %s", args[0], b.String()))
 }
 
-func (s *Server) set(args []string) any {
-	if len(args) < 3 {
-		return wrongArgs("set")
+// connCommand runs a command about the connection or the server (PING,
+// HELLO, CONFIG, INFO, TIME, ...); false if name is not one.
+func (s *Server) connCommand(ss *session, name string, args []string) (any, bool) {
+	switch name {
+	case "ping":
+		return s.ping(ss, args), true
+	case "echo":
+		if len(args) != 2 {
+			return wrongArgs(name), true
+		}
+		return args[1], true
+	case "hello":
+		return s.hello(args), true
+	case "client":
+		return s.client(args), true
+	case "select":
+		return s.selectDB(args), true
+	case "config":
+		return s.config(args), true
+	case "info":
+		return s.infoCommand(args), true
+	case "time":
+		if len(args) != 1 {
+			return wrongArgs(name), true
+		}
+		t := s.nowTime()
+		return []any{strconv.FormatInt(t.Unix(), 10), strconv.FormatInt(int64(t.Nanosecond()/1000), 10)}, true
+	case "role":
+		return s.role(), true
+	case "quit":
+		return Status("OK"), true
 	}
-	var nx, xx, keep, get bool
-	var exp int64
-	for i := 3; i < len(args); i++ {
-		switch o := strings.ToLower(args[i]); o {
+	return nil, false
+}
+
+// ping is PING, which a subscribed connection answers as a message.
+func (s *Server) ping(ss *session, args []string) any {
+	if ss != nil && len(ss.subs)+len(ss.ssubs) > 0 {
+		msg := ""
+		if len(args) > 1 {
+			msg = args[1]
+		}
+		return []any{"pong", msg}
+	}
+	if len(args) > 1 {
+		return args[1]
+	}
+	return Status("PONG")
+}
+
+// selectDB is SELECT: only database 0 exists.
+func (s *Server) selectDB(args []string) any {
+	if len(args) != 2 {
+		return wrongArgs("select")
+	}
+	if args[1] != "0" {
+		return Error("ERR DB index is out of range")
+	}
+	return Status("OK")
+}
+
+// infoCommand is INFO, with the lies that refuse it.
+func (s *Server) infoCommand(args []string) any {
+	if s.script != nil && s.lie.DenyScriptInfo {
+		return Error("NOPERM this user has no permissions to run the 'info' command")
+	}
+	if s.lie.OneInfoSection && len(args) > 2 {
+		return errSyntax
+	}
+	return s.info(args[1:])
+}
+
+// keyCommand runs a command on string keys or on any key (GET, SET, DEL,
+// PTTL, ...); false if name is not one.
+func (s *Server) keyCommand(name string, args []string) (any, bool) {
+	switch name {
+	case "dbsize":
+		return s.count(keysOf(s.db)), true
+	case "flushall", "flushdb":
+		if err := s.writable(); err != nil {
+			return err, true
+		}
+		s.flushAll()
+		return Status("OK"), true
+	case "get":
+		return s.get(args), true
+	case "mget":
+		return s.mget(args), true
+	case "set":
+		return s.set(args), true
+	case "incr":
+		return s.incr(args), true
+	case "del", "unlink":
+		return s.del(name, args), true
+	case "type":
+		return s.typeOf(args), true
+	case "exists":
+		if len(args) < 2 {
+			return wrongArgs(name), true
+		}
+		return s.count(args[1:]), true
+	case "pexpire", "expire", "pexpireat":
+		return s.expire(name, args), true
+	case "pttl", "ttl":
+		return s.pttl(name, args), true
+	}
+	return nil, false
+}
+
+// keysOf lists db's keys, live or expired.
+func keysOf(db map[string]*entry) []string {
+	keys := make([]string, 0, len(db))
+	for k := range db {
+		keys = append(keys, k)
+	}
+	return keys
+}
+
+// count is how many of keys exist (a key given twice counts twice).
+func (s *Server) count(keys []string) int64 {
+	n := int64(0)
+	for _, k := range keys {
+		if s.lookup(k) != nil {
+			n++
+		}
+	}
+	return n
+}
+
+// get is GET.
+func (s *Server) get(args []string) any {
+	if len(args) != 2 {
+		return wrongArgs("get")
+	}
+	e := s.lookup(args[1])
+	switch {
+	case e == nil:
+		return nil
+	case e.hash != nil:
+		return errWrongType
+	}
+	return e.str
+}
+
+// mget is MGET: a key that is missing or holds a hash reads as nil (no
+// error).
+func (s *Server) mget(args []string) any {
+	if len(args) < 2 {
+		return wrongArgs("mget")
+	}
+	out := make([]any, len(args)-1)
+	for i, k := range args[1:] {
+		if e := s.lookup(k); e != nil && e.hash == nil {
+			out[i] = e.str
+		}
+	}
+	return out
+}
+
+// del is DEL or UNLINK.
+func (s *Server) del(name string, args []string) any {
+	if len(args) < 2 {
+		return wrongArgs(name)
+	}
+	if err := s.writable(); err != nil {
+		return err
+	}
+	n := int64(0)
+	for _, k := range args[1:] {
+		if s.lookup(k) != nil {
+			delete(s.db, k)
+			s.touch(k)
+			n++
+		}
+	}
+	return n
+}
+
+// typeOf is TYPE.
+func (s *Server) typeOf(args []string) any {
+	if len(args) != 2 {
+		return wrongArgs("type")
+	}
+	switch e := s.lookup(args[1]); {
+	case e == nil:
+		return Status("none")
+	case e.hash != nil:
+		return Status("hash")
+	}
+	return Status("string")
+}
+
+// pttl is PTTL or TTL.
+func (s *Server) pttl(name string, args []string) any {
+	if len(args) != 2 {
+		return wrongArgs(name)
+	}
+	e := s.lookup(args[1])
+	switch {
+	case e == nil:
+		return int64(-2)
+	case e.exp == 0:
+		return int64(-1)
+	case name == "ttl":
+		return (e.exp - s.now + 500) / 1000
+	}
+	return e.exp - s.now
+}
+
+// hashCommand runs a command on hashes (HGET, HMGET, HGETALL, HSET);
+// false if name is not one.
+func (s *Server) hashCommand(name string, args []string) (any, bool) {
+	switch name {
+	case "hget":
+		return s.hget(args), true
+	case "hmget":
+		return s.hmget(args), true
+	case "hgetall":
+		return s.hgetall(args), true
+	case "hset":
+		return s.hset(args), true
+	}
+	return nil, false
+}
+
+// hget is HGET.
+func (s *Server) hget(args []string) any {
+	if len(args) != 3 {
+		return wrongArgs("hget")
+	}
+	e := s.lookup(args[1])
+	switch {
+	case e == nil:
+		return nil
+	case e.hash == nil:
+		return errWrongType
+	}
+	if v, ok := e.hash[args[2]]; ok {
+		return v
+	}
+	return nil
+}
+
+// hmget is HMGET.
+func (s *Server) hmget(args []string) any {
+	if len(args) < 3 {
+		return wrongArgs("hmget")
+	}
+	e := s.lookup(args[1])
+	if e != nil && e.hash == nil {
+		return errWrongType
+	}
+	out := make([]any, len(args)-2)
+	for i, f := range args[2:] {
+		if e != nil {
+			if v, ok := e.hash[f]; ok {
+				out[i] = v
+			}
+		}
+	}
+	return out
+}
+
+// hgetall is HGETALL, its fields sorted.
+func (s *Server) hgetall(args []string) any {
+	if len(args) != 2 {
+		return wrongArgs("hgetall")
+	}
+	e := s.lookup(args[1])
+	switch {
+	case e == nil:
+		return []any{}
+	case e.hash == nil:
+		return errWrongType
+	}
+	keys := make([]string, 0, len(e.hash))
+	for k := range e.hash {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	out := make([]any, 0, 2*len(keys))
+	for _, k := range keys {
+		out = append(out, k, e.hash[k])
+	}
+	return out
+}
+
+// hset is HSET.
+func (s *Server) hset(args []string) any {
+	if len(args) < 4 || len(args)%2 != 0 {
+		return wrongArgs("hset")
+	}
+	if err := s.writable(); err != nil {
+		return err
+	}
+	e := s.lookup(args[1])
+	if e != nil && e.hash == nil {
+		return errWrongType
+	}
+	if e == nil {
+		e = &entry{hash: map[string]string{}}
+		s.db[args[1]] = e
+	}
+	n := int64(0)
+	for i := 2; i < len(args); i += 2 {
+		if _, ok := e.hash[args[i]]; !ok {
+			n++
+		}
+		e.hash[args[i]] = args[i+1]
+	}
+	s.touch(args[1])
+	return n
+}
+
+// messageCommand runs Pub/Sub and scripting commands; false if name is
+// not one.
+func (s *Server) messageCommand(ss *session, name string, args []string) (any, bool) {
+	switch name {
+	case "publish", "spublish":
+		if len(args) != 3 {
+			return wrongArgs(name), true
+		}
+		return s.publish(name == "spublish", args[1], args[2]), true
+	case "subscribe", "ssubscribe", "unsubscribe", "sunsubscribe", "psubscribe", "punsubscribe":
+		if ss == nil {
+			return Error("ERR This Redis command is not allowed from script"), true
+		}
+		return s.subscribe(ss, name, args[1:]), true
+	case "eval", "evalsha":
+		if s.script != nil {
+			return Error("ERR This Redis command is not allowed from script"), true
+		}
+		return s.eval(name, args), true
+	case "script":
+		return s.scriptCmd(args), true
+	}
+	return nil, false
+}
+
+// setOpts are SET's options.
+type setOpts struct {
+	nx, xx, keep, get bool
+	exp               int64 // the deadline (PX or EX), 0 if none
+}
+
+// setOptions parses SET's options (after key and value); the error reply
+// where they are not valid.
+func (s *Server) setOptions(args []string) (setOpts, any) {
+	var o setOpts
+	for i := 0; i < len(args); i++ {
+		switch opt := strings.ToLower(args[i]); opt {
 		case "get":
-			get = true
+			o.get = true
 		case "nx":
-			nx = true
+			o.nx = true
 		case "xx":
-			xx = true
+			o.xx = true
 		case "keepttl":
-			keep = true
+			o.keep = true
 		case "px", "ex":
-			if i+1 >= len(args) || exp != 0 {
-				return errSyntax
+			if i+1 >= len(args) || o.exp != 0 {
+				return o, errSyntax
 			}
 			i++
 			n, err := strconv.ParseInt(args[i], 10, 64)
 			if err != nil {
-				return errNotInt
+				return o, errNotInt
 			}
 			if n <= 0 {
-				return Error("ERR invalid expire time in 'set' command")
+				return o, Error("ERR invalid expire time in 'set' command")
 			}
-			if o == "ex" {
+			if opt == "ex" {
 				n *= 1000
 			}
-			exp = s.now + n
+			o.exp = s.now + n
 		default:
-			return errSyntax
+			return o, errSyntax
 		}
 	}
-	if (nx && xx) || (keep && exp != 0) {
-		return errSyntax
+	if (o.nx && o.xx) || (o.keep && o.exp != 0) {
+		return o, errSyntax
 	}
+	return o, nil
+}
+
+func (s *Server) set(args []string) any {
+	if len(args) < 3 {
+		return wrongArgs("set")
+	}
+	o, bad := s.setOptions(args[3:])
+	if bad != nil {
+		return bad
+	}
+	nx, xx, keep, get, exp := o.nx, o.xx, o.keep, o.get, o.exp
 	if err := s.writable(); err != nil {
 		return err
 	}

@@ -147,55 +147,17 @@ func run(o options) error {
 	log := hclog.New(&hclog.LoggerOptions{Name: o.id, Level: hclog.LevelFromString(o.logLevel), Output: os.Stderr})
 	c := &candidate{o: o, clock: wire.NewClock(), enc: json.NewEncoder(os.Stdout),
 		http: &http.Client{Timeout: 300 * time.Millisecond}}
-
-	var nodes []redis.UniversalClient
-	for name := range strings.SplitSeq(o.masters, ",") {
-		if name == "" {
-			continue
-		}
-		fc := redis.NewFailoverClient(&redis.FailoverOptions{
-			MasterName: name, SentinelAddrs: strings.Split(o.sentinels, ","),
-			DialTimeout: 200 * time.Millisecond, ReadTimeout: 300 * time.Millisecond, WriteTimeout: 300 * time.Millisecond,
-			PoolTimeout: 300 * time.Millisecond, MaxRetries: -1,
-		})
-		defer fc.Close()
-		nodes = append(nodes, fc)
-	}
-	for a := range strings.SplitSeq(o.nodes, ",") {
-		if a == "" {
-			continue
-		}
-		ro := &redis.Options{
-			Addr: a, DialTimeout: 200 * time.Millisecond,
-			ReadTimeout: 300 * time.Millisecond, WriteTimeout: 300 * time.Millisecond,
-			PoolTimeout: 300 * time.Millisecond, MaxRetries: -1, DialerRetries: 1,
-		}
-		if o.redisDefaults {
-			ro = &redis.Options{Addr: a}
-		}
-		rc := redis.NewClient(ro)
-		defer rc.Close()
-		nodes = append(nodes, rc)
-	}
-	cfg := redlock.Config{NodeTimeout: o.nodeTimeout, MaxTTL: o.maxTTL,
-		DisableFencing: !o.fencing, AllowEviction: o.allowEviction, DisableQuarantine: o.noQuarantine,
-		Logger: log.Named("redlock")}
-	if o.noReplIDCheck {
-		unsafeopt.Apply(&cfg, unsafeopt.Off{ReplicationIDCheck: true})
-	}
-	var client *redlock.Client
-	var err error
+	nodes, closeNodes := nodeClients(o)
+	defer closeNodes()
+	var cc *redis.ClusterClient
 	if o.cluster != "" {
-		var cc *redis.ClusterClient
+		var err error
 		if cc, err = clusterClient(o); err != nil {
 			return err
 		}
 		defer cc.Close()
-		cfg.Buckets = o.buckets
-		client, err = redlock.NewCluster(ctx, cfg, cc, o.copies)
-	} else {
-		client, err = redlock.New(ctx, cfg, nodes...)
 	}
+	client, err := newClient(ctx, o, redlockConfig(o, log), cc, nodes)
 	if err != nil {
 		c.emit(wire.Event{Ev: wire.Refused, PID: os.Getpid(), Cause: err.Error(), OK: errors.Is(err, redlock.ErrInvalidConfig)})
 		return errRefused
@@ -209,7 +171,12 @@ func run(o options) error {
 	if err != nil {
 		return err
 	}
+	return c.campaign(ctx)
+}
 
+// campaign runs the election until ctx ends, sampling the term meanwhile,
+// and says so on stdout.
+func (c *candidate) campaign(ctx context.Context) error {
 	sctx, stopSampler := context.WithCancel(context.Background())
 	sampled := make(chan struct{})
 	go func() {
@@ -217,7 +184,7 @@ func run(o options) error {
 		c.sample(sctx)
 	}()
 	c.emit(wire.Event{Ev: wire.Ready, PID: os.Getpid()})
-	err = c.e.Run(ctx)
+	err := c.e.Run(ctx)
 	stopSampler()
 	<-sampled
 	c.emit(wire.Event{Ev: wire.Exit, Cause: fmt.Sprint(err)})
@@ -225,6 +192,62 @@ func run(o options) error {
 		return nil
 	}
 	return err
+}
+
+// nodeClients are the go-redis clients of -masters (a FailoverClient per
+// Sentinel group) and -nodes; closeNodes closes them, the last first.
+func nodeClients(o options) (nodes []redis.UniversalClient, closeNodes func()) {
+	closeNodes = func() {
+		for i := len(nodes) - 1; i >= 0; i-- {
+			_ = nodes[i].Close()
+		}
+	}
+	for name := range strings.SplitSeq(o.masters, ",") {
+		if name == "" {
+			continue
+		}
+		nodes = append(nodes, redis.NewFailoverClient(&redis.FailoverOptions{
+			MasterName: name, SentinelAddrs: strings.Split(o.sentinels, ","),
+			DialTimeout: 200 * time.Millisecond, ReadTimeout: 300 * time.Millisecond, WriteTimeout: 300 * time.Millisecond,
+			PoolTimeout: 300 * time.Millisecond, MaxRetries: -1,
+		}))
+	}
+	for a := range strings.SplitSeq(o.nodes, ",") {
+		if a == "" {
+			continue
+		}
+		ro := &redis.Options{
+			Addr: a, DialTimeout: 200 * time.Millisecond,
+			ReadTimeout: 300 * time.Millisecond, WriteTimeout: 300 * time.Millisecond,
+			PoolTimeout: 300 * time.Millisecond, MaxRetries: -1, DialerRetries: 1,
+		}
+		if o.redisDefaults {
+			ro = &redis.Options{Addr: a}
+		}
+		nodes = append(nodes, redis.NewClient(ro))
+	}
+	return nodes, closeNodes
+}
+
+// redlockConfig is the Client's configuration the flags ask for.
+func redlockConfig(o options, log hclog.Logger) redlock.Config {
+	cfg := redlock.Config{NodeTimeout: o.nodeTimeout, MaxTTL: o.maxTTL,
+		DisableFencing: !o.fencing, AllowEviction: o.allowEviction, DisableQuarantine: o.noQuarantine,
+		Logger: log.Named("redlock")}
+	if o.noReplIDCheck {
+		unsafeopt.Apply(&cfg, unsafeopt.Off{ReplicationIDCheck: true})
+	}
+	return cfg
+}
+
+// newClient makes the redlock Client: over the cluster cc (-cluster), or
+// over nodes.
+func newClient(ctx context.Context, o options, cfg redlock.Config, cc *redis.ClusterClient, nodes []redis.UniversalClient) (*redlock.Client, error) {
+	if cc != nil {
+		cfg.Buckets = o.buckets
+		return redlock.NewCluster(ctx, cfg, cc, o.copies)
+	}
+	return redlock.New(ctx, cfg, nodes...)
 }
 
 // clusterClient is the go-redis cluster client of -cluster: short
