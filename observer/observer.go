@@ -12,7 +12,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
-	"github.com/redlease/redlease/internal/redlockx"
+	"github.com/redlease/redlease/internal/named"
 	"github.com/redlease/redlease/lease"
 	"github.com/redlease/redlease/redlock"
 )
@@ -38,17 +38,17 @@ type Observer struct {
 // candidates campaign on; see election.New). It checks its arguments and
 // the Config; it does not contact the nodes.
 func New(client *redlock.Client, name string, cfg Config) (*Observer, error) {
-	if err := redlockx.CheckNamed(client, name); err != nil {
+	if err := named.Check(client, name); err != nil {
 		return nil, err
 	}
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
 	if cfg.Logger == nil {
-		cfg.Logger = redlockx.Config(client).Logger
+		cfg.Logger = client.Config().Logger
 	}
 	cfg = cfg.withDefaults()
-	return &Observer{client: client, name: name, cfg: cfg, log: cfg.Logger, hooks: redlockx.Config(client).Hooks}, nil
+	return &Observer{client: client, name: name, cfg: cfg, log: cfg.Logger, hooks: client.Config().Hooks}, nil
 }
 
 // Leader is a leader as a majority read saw it. The zero Leader (its Value
@@ -153,7 +153,7 @@ func (o *Observer) readOnce(ctx context.Context) (Leader, error) {
 	if info == nil {
 		return Leader{}, err // closed client, bad argument: not the nodes' answer
 	}
-	quorum := redlockx.Quorum(o.client)
+	quorum := o.client.Internal().Quorum()
 	if info.Holder != nil {
 		h := info.Holder
 		return Leader{ID: h.String(), Metadata: maps.Clone(h.Metadata), Token: info.Token,

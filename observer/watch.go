@@ -133,7 +133,7 @@ func (o *Observer) Watch(ctx context.Context) *Watch {
 
 // watch is the goroutine of a Watch; it returns why it ended.
 func (o *Observer) watch(ctx context.Context, out chan<- Event) error {
-	sub, err := redlockx.Subscribe(ctx, o.client, notice.Channel(o.name))
+	sub, err := o.client.Internal().Subscribe(ctx, notice.Channel(o.name))
 	if err != nil {
 		return err
 	}
@@ -163,7 +163,7 @@ func (o *Observer) watch(ctx context.Context, out chan<- Event) error {
 		}
 		if first || changed(last, ev) {
 			if o.hooks != nil && !first && ev.State != StateUnknown {
-				o.hooks.Observe(redlock.Event{Kind: redlock.EventLeaderChanged, Key: o.name, Token: ev.Leader.Token, Outcome: redlockx.Outcome(nil)})
+				o.hooks.Observe(redlock.Event{Kind: redlock.EventLeaderChanged, Key: o.name, Token: ev.Leader.Token, Outcome: o.client.Internal().Outcome(nil)})
 			}
 			select {
 			case out <- ev:

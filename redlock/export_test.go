@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
-	"github.com/redlease/redlease/internal/redlockx/link"
+	"github.com/redlease/redlease/internal/redlockx"
 )
 
 // Unexported values that the external tests (package redlock_test) use.
@@ -132,7 +132,7 @@ const (
 )
 
 // ErrNotAwaited is the Err of a node not waited for.
-var ErrNotAwaited = link.ErrNotAwaited
+var ErrNotAwaited = redlockx.ErrNotAwaited
 
 // Settled reports whether every acquire request of l's acquisition has
 // finished. The acquisition returns at a majority; a request to another

@@ -14,7 +14,7 @@ type call func(ctx context.Context, n *node) answer
 // fanout sends call to the given nodes at once and collects the answers.
 //
 // Every request of one fanout shares one context bounded by NodeTimeout
-// (or by wait, when positive: see extendWithin), and
+// (or by wait, when positive: see Lock.wait), and
 // the wait is cut at that deadline here rather than trusted to the go-redis
 // client (which does not cut socket reads on a context deadline unless
 // built with ContextTimeoutEnabled). done is consulted after every answer;

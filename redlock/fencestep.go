@@ -51,7 +51,7 @@ func (f *fenceStep) token(ctx context.Context) (uint64, error) {
 	}
 	c := f.c
 	c.ready.sawHigh(f.t)
-	if f.at >= c.quorum || c.cfg.unsafeOff.FastPathMinority {
+	if f.at >= c.quorum || c.cfg.unsafeOff.fastPathMinority() {
 		return uint64(f.t), nil
 	}
 	res := f.writeBack(ctx)

@@ -11,13 +11,6 @@ import (
 // monotonic clock, so that the times stored as integers keep it.
 var epoch = time.Now()
 
-func init() {
-	reach.Register(reach.Funcs{
-		LastMajority: func(c any) time.Time { return c.(*Client).lastMajority() },
-		Nodes:        func(c any) []reach.Node { return c.(*Client).heard() },
-	})
-}
-
 // answered records that n gave a valid answer (a vote) now.
 func (n *node) answered() { n.lastAnswer.Store(int64(time.Since(epoch)) + 1) }
 
@@ -73,7 +66,7 @@ func (n *node) floorRaised() {
 	}
 }
 
-// heard is what c last heard from each of its voters (reach.Nodes).
+// heard is what c last heard from each of its voters (redlockx.Client.Heard).
 func (c *Client) heard() []reach.Node {
 	now := time.Now()
 	out := make([]reach.Node, len(c.nodes))

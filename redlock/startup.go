@@ -10,6 +10,7 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/redlease/redlease/internal/logx"
 	"github.com/redlease/redlease/internal/rediserr"
+	"github.com/redlease/redlease/internal/redlockx"
 )
 
 // probeInfo is what a node reports about itself at start-up.
@@ -141,7 +142,7 @@ func (s *startup) node(n *node, info probeInfo, err error) error {
 // refused the credentials or permissions, or, for bootstrap, when one was
 // not reached.
 func (s *startup) verdict(bootstrap bool) error {
-	if len(s.quarantined) > 0 && !s.c.cfg.quietQuarantine {
+	if len(s.quarantined) > 0 {
 		s.c.log.Warn(quarantineMsg, "nodes", strings.Join(s.quarantined, ", "), "wait", s.longest.Round(time.Millisecond),
 			"ways_out", "Client.Bootstrap for a brand-new deployment; Config.DisableQuarantine where every write is fsynced (appendfsync always)")
 	}
@@ -155,9 +156,8 @@ func (s *startup) verdict(bootstrap bool) error {
 }
 
 // quarantineMsg is the message of New's one log record about the nodes
-// that do not vote yet (a program that says it its own way turns it off:
-// internal/redlockx.QuietQuarantine).
-const quarantineMsg = "nodes are quarantined: they have no marker, or restarted, and may have forgotten locks; they vote after the quarantine"
+// that do not vote yet (internal/redlockx.QuarantineLog).
+const quarantineMsg = redlockx.QuarantineLog
 
 // probe checks one node's configuration, then runs probe.lua on it. The
 // configuration comes first, so that a node that fails the script (out of

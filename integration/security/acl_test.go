@@ -120,7 +120,7 @@ func TestACLLeastPrivilege(t *testing.T) {
 		assert.Equal(t, l.Token(), in.Token)
 		n, err := l.Release(ctx)
 		require.NoError(t, err)
-		assert.GreaterOrEqual(t, n, redlockx.Quorum(c))
+		assert.GreaterOrEqual(t, n, c.Internal().Quorum())
 		_, err = c.Inspect(ctx, "app:lock")
 		require.ErrorIs(t, err, redlock.ErrNoHolder)
 	})
@@ -128,7 +128,7 @@ func TestACLLeastPrivilege(t *testing.T) {
 	t.Run("lease with notices", func(t *testing.T) {
 		const key = "app:lease"
 		admins := g.Clients(t)
-		sub, err := redlockx.Subscribe(ctx, c, notice.Channel(key))
+		sub, err := c.Internal().Subscribe(ctx, notice.Channel(key))
 		require.NoError(t, err)
 		defer sub.Close()
 		waitSubscribers(t, admins, notice.Channel(key), 1)
@@ -302,7 +302,7 @@ func TestACLMissingPermission(t *testing.T) {
 		// and the script fails: the node counts as an error although the
 		// key is gone, and Release reports a *QuorumError (Op "release").
 		assert.NoError(t, err, "the lock was released; only its notice was refused")
-		assert.GreaterOrEqual(t, n, redlockx.Quorum(c))
+		assert.GreaterOrEqual(t, n, c.Internal().Quorum())
 		for _, s := range g.Servers() {
 			assert.Zero(t, s.Client(t).Exists(ctx, "app:f").Val(), "the key is deleted on %s", s.Addr())
 		}

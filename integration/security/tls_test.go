@@ -12,7 +12,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/redlease/redlease/internal/redlockx"
 	"github.com/redlease/redlease/internal/testing/redistest"
 	"github.com/redlease/redlease/redlock"
 )
@@ -101,7 +100,7 @@ func TestTLS(t *testing.T) {
 		assert.Equal(t, l.Value(), in.Value)
 		n, err := l.Release(ctx)
 		require.NoError(t, err)
-		assert.GreaterOrEqual(t, n, redlockx.Quorum(c))
+		assert.GreaterOrEqual(t, n, c.Internal().Quorum())
 	})
 
 	// redlock.Dial with DialOptions.TLS: the same, from the addresses.

@@ -36,7 +36,6 @@ import (
 
 	"github.com/redlease/redlease/election"
 	"github.com/redlease/redlease/internal/testing/checker/wire"
-	"github.com/redlease/redlease/internal/unsafeopt"
 	"github.com/redlease/redlease/lease"
 	"github.com/redlease/redlease/redlock"
 )
@@ -181,7 +180,9 @@ func run(o options) error {
 		DisableFencing: !o.fencing, AllowEviction: o.allowEviction, DisableQuarantine: o.noQuarantine,
 		Logger: log.Named("redlock")}
 	if o.noReplIDCheck {
-		unsafeopt.Apply(&cfg, unsafeopt.Off{ReplicationIDCheck: true})
+		if err := noReplIDCheck(&cfg); err != nil {
+			return err
+		}
 	}
 	var client *redlock.Client
 	var err error

@@ -1,0 +1,43 @@
+package redlock
+
+import (
+	"context"
+	"time"
+
+	"github.com/redlease/redlease/internal/reach"
+	"github.com/redlease/redlease/internal/redlockx"
+)
+
+// Config returns the client's configuration, with every default filled in
+// (NodeTimeout, DriftFactor, MaxTTL, ...): the one the client runs with.
+func (c *Client) Config() Config { return c.cfg }
+
+// Internal returns the part of c that the packages built on redlock in
+// this module (lease, observer, election, cmd/redlease) use beyond its
+// API: its quorum, the change notices' Pub/Sub on its nodes, and what its
+// nodes last answered. Its type is internal to this module: other programs
+// cannot name it and have no use for it.
+func (c *Client) Internal() redlockx.Client { return internal{c} }
+
+// internal implements redlockx.Client for a Client.
+type internal struct{ c *Client }
+
+func (i internal) Quorum() int { return i.c.quorum }
+
+func (i internal) Publish(ctx context.Context, channel, message string) (int, error) {
+	return i.c.publish(ctx, channel, message)
+}
+
+func (i internal) Subscribe(ctx context.Context, channel string) (redlockx.Subscription, error) {
+	s, err := i.c.subscribe(ctx, channel)
+	if err != nil {
+		return nil, err // not a nil *subscription in an interface
+	}
+	return s, nil
+}
+
+func (i internal) LastMajority() time.Time { return i.c.lastMajority() }
+
+func (i internal) Heard() []reach.Node { return i.c.heard() }
+
+func (i internal) Outcome(err error) string { return outcome(err) }
