@@ -234,13 +234,13 @@ func (c *Client) grant(ctx context.Context, n *node, key string, plain *scriptCa
 		// (undoLate); without a healthy majority, by the pass at the
 		// end of its quarantine.
 		c.ready.sawQuarantine(time.Duration(a.ms)*time.Millisecond, true)
-		n.sawQuarantine(time.Duration(a.ms)*time.Millisecond, false)
+		n.heard.SawQuarantine(time.Duration(a.ms)*time.Millisecond, false)
 	case voteYes, voteNo:
-		n.sawVote()
+		n.heard.SawVote()
 	}
 	c.noticeIdentity(n, a)
 	if n.cluster != nil {
-		c.answeredBy(n, a.server)
+		c.placement.AnsweredBy(&n.server, a.server)
 		a.server = 0 // copies on one master are a placement warning, not a refusal
 	}
 	return a
@@ -352,7 +352,7 @@ func (c *Client) quorumError(nodes []*node, op, key string, answers []answer, ta
 }
 
 func nodeResult(n *node, a answer) NodeResult {
-	r := NodeResult{Node: n.addr, Master: n.where(), Yes: a.vote == voteYes}
+	r := NodeResult{Node: n.addr, Master: n.master.Get(), Yes: a.vote == voteYes}
 	switch a.vote {
 	case voteError:
 		r.Err = a.err

@@ -9,6 +9,8 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/redis/go-redis/v9"
+
+	"github.com/redlease/redlease/internal/placement"
 )
 
 // Client runs the Redlock algorithm over N independent Redis masters.
@@ -37,7 +39,7 @@ type Client struct {
 	args    scriptArgs  // constant script arguments
 
 	cluster   *redis.ClusterClient // NewCluster only
-	placement clusterState
+	placement *placement.Watcher   // where a NewCluster Client's copies live (internal/placement)
 
 	owned []redis.UniversalClient // made by Dial; closed by Close
 }
@@ -106,6 +108,7 @@ func New(ctx context.Context, cfg Config, nodes ...redis.UniversalClient) (*Clie
 		c.nodes = append(c.nodes, n)
 	}
 	c.sets, c.all = [][]*node{c.nodes}, c.nodes
+	c.placement = placement.New(nil, nil, 1, c.log, &c.wg) // reloads the slot maps of cluster nodes that fail
 	if len(nodes)%2 == 0 {
 		c.log.Warn("even number of nodes: one more node would tolerate one more failure at the same quorum",
 			"nodes", len(nodes), "quorum", c.quorum)

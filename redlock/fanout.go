@@ -36,7 +36,7 @@ func (c *Client) fanoutWithin(ctx context.Context, wait time.Duration, nodes []*
 	if wait <= 0 {
 		wait = c.cfg.NodeTimeout
 	}
-	c.placementDue()
+	c.placement.Due()
 	c.readinessDue()
 	timedOut := errNodeTimeout{wait, wait == c.cfg.NodeTimeout}
 	if len(nodes) == 1 && nodes[0].ownDeadline {
@@ -83,9 +83,11 @@ func (c *Client) settle(ctx context.Context, n *node, a answer, timedOut errNode
 		a.err = timedOut
 	}
 	if a.vote != voteError {
-		n.answered()
+		n.heard.Answered()
 	} else {
-		c.nodeFailed(n, a.err)
+		if n.cluster != nil {
+			c.placement.Failed(n.cluster, a.err)
+		}
 		if ctx.Err() == nil {
 			c.observe(Event{Kind: EventNodeError, Node: n.addr, Err: a.err})
 		}

@@ -36,8 +36,21 @@ func (i internal) Subscribe(ctx context.Context, channel string) (redlockx.Subsc
 	return s, nil
 }
 
-func (i internal) LastMajority() time.Time { return i.c.lastMajority() }
+func (i internal) LastMajority() time.Time {
+	hs := make([]*reach.Heard, len(i.c.nodes))
+	for j, n := range i.c.nodes {
+		hs[j] = &n.heard
+	}
+	return reach.LastMajority(hs, i.c.quorum)
+}
 
-func (i internal) Heard() []reach.Node { return i.c.heard() }
+func (i internal) Heard() []reach.Node {
+	now := time.Now()
+	out := make([]reach.Node, len(i.c.nodes))
+	for j, n := range i.c.nodes {
+		out[j] = n.heard.Node(now)
+	}
+	return out
+}
 
 func (i internal) Outcome(err error) string { return outcome(err) }

@@ -185,9 +185,9 @@ func (c *Client) probeMarker(ctx context.Context, n *node) answer {
 	v := voteYes // healthy
 	if ns[0] > 0 || ns[1] != 1 {
 		v = voteQuarantined
-		n.sawQuarantine(time.Duration(ns[0])*time.Millisecond, ns[1] == 1)
+		n.heard.SawQuarantine(time.Duration(ns[0])*time.Millisecond, ns[1] == 1)
 	} else {
-		n.sawVote()
+		n.heard.SawVote()
 	}
 	return answer{vote: v, ms: ns[0], created: ns[2], high: ns[3]}
 }
@@ -203,7 +203,7 @@ func (c *Client) raise(n *node, created, floor int64) bool {
 		return false
 	}
 	if v == 1 {
-		n.floorRaised()
+		n.heard.FloorRaised()
 	}
 	return v == 1
 }

@@ -110,8 +110,10 @@ func (s *startup) node(n *node, info probeInfo, err error) error {
 		c.log.Warn("node did not answer at start-up", "node", n.name(), "error", err)
 		return nil
 	}
-	n.answered()
-	c.answeredBy(n, serverID(info.runID)) // a cluster copy: the server behind it now
+	n.heard.Answered()
+	if n.cluster != nil {
+		c.placement.AnsweredBy(&n.server, serverID(info.runID)) // a cluster copy: the server behind it now
+	}
 	if id := info.runID; id != "" && n.cluster == nil {
 		if m, dup := s.byRunID[id]; dup {
 			return fmt.Errorf("%w: nodes %s and %s are the same server (run_id %s): one server, one vote",
@@ -126,7 +128,7 @@ func (s *startup) node(n *node, info probeInfo, err error) error {
 	if !info.raised || info.left > 0 {
 		c.ready.sawQuarantine(info.left, info.raised)
 	}
-	n.sawQuarantine(info.left, info.raised)
+	n.heard.SawQuarantine(info.left, info.raised)
 	if left := info.left; left > 0 {
 		// One entry per copy of a bucketed cluster: its other
 		// buckets' markers were made at the same moment.
