@@ -59,7 +59,7 @@ func (c *Client) fanoutWithin(ctx context.Context, wait time.Duration, nodes []*
 	f.running.Store(int32(len(nodes)))
 	c.wg.Add(len(nodes))
 	for i, n := range nodes {
-		c.dispatch(n, job{f, i})
+		n.jobs.Dispatch(job{f, i}, &c.wg, c.closing)
 	}
 	return f.collect(done)
 }

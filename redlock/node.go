@@ -10,6 +10,7 @@ import (
 
 	"github.com/redlease/redlease/internal/placement"
 	"github.com/redlease/redlease/internal/reach"
+	"github.com/redlease/redlease/internal/workers"
 )
 
 // Every kind of go-redis client can be a node.
@@ -46,9 +47,9 @@ type node struct {
 	// cluster Client), and name adds the master serving it.
 	bySlot bool
 
-	batch batcher  // requests to this node (see batch.go)
-	jobs  chan job // to an idle worker of this node (see worker.go)
-	conf  nodeConf // what its configuration allows (see conf.go)
+	batch batcher            // requests to this node (see batch.go)
+	jobs  *workers.Pool[job] // its requests' worker goroutines (worker.go)
+	conf  nodeConf           // what its configuration allows (see conf.go)
 
 	// For a copy of a NewCluster Client: the master that serves its slot
 	// as the last placement check saw it, and the server that last
@@ -80,7 +81,7 @@ func (n *node) name() string {
 // newNode makes a node named name; fixed says that the name names one
 // server (see configuredName).
 func newNode(c redis.UniversalClient, name string, fixed bool) *node {
-	n := &node{client: c, addr: name, jobs: make(chan job)}
+	n := &node{client: c, addr: name, jobs: workers.New[job]()}
 	n.nm.init(name, fixed)
 	return n
 }
