@@ -167,7 +167,7 @@ func (c *Client) attempt(ctx context.Context, key string, ttl time.Duration, o a
 	s := newStragglers(len(nodes))
 	undoLate := func(n *node, a answer) {
 		if a.vote == voteQuarantined {
-			c.ready.want.Store(true) // not seen by raiseForgetful: the next pass raises it
+			c.ready.Want() // not seen by raiseForgetful: the next pass raises it
 		}
 		s.late(c, n, a, key, value)
 	}
@@ -233,7 +233,7 @@ func (c *Client) grant(ctx context.Context, n *node, key string, plain *scriptCa
 		// answer that comes too late for it, by the next pass
 		// (undoLate); without a healthy majority, by the pass at the
 		// end of its quarantine.
-		c.ready.sawQuarantine(time.Duration(a.ms)*time.Millisecond, true)
+		c.ready.SawQuarantine(time.Duration(a.ms)*time.Millisecond, true)
 		n.heard.SawQuarantine(time.Duration(a.ms)*time.Millisecond, false)
 	case voteYes, voteNo:
 		n.heard.SawVote()

@@ -11,6 +11,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/redlease/redlease/internal/placement"
+	"github.com/redlease/redlease/internal/quarantine"
 )
 
 // Client runs the Redlock algorithm over N independent Redis masters.
@@ -34,12 +35,12 @@ type Client struct {
 	closing   chan struct{}
 	closeOnce sync.Once
 
-	raising atomic.Bool // a raisePass is running
-	ready   readiness   // when the next raisePass is due (readiness.go)
-	args    scriptArgs  // constant script arguments
+	raising atomic.Bool          // a raisePass is running
+	ready   quarantine.Readiness // when the next raisePass is due (readiness.go)
+	args    scriptArgs           // constant script arguments
 
 	cluster   *redis.ClusterClient // NewCluster only
-	placement *placement.Watcher   // where a NewCluster Client's copies live (internal/placement)
+	placement placement.Watcher    // where a NewCluster Client's copies live (internal/placement)
 
 	owned []redis.UniversalClient // made by Dial; closed by Close
 }
@@ -108,7 +109,6 @@ func New(ctx context.Context, cfg Config, nodes ...redis.UniversalClient) (*Clie
 		c.nodes = append(c.nodes, n)
 	}
 	c.sets, c.all = [][]*node{c.nodes}, c.nodes
-	c.placement = placement.New(nil, nil, 1, c.log, &c.wg) // reloads the slot maps of cluster nodes that fail
 	if len(nodes)%2 == 0 {
 		c.log.Warn("even number of nodes: one more node would tolerate one more failure at the same quorum",
 			"nodes", len(nodes), "quorum", c.quorum)

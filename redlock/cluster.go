@@ -95,7 +95,7 @@ func NewCluster(ctx context.Context, cfg Config, cluster *redis.ClusterClient, n
 		}
 		c.sets = append(c.sets, set)
 	}
-	c.placement = placement.New(cluster, copies, buckets, c.log, &c.wg)
+	c.placement.Watch(cluster, copies, buckets, c.log, &c.wg)
 	c.nodes = c.sets[0]
 	if err := c.checkLayout(ctx); err != nil {
 		return nil, err

@@ -116,7 +116,7 @@ func (c *Client) inspectOn(ctx context.Context, n *node, key string, args []any)
 	v := voteYes
 	if ns[2] > 0 || ns[3] != 1 {
 		v = voteQuarantined
-		c.ready.sawQuarantine(time.Duration(ns[2])*time.Millisecond, ns[3] == 1)
+		c.ready.SawQuarantine(time.Duration(ns[2])*time.Millisecond, ns[3] == 1)
 		n.heard.SawQuarantine(time.Duration(ns[2])*time.Millisecond, ns[3] == 1)
 	} else {
 		n.heard.SawVote()

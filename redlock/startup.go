@@ -31,7 +31,7 @@ func (c *Client) checkNodes(ctx context.Context, bootstrap bool) error {
 	defer c.mu.RUnlock()
 	// A readiness pass of its own: what it finds replaces what earlier
 	// calls saw (after Bootstrap, nothing waits).
-	c.ready.restart(time.Now().UnixNano())
+	c.ready.Restart(time.Now().UnixNano())
 	infos, errs := c.probeAll(ctx, bootstrap)
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("redlock: nodes not checked: %w", err)
@@ -126,7 +126,7 @@ func (s *startup) node(n *node, info probeInfo, err error) error {
 			"node", n.name(), "error", e)
 	}
 	if !info.raised || info.left > 0 {
-		c.ready.sawQuarantine(info.left, info.raised)
+		c.ready.SawQuarantine(info.left, info.raised)
 	}
 	n.heard.SawQuarantine(info.left, info.raised)
 	if left := info.left; left > 0 {

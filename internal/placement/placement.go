@@ -74,7 +74,9 @@ type Replica struct {
 // Watcher watches the placement of a cluster Client's copies, and
 // reloads the slot map of a cluster whose node failed. Its checks run in
 // the background, counted by the Client's WaitGroup (its Close waits for
-// them). Safe for concurrent use.
+// them). The zero Watcher watches no copies (a Client over independent
+// nodes): it only reloads the slot maps of cluster nodes that fail; Watch
+// gives it copies. Safe for concurrent use; not to be copied.
 type Watcher struct {
 	cluster *redis.ClusterClient // nil: no copies to watch (New)
 	copies  []Copy               // bucket after bucket, n copies each
@@ -98,11 +100,11 @@ type Watcher struct {
 	unsettled atomic.Int64
 }
 
-// New returns a Watcher of copies on cluster (nil for a Client over
-// independent nodes: it then only reloads the slot maps of cluster nodes
-// that fail), logging to log; wg counts its background checks.
-func New(cluster *redis.ClusterClient, copies []Copy, buckets int, log hclog.Logger, wg *sync.WaitGroup) *Watcher {
-	return &Watcher{cluster: cluster, copies: copies, buckets: buckets, log: log, wg: wg}
+// Watch makes w watch copies (buckets sets of them) on cluster, logging
+// to log; wg counts its background checks. Call it once, before any other
+// method.
+func (w *Watcher) Watch(cluster *redis.ClusterClient, copies []Copy, buckets int, log hclog.Logger, wg *sync.WaitGroup) {
+	w.cluster, w.copies, w.buckets, w.log, w.wg = cluster, copies, buckets, log, wg
 }
 
 // Now reports which master serves each copy now (bucket after bucket, n
