@@ -12,7 +12,6 @@ import (
 	"github.com/redlease/redlease/internal/reach"
 	"github.com/redlease/redlease/internal/redlockx"
 	"github.com/redlease/redlease/lease"
-	"github.com/redlease/redlease/observer"
 	"github.com/redlease/redlease/redlock"
 )
 
@@ -34,8 +33,8 @@ import (
 //     durations (random, to desynchronise contenders), read and try again
 //     if nobody leads, a few times;
 //   - no majority can vote because nodes are quarantined: try when enough
-//     quarantines end, then a few times quickly while their fencing floors
-//     are raised, whatever the back-off (quarantineDelay);
+//     quarantines end, then at once and at doubling intervals while their
+//     fencing floors are raised, whatever the back-off (quarantineDelay);
 //   - otherwise a jittered RetryDelay: read when a leader is known, try
 //     when not (or when unknown).
 //
@@ -47,7 +46,7 @@ type candidate struct {
 	sub      redlockx.Subscription
 	leaseCtx context.Context
 
-	view     observer.Leader // the last leader seen (zero: none)
+	view     redlock.Holder // the last leader seen (zero: none)
 	hasView  bool
 	maxToken uint64 // the highest token seen, own terms included
 
@@ -58,7 +57,7 @@ type candidate struct {
 	triggered bool                   // an attempt was made for the current release
 
 	splits      int           // lost attempts in a row, nobody seen leading
-	floorTries  int           // quick tries since the quarantines that kept a majority from voting ended
+	floorWait   *backoff.Exp  // tries since the quarantines that kept a majority from voting ended (nil: none yet)
 	lastAttempt time.Duration // how long the last attempt took
 	lostRace    bool          // the last attempt was lost
 
@@ -85,7 +84,7 @@ func (c *candidate) loop(ctx context.Context) error {
 			return stopped(ctx)
 		}
 		var (
-			ld   observer.Leader
+			ld   redlock.Holder
 			rerr error
 		)
 		if !try || !c.mayTry() {
@@ -93,7 +92,7 @@ func (c *candidate) loop(ctx context.Context) error {
 			if err := c.fatal(ctx, rerr); err != nil {
 				return err
 			}
-			try = errors.Is(rerr, observer.ErrNoLeader)
+			try = errors.Is(rerr, redlock.ErrNoHolder)
 		}
 		tried := false
 		if try && c.mayTry() {
@@ -109,7 +108,7 @@ func (c *candidate) loop(ctx context.Context) error {
 				// It resigned: the successor's acquire notice will say who
 				// leads, and a read now would only slow the successor
 				// down. The timer reads if no notice comes.
-				ld, rerr = observer.Leader{}, errNotRead
+				ld, rerr = redlock.Holder{}, errNotRead
 			case won: // the term was lost: look at once
 				try = false
 				continue
@@ -119,7 +118,7 @@ func (c *candidate) loop(ctx context.Context) error {
 				// would slow the winner down. The timer reads (and tries
 				// if nobody leads) soon if no notice comes.
 				tried = true
-				ld, rerr = observer.Leader{}, errNotRead
+				ld, rerr = redlock.Holder{}, errNotRead
 			}
 		}
 		var err error
@@ -176,7 +175,7 @@ var errNotRead = errors.New("election: not read")
 // A new term whose token is not above the highest seen is read again a
 // few times, a millisecond apart: its token is being written back (the
 // observer does the same, but does not know this elector's own terms).
-func (c *candidate) read(ctx context.Context) (observer.Leader, error) {
+func (c *candidate) read(ctx context.Context) (redlock.Holder, error) {
 	l, err := c.e.obs.Leader(ctx)
 	for i := 0; i < unfencedRereads && err == nil && c.unfenced(l); i++ {
 		t := time.NewTimer(time.Millisecond)
@@ -184,11 +183,11 @@ func (c *candidate) read(ctx context.Context) (observer.Leader, error) {
 		case <-t.C:
 		case <-ctx.Done():
 			t.Stop()
-			return observer.Leader{}, ctxErr(ctx)
+			return redlock.Holder{}, ctxErr(ctx)
 		}
 		l, err = c.e.obs.Leader(ctx)
 	}
-	c.failing = err != nil && !errors.Is(err, observer.ErrNoLeader)
+	c.failing = err != nil && !errors.Is(err, redlock.ErrNoHolder)
 	if !c.failing {
 		c.fails.Reset()
 	}
@@ -196,8 +195,8 @@ func (c *candidate) read(ctx context.Context) (observer.Leader, error) {
 	case err == nil:
 		c.splits = 0 // somebody won: the next lost attempt is a new race
 		c.see(l)
-	case errors.Is(err, observer.ErrNoLeader):
-		c.see(observer.Leader{})
+	case errors.Is(err, redlock.ErrNoHolder):
+		c.see(redlock.Holder{})
 	default:
 		c.e.log.Debug("leader unknown", "error", err)
 	}
@@ -206,30 +205,33 @@ func (c *candidate) read(ctx context.Context) (observer.Leader, error) {
 
 // unfenced reports a new term with a token that is not above the highest
 // seen.
-func (c *candidate) unfenced(l observer.Leader) bool {
+func (c *candidate) unfenced(l redlock.Holder) bool {
 	return l.Token != 0 && l.Token <= c.maxToken && (!c.hasView || l.Value != c.view.Value)
 }
 
 // see records the leader seen, and reports it when it changed.
-func (c *candidate) see(l observer.Leader) {
+func (c *candidate) see(l redlock.Holder) {
 	c.maxToken = max(c.maxToken, l.Token)
 	if c.hasView && l.Value == c.view.Value {
 		c.view = l
 		return
 	}
 	if c.hasView { // a change, not the first look
-		c.e.observe(redlock.Event{Kind: redlock.EventLeaderChanged, Token: l.Token})
+		c.e.observe(redlock.Event{Kind: EventLeaderChanged, Token: l.Token})
 	}
 	c.view, c.hasView = l, true
-	st := observer.StateLeader
-	if l.Value == "" {
-		st = observer.StateNoLeader
-	}
-	c.e.log.Debug("leader changed", "leader", l.ID, "token", l.Token, "state", st)
-	c.e.emit(observer.Event{Kind: redlock.EventLeaderChanged, State: st, Leader: l})
+	c.e.log.Debug("leader changed", "leader", l.String(), "token", l.Token)
+	c.e.emit(Event{Kind: EventLeaderChanged, Leader: l})
 	if f := c.e.cfg.Callbacks.OnLeaderChange; f != nil {
 		c.d.push(func() { c.d.call("OnLeaderChange", func() { f(l) }) })
 	}
+}
+
+// own records this elector's term as the leader seen, without a change of
+// leader: EventElected reports the term (once on each path).
+func (c *candidate) own(t *term) {
+	c.maxToken = max(c.maxToken, t.Token)
+	c.view, c.hasView = t.Holder, true
 }
 
 // fatal returns the error that ends the campaign after a read, if any.
@@ -245,7 +247,7 @@ func (c *candidate) fatal(ctx context.Context, err error) error {
 
 // wait waits for the next reason to look at the election (see candidate)
 // and reports whether to try (true) or only read (false).
-func (c *candidate) wait(ctx context.Context, ld observer.Leader, rerr error, tried bool) (bool, error) {
+func (c *candidate) wait(ctx context.Context, ld redlock.Holder, rerr error, tried bool) (bool, error) {
 	d, tryOnTimer := c.delay(ld, rerr, tried)
 	timer := time.NewTimer(d)
 	defer timer.Stop()
@@ -286,7 +288,7 @@ func (c *candidate) wait(ctx context.Context, ld observer.Leader, rerr error, tr
 // delay is how long wait waits at most, given the last read (the leader
 // ld, or why none: rerr) and whether an attempt was made, and whether to
 // try when that time is up.
-func (c *candidate) delay(ld observer.Leader, rerr error, tried bool) (d time.Duration, tryOnTimer bool) {
+func (c *candidate) delay(ld redlock.Holder, rerr error, tried bool) (d time.Duration, tryOnTimer bool) {
 	d = backoff.Jitter(c.e.cfg.Lease.RetryDelay)
 	if c.failing { // no majority answered: back off, up to 8 RetryDelays
 		d = c.fails.Next()
@@ -295,7 +297,7 @@ func (c *candidate) delay(ld observer.Leader, rerr error, tried bool) (d time.Du
 	if w, ok := c.e.waiting(time.Time{}, 0); ok {
 		d, tryOnTimer = min(d, c.quarantineDelay(w)), true
 	} else {
-		c.floorTries = 0
+		c.floorWait = nil
 	}
 	switch {
 	case rerr == nil:
@@ -323,19 +325,20 @@ func (c *candidate) delay(ld observer.Leader, rerr error, tried bool) (d time.Du
 // quarantineDelay is how long to wait at most while no majority votes
 // because nodes are quarantined (w): until enough quarantines end; once
 // they have, the floors are being raised (by the readiness pass that the
-// last attempt started), so a few quick tries, on the scale of an attempt,
-// then RetryDelay without backing off (floors that cannot be raised yet
-// wait for a node that did not answer).
+// last attempt started, which may take a while on a loaded host), so
+// tries that start on the scale of an attempt and double up to
+// RetryDelay, without the failures' back-off (floors that cannot be
+// raised yet wait for a node that did not answer).
 func (c *candidate) quarantineDelay(w reach.Waiting) time.Duration {
 	if w.Left > 0 {
-		c.floorTries = 0
+		c.floorWait = nil
 		return w.Left + lapseSlack
 	}
-	if c.floorTries++; c.floorTries <= quickRetries {
+	if c.floorWait == nil {
 		a := max(c.lastAttempt, time.Millisecond)
-		return backoff.Uniform(a, 4*a)
+		c.floorWait = &backoff.Exp{Base: a, Cap: max(a, c.e.cfg.Lease.RetryDelay)}
 	}
-	return backoff.Jitter(c.e.cfg.Lease.RetryDelay)
+	return c.floorWait.Next()
 }
 
 // onNotice takes a notice n that came during wait: done says that wait

@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/redlease/redlease/lease"
-	"github.com/redlease/redlease/observer"
 	"github.com/redlease/redlease/redlock"
 )
 
@@ -17,9 +16,14 @@ const defaultEventBuffer = 64
 // the leader it sees changes. Every callback is optional. A panic in a
 // callback is recovered (and, in OnElected, ends the term); a callback that
 // blocks does not stop the elector from ending a term, releasing it, or
-// returning from Run (see each callback).
+// returning from Run (see each callback). The callbacks are called in the
+// order of the events of [Elector.Events], one at a time by the elector's
+// callback goroutine (OnElected is started by it, in a goroutine of its
+// own), so a callback that blocks delays the callbacks after it, never the
+// elector. docs/notifications.md compares them with the other paths.
 type Callbacks struct {
-	// OnElected is called when a term begins, in a goroutine of its own,
+	// OnElected is called when a term begins ([EventElected]), in a
+	// goroutine of its own, once the callbacks before it returned,
 	// with a context that lives exactly as long as the term: it is
 	// cancelled when the term ends (Resign, Run's context ending, a panic
 	// in OnElected, or the lease lost), always before the term's validity
@@ -44,12 +48,13 @@ type Callbacks struct {
 	OnDemoted func(t Term, cause error)
 
 	// OnLeaderChange is called for every change of leader the elector
-	// sees (its own terms included, from their start), with the new
-	// leader, or the zero Leader (empty Value) when nobody leads; the first call gives
-	// the state the elector saw first. When no majority of nodes answers,
-	// the leader is unknown and no call is made. It runs in the elector's
-	// callback goroutine, in the order the changes were seen.
-	OnLeaderChange func(l observer.Leader)
+	// sees ([EventLeaderChanged]), with the new leader, or the zero Holder
+	// (empty Value) when nobody leads; the first call gives the state the
+	// elector saw first. Its own terms are reported by OnElected instead
+	// (the leader is then this elector). When no majority of nodes
+	// answers, the leader is unknown and no call is made. It runs in the
+	// elector's callback goroutine, in the order the changes were seen.
+	OnLeaderChange func(l redlock.Holder)
 }
 
 // Config tunes an [Elector]. The zero value of every field means its

@@ -19,9 +19,9 @@
 // # Lifecycle of a term
 //
 //  1. The lease is acquired (a fencing token strictly above every earlier
-//     term's). IsLeader turns true; events of kinds
-//     redlock.EventLeaderChanged and redlock.EventElected are sent,
-//     OnLeaderChange is queued, OnElected starts.
+//     term's). IsLeader turns true; an event of kind [EventElected] is
+//     sent and OnElected starts (once the callbacks queued before it
+//     returned).
 //  2. The term ends when [Elector.Resign] is called, when Run's context
 //     ends, when OnElected panics, or when the lease is lost (it could not
 //     be refreshed before its deadline). Its context is cancelled with
@@ -35,19 +35,28 @@
 //     wakes the standbys: after a Resign, the next candidate is elected
 //     within milliseconds. After a crash (no release), the standbys take
 //     over once the key lapses: within TTL (plus one RetryDelay at worst).
-//  5. An event of kind redlock.EventDemoted is sent and OnDemoted is
-//     called, with the cause.
+//  5. An event of kind [EventDemoted] is sent and OnDemoted is called,
+//     with the cause.
 //
 // The elector does not campaign again while the previous term's OnElected
 // or OnDemoted is still running, and stands aside for ResignDelay after a
 // Resign or a panic.
 //
-// # Goroutines and callbacks
+// # Notifications, goroutines and callbacks
 //
-// Run's loop runs on the goroutine that called Run. OnElected runs in a
-// goroutine of its own per term. OnDemoted and OnLeaderChange run in one
-// callback goroutine of the elector, one at a time, in the order the
-// events happened; they should return promptly. A panic in any callback
+// A candidate learns of its terms, and of the leader it sees, two ways
+// that carry the same events in the same order, each once: the
+// [Callbacks], and the [Elector.Events] channel ([Event], of kinds
+// [EventElected], [EventDemoted] and [EventLeaderChanged]). Standbys that
+// never campaign use observer.Observer.Watch; metrics and logs use the
+// client's redlock.Hooks, which the elector reports the same events to.
+// docs/notifications.md says which to use for what.
+//
+// Run's loop runs on the goroutine that called Run. OnDemoted and
+// OnLeaderChange run in one callback goroutine of the elector, one at a
+// time, in the order the events happened; they should return promptly.
+// That goroutine starts OnElected, in a goroutine of its own per term, in
+// its turn. A panic in any callback
 // is recovered; in OnElected it ends the term, and the demotion cause
 // matches [ErrCallbackPanicked] (its message has the value and the
 // stack). A blocked callback never stops the elector from ending
@@ -71,8 +80,10 @@
 // built in ([Elector.Healthy]; [HealthCheck] for readiness, [LivenessCheck]
 // for liveness); measurements (terms, attempts, refreshes, node errors) go
 // to the Hooks of the client (redlock.Config.Hooks, docs/observability.md).
-// Package observer follows an election without campaigning; its Event and
-// Leader are the types of [Elector.Events] and [Elector.Leader] too.
+// Package observer follows an election without campaigning
+// (observer.Observer.Leader reads who leads). Who leads is a
+// redlock.Holder everywhere ([Event].Leader, the Holder that [Term]
+// embeds), and redlock.ErrNoHolder says nobody does.
 //
 // # Configuration
 //

@@ -15,7 +15,6 @@ import (
 
 	"github.com/redlease/redlease/internal/notice"
 	"github.com/redlease/redlease/lease"
-	"github.com/redlease/redlease/observer"
 	"github.com/redlease/redlease/redlock"
 )
 
@@ -44,7 +43,7 @@ func TestCallbacksAndEventsInOrder(t *testing.T) {
 			others.add(fmt.Sprintf("demoted %d: %v", term.Token, cause))
 			onElected.add(fmt.Sprintf("demoted %d", term.Token))
 		},
-		OnLeaderChange: func(l observer.Leader) {
+		OnLeaderChange: func(l redlock.Holder) {
 			if l.Value == "" {
 				others.add("leader none")
 				return
@@ -55,11 +54,10 @@ func TestCallbacksAndEventsInOrder(t *testing.T) {
 	e := newElector(t, c, "order", cfg)
 	r := start(t, e)
 
-	ev := waitEvent(t, e.Events(), wait, kind(redlock.EventLeaderChanged))
+	ev := waitEvent(t, e.Events(), wait, kind(EventElected))
 	assert.Equal(t, "solo", ev.Leader.ID)
 	assert.Equal(t, uint64(1), ev.Leader.Token)
-	ev = waitEvent(t, e.Events(), wait, kind(redlock.EventElected))
-	assert.Equal(t, "elected: solo (token 1)", ev.String())
+	assert.Equal(t, ev.Leader, ev.Term.Holder)
 	firstAt := ev.At
 	first, ok := e.Term()
 	require.True(t, ok)
@@ -69,7 +67,7 @@ func TestCallbacksAndEventsInOrder(t *testing.T) {
 	assert.True(t, first.Held())
 	assert.True(t, first.ValidUntil().After(time.Now()))
 	assert.True(t, e.IsLeader())
-	l, err := e.Leader(context.Background())
+	l, err := e.obs.Leader(context.Background())
 	require.NoError(t, err)
 	assert.Equal(t, "solo", l.ID)
 	assert.Equal(t, first.Token, l.Token)
@@ -78,30 +76,30 @@ func TestCallbacksAndEventsInOrder(t *testing.T) {
 	require.NoError(t, e.Resign(context.Background()))
 	assert.False(t, e.IsLeader())
 	assert.ErrorIs(t, context.Cause(firstCtx), ErrResigned)
-	ev = waitEvent(t, e.Events(), wait, kind(redlock.EventDemoted))
+	ev = waitEvent(t, e.Events(), wait, kind(EventDemoted))
 	assert.ErrorIs(t, ev.Err, ErrResigned)
 	assert.Equal(t, first.Token, ev.Leader.Token)
 	assert.False(t, first.Held())
-	_, err = e.Leader(context.Background())
-	assert.ErrorIs(t, err, observer.ErrNoLeader, "released on every node")
+	_, err = e.obs.Leader(context.Background())
+	assert.ErrorIs(t, err, redlock.ErrNoHolder, "released on every node")
 
 	// Alone, it takes over again after standing aside.
-	ev = waitEvent(t, e.Events(), wait, kind(redlock.EventLeaderChanged))
+	ev = waitEvent(t, e.Events(), wait, kind(EventLeaderChanged))
 	assert.True(t, ev.Leader.Value == "", "no leader between the terms")
-	ev = waitEvent(t, e.Events(), wait, kind(redlock.EventElected))
+	ev = waitEvent(t, e.Events(), wait, kind(EventElected))
 	assert.Equal(t, uint64(2), ev.Leader.Token)
 	assert.GreaterOrEqual(t, ev.At.Sub(firstAt), cfg.ResignDelay, "stood aside")
 
 	err = r.stop(t)
 	require.ErrorIs(t, err, ErrStopped)
 	require.ErrorIs(t, err, context.Canceled)
-	ev = waitEvent(t, e.Events(), wait, kind(redlock.EventDemoted))
+	ev = waitEvent(t, e.Events(), wait, kind(EventDemoted))
 	assert.ErrorIs(t, ev.Err, ErrStopped)
 	for range e.Events() { // closed when Run returned
 	}
 	assert.False(t, e.IsLeader())
-	_, err = e.Leader(context.Background())
-	assert.ErrorIs(t, err, observer.ErrNoLeader, "Run released the term before returning")
+	_, err = e.obs.Leader(context.Background())
+	assert.ErrorIs(t, err, redlock.ErrNoHolder, "Run released the term before returning")
 
 	assert.Equal(t, []string{
 		"elected 1",
@@ -112,12 +110,10 @@ func TestCallbacksAndEventsInOrder(t *testing.T) {
 		"demoted 2",
 	}, onElected.get(), "OnDemoted after OnElected returned; Run waited for both")
 	assert.Equal(t, []string{
-		"leader solo (token 1)",
 		"demoted 1: election: resigned",
 		"leader none",
-		"leader solo (token 2)",
 		"demoted 2: election: stopped: context canceled",
-	}, others.get(), "OnLeaderChange and OnDemoted in the order seen")
+	}, others.get(), "OnLeaderChange and OnDemoted in the order seen; its own terms are OnElected's")
 	assert.Zero(t, e.Dropped())
 	assert.ErrorIs(t, e.Run(context.Background()), ErrAlreadyRun)
 }
@@ -138,7 +134,7 @@ func TestResignWaitsForOnElected(t *testing.T) {
 		aReturned = time.Now()
 	}
 	a := start(t, newElector(t, newClient(t, unitClientCfg, nodes), "handover", cfgA))
-	waitEvent(t, a.Events(), wait, kind(redlock.EventElected))
+	waitEvent(t, a.Events(), wait, kind(EventElected))
 
 	cfgB := unitCfg(t, "b")
 	bStarted := make(chan time.Time, 1)
@@ -147,7 +143,7 @@ func TestResignWaitsForOnElected(t *testing.T) {
 		<-ctx.Done()
 	}
 	b := start(t, newElector(t, newClient(t, unitClientCfg, nodes), "handover", cfgB))
-	ev := waitEvent(t, b.Events(), wait, kind(redlock.EventLeaderChanged))
+	ev := waitEvent(t, b.Events(), wait, kind(EventLeaderChanged))
 	require.Equal(t, "a", ev.Leader.ID, "b stands by")
 
 	resigned := make(chan error, 1)
@@ -170,9 +166,9 @@ func TestResignWaitsForOnElected(t *testing.T) {
 	require.NoError(t, <-resigned)
 	got := <-bStarted
 	assert.True(t, got.After(aReturned), "b started %s after a's OnElected returned", got.Sub(aReturned))
-	ev = waitEvent(t, b.Events(), wait, kind(redlock.EventElected))
+	ev = waitEvent(t, b.Events(), wait, kind(EventElected))
 	assert.Equal(t, uint64(2), ev.Leader.Token)
-	ev = waitEvent(t, a.Events(), wait, func(ev observer.Event) bool { return ev.Kind == redlock.EventLeaderChanged && ev.Leader.ID == "b" })
+	ev = waitEvent(t, a.Events(), wait, func(ev Event) bool { return ev.Kind == EventLeaderChanged && ev.Leader.ID == "b" })
 	assert.Equal(t, uint64(2), ev.Leader.Token)
 }
 
@@ -196,23 +192,23 @@ func TestBlockingOnElected(t *testing.T) {
 	cfgA.StopTimeout = 50 * time.Millisecond
 	cfgA.Callbacks.OnElected = func(context.Context, Term) { <-unblock }
 	a := start(t, newElector(t, newClient(t, clientCfg, nodes), "blocking", cfgA))
-	waitEvent(t, a.Events(), wait, kind(redlock.EventElected))
+	waitEvent(t, a.Events(), wait, kind(EventElected))
 	term, ok := a.Term()
 	require.True(t, ok)
 
 	cfgB := unitCfg(t, "b")
 	cfgB.Lease.TTL = time.Second
 	b := start(t, newElector(t, newClient(t, clientCfg, nodes), "blocking", cfgB))
-	waitEvent(t, b.Events(), wait, kind(redlock.EventLeaderChanged))
+	waitEvent(t, b.Events(), wait, kind(EventLeaderChanged))
 
 	resignAt := time.Now()
 	validUntil := term.ValidUntil()
 	require.NoError(t, a.Resign(context.Background()))
 	assert.False(t, time.Now().Before(validUntil), "released at the end of the validity, not before")
 	assert.Less(t, time.Since(resignAt), 2*cfgA.Lease.TTL, "not later")
-	ev := waitEvent(t, a.Events(), wait, kind(redlock.EventDemoted))
+	ev := waitEvent(t, a.Events(), wait, kind(EventDemoted))
 	assert.ErrorIs(t, ev.Err, ErrResigned)
-	waitEvent(t, b.Events(), wait, kind(redlock.EventElected))
+	waitEvent(t, b.Events(), wait, kind(EventElected))
 	within(t, wait, func() bool { return a.Healthy(0) != nil }, "the lingering OnElected makes a unhealthy")
 	assert.ErrorIs(t, a.Healthy(0), ErrUnhealthy)
 	assert.NoError(t, a.Healthy(time.Hour))
@@ -220,7 +216,7 @@ func TestBlockingOnElected(t *testing.T) {
 	// b resigns; a may not campaign while its OnElected runs, so b is
 	// elected again after standing aside.
 	require.NoError(t, b.Resign(context.Background()))
-	ev = waitEvent(t, b.Events(), wait, kind(redlock.EventElected))
+	ev = waitEvent(t, b.Events(), wait, kind(EventElected))
 	assert.Equal(t, "b", ev.Leader.ID)
 	assert.False(t, a.IsLeader())
 
@@ -253,18 +249,18 @@ func TestPanickingCallbacks(t *testing.T) {
 			causes <- cause
 			panic("demoted boom")
 		},
-		OnLeaderChange: func(observer.Leader) { panic("change boom") },
+		OnLeaderChange: func(redlock.Holder) { panic("change boom") },
 	}
 	e := newElector(t, newClient(t, unitClientCfg, nodes), "panics", cfg)
 	r := start(t, e)
-	ev := waitEvent(t, e.Events(), wait, kind(redlock.EventDemoted))
+	ev := waitEvent(t, e.Events(), wait, kind(EventDemoted))
 	assert.ErrorIs(t, ev.Err, ErrCallbackPanicked)
 	// The cause names the callback and gives the value and the stack.
 	assert.Contains(t, ev.Err.Error(), "election: callback panicked: OnElected: boom\n")
 	assert.Contains(t, ev.Err.Error(), "TestPanickingCallbacks")
 	assert.ErrorIs(t, <-causes, ErrCallbackPanicked)
 
-	ev = waitEvent(t, e.Events(), wait, kind(redlock.EventElected))
+	ev = waitEvent(t, e.Events(), wait, kind(EventElected))
 	assert.Equal(t, uint64(2), ev.Leader.Token, "re-elected after a panic")
 	require.ErrorIs(t, r.stop(t), ErrStopped)
 	assert.ErrorIs(t, <-causes, ErrStopped)
@@ -279,15 +275,15 @@ func TestBlockingCallbacksDoNotWedge(t *testing.T) {
 	cfg := unitCfg(t, "w")
 	cfg.StopTimeout = 20 * time.Millisecond
 	cfg.Callbacks = Callbacks{
-		OnLeaderChange: func(observer.Leader) { <-unblock },
+		OnLeaderChange: func(redlock.Holder) { <-unblock },
 		OnDemoted:      func(Term, error) { <-unblock },
 	}
 	e := newElector(t, newClient(t, unitClientCfg, nodes), "wedge", cfg)
 	r := start(t, e)
-	waitEvent(t, e.Events(), wait, kind(redlock.EventElected))
+	waitEvent(t, e.Events(), wait, kind(EventElected))
 	require.NoError(t, e.Resign(context.Background()))
-	waitEvent(t, e.Events(), wait, kind(redlock.EventDemoted))
-	waitEvent(t, e.Events(), wait, kind(redlock.EventLeaderChanged))
+	waitEvent(t, e.Events(), wait, kind(EventDemoted))
+	waitEvent(t, e.Events(), wait, kind(EventLeaderChanged))
 	require.ErrorIs(t, r.stop(t), ErrStopped)
 	close(unblock)
 }
@@ -308,8 +304,8 @@ func TestEventsDropped(t *testing.T) {
 	within(t, wait, e.IsLeader, "elected again")
 	require.ErrorIs(t, r.stop(t), ErrStopped)
 	assert.NotZero(t, e.Dropped())
-	assert.Len(t, h.Of(redlock.EventElected), 2)
-	assert.Len(t, h.Of(redlock.EventDemoted), 2)
+	assert.Len(t, h.Of(EventElected), 2)
+	assert.Len(t, h.Of(EventDemoted), 2)
 	won := 0
 	for _, ev := range h.Of(redlock.EventAcquire) {
 		if ev.Err == nil {
@@ -319,7 +315,7 @@ func TestEventsDropped(t *testing.T) {
 	assert.GreaterOrEqual(t, won, 2)
 	ev, ok := <-e.Events()
 	require.True(t, ok, "the first event was kept")
-	assert.Equal(t, redlock.EventLeaderChanged, ev.Kind)
+	assert.Equal(t, EventElected, ev.Kind)
 	_, ok = <-e.Events()
 	assert.False(t, ok)
 }
@@ -332,12 +328,12 @@ func TestCrashTakeover(t *testing.T) {
 	cfg.Lease.TTL = 2 * time.Second
 	ca := newClient(t, unitClientCfg, nodes)
 	a := start(t, newElector(t, ca, "crash", cfg))
-	waitEvent(t, a.Events(), wait, kind(redlock.EventElected))
+	waitEvent(t, a.Events(), wait, kind(EventElected))
 	b := start(t, newElector(t, newClient(t, unitClientCfg, nodes), "crash", unitCfg(t, "b")))
-	waitEvent(t, b.Events(), wait, kind(redlock.EventLeaderChanged))
+	waitEvent(t, b.Events(), wait, kind(EventLeaderChanged))
 
 	require.NoError(t, ca.Close()) // a can neither refresh nor release
-	ev := waitEvent(t, a.Events(), wait, kind(redlock.EventDemoted))
+	ev := waitEvent(t, a.Events(), wait, kind(EventDemoted))
 	assert.ErrorIs(t, ev.Err, lease.ErrLeaseLost)
 	select {
 	case <-a.done:
@@ -352,6 +348,6 @@ func TestCrashTakeover(t *testing.T) {
 	for _, m := range ms {
 		m.FastForward(cfg.Lease.TTL) // miniredis' TTLs move only when told
 	}
-	ev = waitEvent(t, b.Events(), wait, kind(redlock.EventElected))
+	ev = waitEvent(t, b.Events(), wait, kind(EventElected))
 	assert.Equal(t, uint64(2), ev.Leader.Token)
 }

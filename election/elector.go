@@ -31,7 +31,7 @@ type Elector struct {
 	hooks  redlock.Hooks // the client's; nil: none
 
 	h       health // what the health checks read
-	events  chan observer.Event
+	events  chan Event
 	dropped atomic.Uint64
 	started atomic.Bool
 	wg      sync.WaitGroup // OnElected goroutines
@@ -44,7 +44,7 @@ type Elector struct {
 // New returns an Elector for the election called name on client's nodes.
 // The name is the key of the election's lease, used as given: every
 // candidate and observer of one election uses the same name and nodes, and
-// lease.Inspect(ctx, client, name) reads it too. New validates cfg (also
+// client.Inspect(ctx, name) reads it too. New validates cfg (also
 // against the client's settings) and does not contact the nodes.
 func New(client *redlock.Client, name string, cfg Config) (*Elector, error) {
 	if err := named.Check(client, name); err != nil {
@@ -69,22 +69,20 @@ func New(client *redlock.Client, name string, cfg Config) (*Elector, error) {
 		return nil, err
 	}
 	return &Elector{client: client, name: name, cfg: cfg, obs: obs, log: log, hooks: client.Config().Hooks,
-		events: make(chan observer.Event, cfg.EventBuffer)}, nil
+		events: make(chan Event, cfg.EventBuffer)}, nil
 }
 
-// Events returns the channel of the elector's events, in the order it saw
-// them, at the same moments as the callbacks: events of kind
-// redlock.EventLeaderChanged (the leader the elector sees changed: State
-// and Leader, the zero Leader for no leader) with OnLeaderChange;
-// redlock.EventElected (a term of this elector began: Leader is the term
-// as observers see it) just before OnElected starts; redlock.EventDemoted
-// (a term of this elector ended and was released: Leader is the term, Err
-// why it ended) just before OnDemoted. During a term, [Elector.Term] gives
-// the Term itself. The elector never waits for a reader: events that do
-// not fit in its buffer (Config.EventBuffer) are dropped and counted by
-// [Elector.Dropped]. The channel is closed when Run returns (never, if Run
-// is not called).
-func (e *Elector) Events() <-chan observer.Event { return e.events }
+// Events returns the channel of the elector's events: the same events as
+// the callbacks, in the same order, each once ([EventLeaderChanged] with
+// OnLeaderChange, [EventElected] with OnElected, [EventDemoted] with
+// OnDemoted), sent just before the callback is queued. A term of this
+// elector is EventElected, not also EventLeaderChanged. The elector never
+// waits for a reader: events that do not fit in its buffer
+// (Config.EventBuffer) are dropped and counted by [Elector.Dropped]. The
+// channel is closed when Run returns (never, if Run is not called).
+// docs/notifications.md compares it with the callbacks, an observer's
+// Watch and the Hooks.
+func (e *Elector) Events() <-chan Event { return e.events }
 
 // Dropped returns how many events did not fit in the Events buffer.
 func (e *Elector) Dropped() uint64 { return e.dropped.Load() }
@@ -104,16 +102,6 @@ func (e *Elector) Term() (Term, bool) {
 		return Term{}, false
 	}
 	return t.Term, true
-}
-
-// Leader returns who leads now, from a majority read of the election's
-// key (see observer.Observer.Leader): it fails with an error matching
-// observer.ErrNoLeader when nobody does, and observer.ErrUnknown when
-// fewer than a majority of nodes answered. While this elector leads, the
-// answer is itself (compare Leader.ID with Config.Lease.ID, or
-// Leader.Token with the term's).
-func (e *Elector) Leader(ctx context.Context) (observer.Leader, error) {
-	return e.obs.Leader(ctx)
 }
 
 // Resign ends the current term, if this elector leads, and hands the

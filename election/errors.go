@@ -7,8 +7,7 @@ import (
 
 // Sentinel errors. Errors returned by this package wrap one of them, or an
 // error of the packages below (redlock.ErrInvalidConfig for a bad
-// [Config]; observer.ErrNoLeader and observer.ErrUnknown from
-// [Elector.Leader]; lease.ErrLeaseLost as a demotion cause), so callers
+// [Config]; lease.ErrLeaseLost as a demotion cause), so callers
 // test with errors.Is.
 var (
 	// ErrStopped: Run's context ended. Run returns it joined with the

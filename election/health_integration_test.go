@@ -62,7 +62,7 @@ func TestHealthRunReturned(t *testing.T) {
 	assert.Equal(t, "ok\n", body)
 
 	r := start(t, e)
-	waitEvent(t, e.Events(), wait, kind(redlock.EventElected))
+	waitEvent(t, e.Events(), wait, kind(EventElected))
 	code, _ = probeOf(ready)
 	assert.Equal(t, http.StatusOK, code)
 	require.ErrorIs(t, r.stop(t), ErrStopped)
@@ -105,7 +105,7 @@ func TestHealthWrongType(t *testing.T) {
 	}
 	e2 := newElector(t, client, key, healthCfg(t))
 	start(t, e2)
-	waitEvent(t, e2.Events(), wait, kind(redlock.EventElected))
+	waitEvent(t, e2.Events(), wait, kind(EventElected))
 	assert.NoError(t, e2.Healthy(0))
 }
 
@@ -127,7 +127,7 @@ func TestHealthNoPerm(t *testing.T) {
 	client := healthClient(t, nodes)
 	allowed := newElector(t, client, "app:e", healthCfg(t))
 	start(t, allowed)
-	waitEvent(t, allowed.Events(), wait, kind(redlock.EventElected))
+	waitEvent(t, allowed.Events(), wait, kind(EventElected))
 	assert.NoError(t, allowed.Healthy(0), "the control: a key the ACL allows")
 
 	e := newElector(t, client, "other:e", healthCfg(t))
@@ -166,7 +166,7 @@ func TestHealthNoMajority(t *testing.T) {
 	g, e := startHealthElector(t, "health:majority")
 	ready, live := HealthCheck(e, 0), LivenessCheck(e, 0)
 	start(t, e)
-	waitEvent(t, e.Events(), wait, kind(redlock.EventElected))
+	waitEvent(t, e.Events(), wait, kind(EventElected))
 	require.NoError(t, e.Healthy(0))
 
 	for _, s := range g.Servers()[:2] {
@@ -262,7 +262,7 @@ func TestHealthMajorityRestartedWaits(t *testing.T) {
 	client := locktest.New(t, quarantineCfg, realNodes(t, g.Addrs()), true)
 	e := newElector(t, client, "health:restarted", healthCfg(t))
 	start(t, e)
-	waitEvent(t, e.Events(), wait, kind(redlock.EventElected))
+	waitEvent(t, e.Events(), wait, kind(EventElected))
 	require.NoError(t, e.Healthy(0))
 
 	for _, s := range g.Servers()[:2] {
@@ -274,7 +274,7 @@ func TestHealthMajorityRestartedWaits(t *testing.T) {
 	}, "not ready while 2 of 3 nodes are quarantined")
 	requireWaiting(t, e, 2)
 
-	waitEvent(t, e.Events(), 3*wait, kind(redlock.EventElected))
+	waitEvent(t, e.Events(), 3*wait, kind(EventElected))
 	within(t, wait, func() bool { return e.Healthy(0) == nil }, "ready once a majority votes")
 }
 
@@ -295,7 +295,7 @@ func TestElectedAsSoonAsQuarantineEnds(t *testing.T) {
 	ecfg.Lease.RetryDelay = 10 * time.Second // nothing before 5s after the first attempts, then backing off
 	e := newElector(t, client, "health:soon", ecfg)
 	start(t, e)
-	waitEvent(t, e.Events(), 3*wait, kind(redlock.EventElected))
+	waitEvent(t, e.Events(), 3*wait, kind(EventElected))
 	late := time.Since(t0) - cfg.MaxTTL
 	t.Logf("elected %s after the quarantine's end", late)
 	assert.Less(t, late, 1500*time.Millisecond, "elected long after the quarantine ended")

@@ -28,8 +28,8 @@ func TestHooks(t *testing.T) {
 	cfg.Lease.TTL = 2 * time.Second
 	e := newElector(t, newClient(t, ccfg, nodes), "hooks", cfg)
 	r := start(t, e)
-	waitEvent(t, e.Events(), wait, kind(redlock.EventElected))
-	elected := h.Of(redlock.EventElected)
+	waitEvent(t, e.Events(), wait, kind(EventElected))
+	elected := h.Of(EventElected)
 	require.Len(t, elected, 1)
 	assert.Equal(t, "hooks", elected[0].Key)
 	assert.Equal(t, uint64(1), elected[0].Token)
@@ -41,7 +41,7 @@ func TestHooks(t *testing.T) {
 	for _, m := range ms[:3] {
 		m.Close() // a majority gone: refreshes fail until the term is lost
 	}
-	ev := waitEvent(t, e.Events(), wait, kind(redlock.EventDemoted))
+	ev := waitEvent(t, e.Events(), wait, kind(EventDemoted))
 	assert.ErrorIs(t, ev.Err, lease.ErrLeaseLost)
 	failed := 0
 	for _, x := range h.Of(redlock.EventExtend) {
@@ -55,7 +55,7 @@ func TestHooks(t *testing.T) {
 	lost := h.Of(redlock.EventLost)
 	require.Len(t, lost, 1)
 	assert.ErrorIs(t, lost[0].Err, lease.ErrLeaseLost)
-	demoted := h.Of(redlock.EventDemoted)
+	demoted := h.Of(EventDemoted)
 	require.Len(t, demoted, 1)
 	assert.ErrorIs(t, demoted[0].Err, lease.ErrLeaseLost)
 	assert.Positive(t, demoted[0].Duration)
@@ -86,7 +86,7 @@ func TestHealthCheck(t *testing.T) {
 	assert.Equal(t, "ok\n", body)
 
 	r := start(t, e)
-	waitEvent(t, e.Events(), wait, kind(redlock.EventElected))
+	waitEvent(t, e.Events(), wait, kind(EventElected))
 	code, _ = get()
 	assert.Equal(t, http.StatusOK, code, "a leader within its term is healthy")
 	require.NoError(t, e.Resign(context.Background()))

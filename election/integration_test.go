@@ -65,14 +65,14 @@ func watchAll(t testing.TB, ctx context.Context, o *observer.Observer) *seen {
 		defer close(done)
 		for ev := range w.C() {
 			s.mu.Lock()
-			switch ev.State {
-			case observer.StateLeader:
+			switch {
+			case ev.Err != nil:
+				s.unknown++
+			case ev.Leader.Value != "":
 				if s.tokens[ev.Leader.Token] == nil {
 					s.tokens[ev.Leader.Token] = map[string]bool{}
 				}
 				s.tokens[ev.Leader.Token][ev.Leader.ID] = true
-			case observer.StateUnknown:
-				s.unknown++
 			}
 			close(s.changed)
 			s.changed = make(chan struct{})
@@ -244,7 +244,7 @@ func TestIntegrationManyTerms(t *testing.T) {
 				assert.True(t, s.tokens[tn.token][tn.id], "observer saw term %d of %s", tn.token, tn.id)
 			}
 			// Any other leader reported with this token is the next term's,
-			// read before its own token showed (observer.Leader.Token says
+			// read before its own token showed (redlock.Holder.Token says
 			// so); the Watch reported it again with its token.
 			for id := range s.tokens[tn.token] {
 				if id != tn.id {

@@ -7,8 +7,6 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/stretchr/testify/assert"
-
-	"github.com/redlease/redlease/redlock"
 )
 
 // An elector whose Lease.Logger is nil logs to its client's logger (#32:
@@ -22,6 +20,6 @@ func TestLoggerDefaultsToClients(t *testing.T) {
 	cfg.Lease.Logger = nil
 	e := newElector(t, newClient(t, ccfg, nodes), "logs", cfg)
 	start(t, e)
-	waitEvent(t, e.Events(), wait, kind(redlock.EventElected))
+	waitEvent(t, e.Events(), wait, kind(EventElected))
 	assert.Equal(t, 1, clientLogs.Count("elected", "key=logs", "id=logs-1"), "the elector logs to the client's logger")
 }

@@ -14,7 +14,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/redlease/redlease/lease"
-	"github.com/redlease/redlease/observer"
 	"github.com/redlease/redlease/redlock"
 )
 
@@ -82,7 +81,7 @@ func newElector(t testing.TB, c *redlock.Client, name string, cfg Config) *Elect
 
 // waitEvent returns the first event of e's channel matching ok, failing
 // the test after timeout. Events that do not match are passed to skip.
-func waitEvent(t testing.TB, ch <-chan observer.Event, timeout time.Duration, ok func(observer.Event) bool) observer.Event {
+func waitEvent(t testing.TB, ch <-chan Event, timeout time.Duration, ok func(Event) bool) Event {
 	t.Helper()
 	timer := time.NewTimer(timeout)
 	defer timer.Stop()
@@ -101,8 +100,8 @@ func waitEvent(t testing.TB, ch <-chan observer.Event, timeout time.Duration, ok
 	}
 }
 
-func kind(k redlock.EventKind) func(observer.Event) bool {
-	return func(ev observer.Event) bool { return ev.Kind == k }
+func kind(k redlock.EventKind) func(Event) bool {
+	return func(ev Event) bool { return ev.Kind == k }
 }
 
 // recorder records what callbacks saw, in order, from any goroutine.

@@ -10,7 +10,6 @@ import (
 	"github.com/redlease/redlease/internal/backoff"
 	"github.com/redlease/redlease/internal/notice"
 	"github.com/redlease/redlease/lease"
-	"github.com/redlease/redlease/observer"
 	"github.com/redlease/redlease/redlock"
 )
 
@@ -117,20 +116,7 @@ func (c *candidate) runTerm(ctx context.Context, l *lease.Lease) {
 	t.ctx, t.cancel = context.WithCancelCause(fence.WithToken(l.Context(), t.Token))
 	e.setCurrent(t)
 	e.log.Info("elected", "token", t.Token, "validity", time.Until(l.ValidUntil()))
-	c.see(t.leader())
-	e.observe(redlock.Event{Kind: redlock.EventElected, Token: t.Token}) // before the event: a reader of Events sees hooks that agree
-	e.emit(observer.Event{Kind: redlock.EventElected, State: observer.StateLeader, Leader: t.leader()})
-	if f := e.cfg.Callbacks.OnElected; f != nil {
-		e.wg.Go(func() {
-			defer close(t.elected)
-			if p := guard("OnElected", func() { f(t.ctx, t.Term) }); p != nil {
-				e.log.Error("OnElected panicked; ending the term", "token", t.Token, "panic", p.value, "stack", string(p.stack))
-				t.cancel(p)
-			}
-		})
-	} else {
-		close(t.elected)
-	}
+	c.begin(t)
 
 	select {
 	case <-t.ctx.Done(): // lost, resigned, or OnElected panicked
@@ -138,6 +124,34 @@ func (c *candidate) runTerm(ctx context.Context, l *lease.Lease) {
 		t.cancel(stopped(ctx))
 	}
 	c.handover(t, context.Cause(t.ctx))
+}
+
+// begin reports a term's start once on each path: to the Hooks, then on
+// Events (a reader of Events sees hooks that agree), then to OnElected.
+// The callback goroutine starts OnElected, in a goroutine of its own, once
+// the callbacks queued before it have returned: the callbacks come in the
+// order of the events.
+func (c *candidate) begin(t *term) {
+	e := c.e
+	c.own(t)
+	e.observe(redlock.Event{Kind: EventElected, Token: t.Token})
+	e.emit(Event{Kind: EventElected, Leader: t.Holder, Term: t.Term})
+	f := e.cfg.Callbacks.OnElected
+	if f == nil {
+		close(t.elected)
+		return
+	}
+	e.wg.Add(1) // now, not in the callback goroutine: Run waits for it
+	c.d.push(func() {
+		go func() {
+			defer e.wg.Done()
+			defer close(t.elected)
+			if p := guard("OnElected", func() { f(t.ctx, t.Term) }); p != nil {
+				e.log.Error("OnElected panicked; ending the term", "token", t.Token, "panic", p.value, "stack", string(p.stack))
+				t.cancel(p)
+			}
+		}()
+	})
 }
 
 // handover ends a term whose context was cancelled: it waits for OnElected
@@ -166,8 +180,8 @@ func (c *candidate) handover(t *term, cause error) {
 	close(t.over)
 	e.log.Info("demoted", "token", t.Token, "cause", cause, "elapsed", time.Since(t.Start), "release_error", t.releaseErr)
 
-	e.observe(redlock.Event{Kind: redlock.EventDemoted, Token: t.Token, Duration: time.Since(t.Start), Err: cause})
-	e.emit(observer.Event{Kind: redlock.EventDemoted, Leader: t.leader(), Err: cause})
+	e.observe(redlock.Event{Kind: EventDemoted, Token: t.Token, Duration: time.Since(t.Start), Err: cause})
+	e.emit(Event{Kind: EventDemoted, Leader: t.Holder, Term: t.Term, Err: cause})
 	f := e.cfg.Callbacks.OnDemoted
 	c.d.push(func() {
 		defer close(t.demoted)

@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"github.com/redlease/redlease/lease"
-	"github.com/redlease/redlease/observer"
+	"github.com/redlease/redlease/redlock"
 )
 
 // Term is one tenure of leadership of this elector: it begins when the
@@ -13,17 +13,18 @@ import (
 // released or lost. A Term is a plain value, safe to copy and to share
 // between goroutines; its Metadata map must not be modified.
 type Term struct {
-	// Token is the fencing token of the term: strictly greater than the
-	// token of every earlier term of the election (see
-	// redlock.Lock.Token). Pass it with every write the leader makes, to
-	// a store that refuses tokens lower than the highest it has seen:
-	// that is what protects the store from a leader that acts after its
-	// term ended (a long pause). 0 when the client has fencing off.
-	Token uint64
-	// ID and Metadata are the identity the term was published with
-	// (Config.Lease.ID and Config.Lease.Metadata).
-	ID       string
-	Metadata map[string]string
+	// Holder is the term as others see it (observer.Observer.Leader,
+	// redlock.Client.Inspect): the election's name (Key), the lease's
+	// value (unique per term), the ID and Metadata it was published with
+	// (Config.Lease.ID and Metadata), and its fencing Token, strictly
+	// greater than the token of every earlier term of the election. Pass
+	// the Token with every write the leader makes, to a store that
+	// refuses tokens lower than the highest it has seen: that is what
+	// protects the store from a leader that acts after its term ended (a
+	// long pause). The Token is 0 when the client has fencing off.
+	// Remaining and Expires are as of the term's start; [Term.ValidUntil]
+	// moves with every refresh.
+	redlock.Holder
 	// Start is when the term began (after the acquisition), with a
 	// monotonic clock reading.
 	Start time.Time
@@ -50,7 +51,6 @@ func (t Term) Held() bool { return t.l != nil && t.l.Held() }
 // term is the elector's state of one term.
 type term struct {
 	Term
-	value  string // the lease's value: the term as observers see it
 	ctx    context.Context
 	cancel context.CancelCauseFunc
 
@@ -65,21 +65,12 @@ type term struct {
 }
 
 func newTerm(l *lease.Lease) *term {
-	h := l.Holder()
 	return &term{
-		Term:    Term{Token: l.Token(), ID: h.ID, Metadata: h.Metadata, Start: time.Now(), l: l},
-		value:   h.Raw,
+		Term:    Term{Holder: l.Holder(), Start: time.Now(), l: l},
 		elected: make(chan struct{}),
 		over:    make(chan struct{}),
 		demoted: make(chan struct{}),
 	}
-}
-
-// leader is the term as observers see it.
-func (t *term) leader() observer.Leader {
-	vu := t.l.ValidUntil()
-	return observer.Leader{ID: t.ID, Metadata: t.Metadata, Token: t.Token,
-		Remaining: max(0, time.Until(vu)), Expires: vu, Value: t.value}
 }
 
 // closed reports whether ch is closed, without waiting.

@@ -21,7 +21,7 @@ import (
 // keys are deleted (by redlock's release script, on each node where it
 // deleted them). Notices are hints: they can be lost, late, duplicated or
 // forged by anyone who can PUBLISH, so a receiver confirms with a majority
-// read ([Inspect]) or an attempt of its own. An expired lease sends none.
+// read (redlock.Client.Inspect) or an attempt of its own. An expired lease sends none.
 
 // Acquire waits until it holds the lease on key, or ctx ends.
 //
@@ -143,7 +143,7 @@ func (a *acquirer) try(ctx context.Context) (*Lease, error) {
 		return nil, err
 	}
 	if left := time.Until(lock.ValidUntil()); left <= a.cfg.SafetyMargin {
-		_, _ = lock.Release(context.WithoutCancel(ctx))
+		_ = lock.Release(context.WithoutCancel(ctx))
 		return nil, fmt.Errorf("%w: %q: validity left after acquiring (%s) is not above SafetyMargin (%s)",
 			redlock.ErrNotAcquired, a.key, left, a.cfg.SafetyMargin)
 	}
@@ -211,12 +211,12 @@ func newLease(ctx context.Context, a *acquirer, lock *redlock.Lock) *Lease {
 		validUntil: lock.ValidUntil(),
 	}
 	acquiredAt := a.acquiredAt(lock)
-	l.log.Debug("lease acquired", "key", l.Key(), "token", lock.Token(), "holder", a.cfg.ID,
+	l.log.Debug("lease acquired", "key", l.key(), "token", lock.Token(), "holder", a.cfg.ID,
 		"validity", time.Until(l.validUntil), "elapsed", time.Since(acquiredAt))
 	msg := notice.Message{Kind: notice.Acquired, Value: lock.Value()}.Encode()
 	l.exited.Go(func() {
 		if _, err := a.client.Internal().Publish(context.WithoutCancel(ctx), a.channel, msg); err != nil {
-			l.log.Debug("acquire notice not sent", "key", l.Key(), "error", err)
+			l.log.Debug("acquire notice not sent", "key", l.key(), "error", err)
 		}
 	})
 	l.mu.Lock()

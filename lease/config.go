@@ -70,7 +70,8 @@ type Config struct {
 	// release notice from the holder wakes waiters at once. Default: 100ms.
 	RetryDelay time.Duration
 
-	// ID names the holder; [Inspect] and the observers of the key report it.
+	// ID names the holder; redlock.Client.Inspect and the observers of the
+	// key report it (redlock.Holder.ID).
 	// Any string (any bytes) is allowed. Default: "<hostname>-<pid>".
 	ID string
 

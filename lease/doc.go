@@ -13,8 +13,10 @@
 // redlock.Client's nodes (retrying with jittered delays, woken at once by
 // the release notice of the previous holder); [TryAcquire] makes one
 // attempt. The value stored in the key carries the holder's identity
-// (Config.ID, Config.Metadata) next to a random nonce, so that [Inspect]
-// and observers can tell who holds it (see [Holder] for the format).
+// (Config.ID, Config.Metadata) next to a random nonce, so that
+// redlock.Client.Inspect and observers can tell who holds it (the
+// redlock.Holder they return decodes it; the format is
+// "rl1:<nonce>:id=<ID>&m.<key>=<value>...", escaped as in a URL query).
 // An acquisition publishes a change notice on the key's notice channel
 // ("<key>:notice").
 //

@@ -22,9 +22,8 @@ var (
 )
 
 // Errors of redlock that this package returns: [Acquire] and [TryAcquire]
-// fail with redlock.ErrNotAcquired when they did not get the lease,
-// [Inspect] with redlock.ErrNoHolder when no value is held by a majority,
-// and an invalid [Config] is reported as an error wrapping
+// fail with redlock.ErrNotAcquired when they did not get the lease, and an
+// invalid [Config] is reported as an error wrapping
 // redlock.ErrInvalidConfig that starts "lease.Config:" and names the bad
 // values.
 var errInvalidConfig = fmt.Errorf("%w: lease.Config", redlock.ErrInvalidConfig)

@@ -61,11 +61,11 @@ func Example() {
 	}
 	fmt.Println("work:", work(l.Context()))
 
-	info, err := lease.Inspect(ctx, client, "reports/leader")
+	info, err := client.Inspect(ctx, "reports/leader") // a majority read
 	if err != nil {
 		log.Fatal(err)
 	}
-	fmt.Println("holder:", info.Holder.ID, info.Holder.Metadata["addr"], "token:", info.Token)
+	fmt.Println("holder:", info.ID, info.Metadata["addr"], "token:", info.Token)
 
 	_, err = lease.TryAcquire(ctx, client, "reports/leader", lease.Config{ID: "worker-2"})
 	fmt.Println("worker-2:", errors.Is(err, redlock.ErrNotAcquired))
@@ -80,14 +80,4 @@ func Example() {
 	// holder: worker-1 10.0.0.1:8080 token: 1
 	// worker-2: true
 	// after release: false lease: released
-}
-
-// A Holder prints as its ID; a value written by another Redlock client
-// (Inspect reports it as a foreign Holder) prints as its raw value.
-func ExampleHolder_String() {
-	fmt.Println(lease.Holder{ID: "web-1", Nonce: "q2sS-1bQ3v8_Xx9aZQ0kDg"})
-	fmt.Println(lease.Holder{Foreign: true, Raw: "Zm9vYmFyYmF6cXV4"})
-	// Output:
-	// web-1
-	// foreign:Zm9vYmFyYmF6cXV4
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/redlease/redlease/internal/notice"
 	"github.com/redlease/redlease/redlock"
 )
 
@@ -62,13 +63,18 @@ type Lease struct {
 	releaseErr  error          // result of deleting the keys, set in releaseOnce
 }
 
-// Key returns the key the lease is held on.
-func (l *Lease) Key() string { return l.lock.Key() }
+// key is the key the lease is held on ([Lease.Holder] gives it).
+func (l *Lease) key() string { return l.lock.Key() }
 
-// Holder returns the identity stored in the lease's keys: ID, Metadata and
-// the random nonce of this acquisition. Every call returns a fresh copy.
-func (l *Lease) Holder() Holder {
-	return decodeValue(l.lock.Value()) // (decoded on demand: not kept in every lease)
+// Holder returns the lease as others see it: its key, the value stored in
+// its keys (unique per acquisition), the ID and Metadata published in it,
+// its token, and its validity now (Remaining, and Expires: ValidUntil).
+// Every call returns a fresh copy.
+func (l *Lease) Holder() redlock.Holder {
+	d := notice.DecodeValue(l.lock.Value()) // (decoded on demand: not kept in every lease)
+	vu := l.ValidUntil()
+	return redlock.Holder{Key: l.key(), Value: l.lock.Value(), ID: d.ID, Metadata: d.Metadata,
+		Token: l.Token(), Remaining: max(0, time.Until(vu)), Expires: vu}
 }
 
 // Token returns the fencing token of the acquisition (see
@@ -158,7 +164,7 @@ func (l *Lease) Release(ctx context.Context) error {
 	l.releaseKeys(ctx)
 	if err := ctx.Err(); err != nil {
 		// Released all the same; the error tells the caller its ctx ended.
-		return errors.Join(l.releaseErr, fmt.Errorf("lease: %q: released, but the caller's context ended: %w", l.Key(), err))
+		return errors.Join(l.releaseErr, fmt.Errorf("lease: %q: released, but the caller's context ended: %w", l.key(), err))
 	}
 	return l.releaseErr
 }
@@ -188,17 +194,17 @@ func (l *Lease) end(cause error) {
 func (l *Lease) releaseKeys(ctx context.Context) {
 	l.releaseOnce.Do(func() {
 		t0 := time.Now()
-		n, err := l.lock.Release(context.WithoutCancel(ctx))
+		err := l.lock.Release(context.WithoutCancel(ctx))
 		switch {
 		case errors.Is(err, redlock.ErrNotHeld):
 			// Expired, taken, or released by redlock already: nothing left.
-			l.log.Debug("lease keys already gone", "key", l.Key(), "token", l.Token(), "error", err)
+			l.log.Debug("lease keys already gone", "key", l.key(), "token", l.Token(), "error", err)
 			err = nil
 		case err != nil:
 			l.log.Warn("lease released, but not on every node; their copies expire with the TTL",
-				"key", l.Key(), "token", l.Token(), "deleted", n, "error", err, "elapsed", time.Since(t0))
+				"key", l.key(), "token", l.Token(), "error", err, "elapsed", time.Since(t0))
 		default:
-			l.log.Debug("lease keys deleted", "key", l.Key(), "token", l.Token(), "deleted", n, "elapsed", time.Since(t0))
+			l.log.Debug("lease keys deleted", "key", l.key(), "token", l.Token(), "elapsed", time.Since(t0))
 		}
 		l.releaseErr = err
 	})

@@ -87,9 +87,9 @@ func TestIntegrationPausedMajorityEndsLeaseBeforeValidity(t *testing.T) {
 	require.NoError(t, err)
 	defer l2.Release(ctx)
 	assert.Greater(t, l2.Token(), l.Token())
-	info, err := Inspect(ctx, c, "paused")
+	info, err := c.Inspect(ctx, "paused")
 	require.NoError(t, err)
-	assert.Equal(t, "second", info.Holder.ID)
+	assert.Equal(t, "second", info.ID)
 }
 
 // TestIntegrationMinorityDownKeepsLease: with one server killed (kill -9)

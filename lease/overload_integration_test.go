@@ -218,8 +218,8 @@ func checkHeld(ctx context.Context, admin []*redis.Client, l *Lease) string {
 	ok := 0
 	for _, a := range admin {
 		rctx, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
-		v, err := a.Get(rctx, l.Key()).Result()
-		ttl, err2 := a.PTTL(rctx, l.Key()).Result()
+		v, err := a.Get(rctx, l.Holder().Key).Result()
+		ttl, err2 := a.PTTL(rctx, l.Holder().Key).Result()
 		cancel()
 		// After the read: the server's expiry is at most t2 + PTTL + 1ms
 		// (PTTL is truncated to the millisecond), so a server whose
@@ -227,12 +227,12 @@ func checkHeld(ctx context.Context, admin []*redis.Client, l *Lease) string {
 		// the key go while the lease believes itself held. (A bound from
 		// the time before the read would flag a slow read.)
 		t2 := time.Now()
-		if err == nil && err2 == nil && v == l.Holder().Raw && !t2.Add(ttl+time.Millisecond).Before(deadline) {
+		if err == nil && err2 == nil && v == l.Holder().Value && !t2.Add(ttl+time.Millisecond).Before(deadline) {
 			ok++
 		}
 	}
 	if ok < len(admin)/2+1 {
-		return fmt.Sprintf("lease %q held (deadline in %s) while only %d servers hold it that long", l.Key(), deadline.Sub(t1), ok)
+		return fmt.Sprintf("lease %q held (deadline in %s) while only %d servers hold it that long", l.Holder().Key, deadline.Sub(t1), ok)
 	}
 	return ""
 }

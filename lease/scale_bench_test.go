@@ -367,7 +367,7 @@ func diagnose(b *testing.B, client *redlock.Client, nodes []redis.UniversalClien
 		if r > 0 {
 			time.Sleep(200 * time.Millisecond)
 		}
-		info, err := lease.Inspect(ctx, client, "scale:diagnose")
+		info, err := client.Inspect(ctx, "scale:diagnose")
 		if info == nil {
 			b.Logf("diagnose: inspect: %v", err)
 			return

@@ -36,7 +36,7 @@ type Config struct {
 	EventBuffer int
 
 	// UnknownGrace is how long fewer than a majority of nodes must answer
-	// before a [Watch] reports [StateUnknown]. A read that finds no
+	// before a [Watch] reports unknown (an [Event] with Err set). A read that finds no
 	// majority (every node slow to answer within NodeTimeout on a loaded
 	// host, a node restarting) is read again, every UnknownGrace/4 with
 	// jitter, and unknown is reported only when the reads kept failing for

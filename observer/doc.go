@@ -3,9 +3,11 @@
 // the leader, dashboards, and the CLI.
 //
 // It reads what package lease writes, through redlock's majority reads,
-// and sits below package election, which shares its Event and Leader
-// types. docs/design.md §6.2 explains it, §4.4 the majority read, §4.12
-// the change notices:
+// and sits below package election. Who leads is a redlock.Holder, as in
+// every package; redlock.ErrNoHolder says nobody does. A Watch is the
+// standbys' path; a candidate has its elector's callbacks and events, and
+// metrics the client's Hooks (docs/notifications.md). docs/design.md §6.2
+// explains it, §4.4 the majority read, §4.12 the change notices:
 // https://github.com/redlease/redlease/blob/main/docs/design.md
 //
 // The election's state lives in one lease key (the election's name; see
@@ -23,9 +25,9 @@
 //
 // When fewer than a majority of nodes answer (down, partitioned, or
 // quarantined after losing their data), nobody can tell whether a leader
-// exists: the answer is [ErrUnknown] (Leader) or [StateUnknown] (Watch),
-// never the last leader seen and never "no leader". A leader that holds the
-// key on a majority is reported even if some nodes are down. A Watch says
+// exists: the answer is [ErrUnknown] (Leader, and the Err of a Watch's
+// [Event]), never the last leader seen and never "no leader". A leader that
+// holds the key on a majority is reported even if some nodes are down. A Watch says
 // unknown only once no majority answered for Config.UnknownGrace (1s by
 // default, two reads at least): one read lost to a loaded host is not an
 // outage.

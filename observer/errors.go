@@ -2,16 +2,11 @@ package observer
 
 import "errors"
 
-// Sentinel errors. Errors returned by this package wrap one of them, or
-// one of redlock's (redlock.ErrClosed, redlock.ErrInvalidArgument,
-// redlock.ErrInvalidConfig for a bad [Config]), or the caller's context
-// error.
+// Sentinel errors. Errors returned by this package wrap this one, or one
+// of redlock's (redlock.ErrNoHolder when nobody leads, redlock.ErrClosed,
+// redlock.ErrInvalidArgument, redlock.ErrInvalidConfig for a bad
+// [Config]), or the caller's context error.
 var (
-	// ErrNoLeader: a majority of nodes answered and no value is held on a
-	// majority of them: nobody leads (the key is free, expiring, or
-	// contended).
-	ErrNoLeader = errors.New("observer: no leader")
-
 	// ErrUnknown: fewer than a majority of nodes answered (or could vote:
 	// quarantined nodes do not count), so whether somebody leads cannot be
 	// told. The message says how many answered and why the others did not.

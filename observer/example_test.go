@@ -38,22 +38,22 @@ func Example() {
 	fmt.Println("leader:", err)
 
 	w := o.Watch(ctx)
-	fmt.Println("watch:", (<-w.C()).State)
+	fmt.Println("watch:", <-w.C())
 	// A candidate (an election.Elector, here its lease) takes the lead.
 	l, _ := lease.Acquire(ctx, client, "reports/leader", lease.Config{ID: "worker-1", Metadata: map[string]string{"addr": "10.0.0.1:8080"}})
 	ev := <-w.C()
-	fmt.Println("watch:", ev.State, ev.Leader.ID, ev.Leader.Metadata["addr"], "token", ev.Leader.Token)
+	fmt.Println("watch:", ev, ev.Leader.Metadata["addr"])
 	_ = l.Release(ctx)
-	fmt.Println("watch:", (<-w.C()).State)
+	fmt.Println("watch:", <-w.C())
 
 	cancel()
 	for range w.C() { // closed when the watch ends
 	}
 	fmt.Println("ended:", w.Err())
 	// Output:
-	// leader: observer: no leader: "reports/leader": no value held on 2 of 3 nodes
+	// leader: observer: redlock: no holder: "reports/leader": no value held on 2 of 3 nodes
 	// watch: no leader
-	// watch: leader worker-1 10.0.0.1:8080 token 1
+	// watch: leader worker-1 (token 1) 10.0.0.1:8080
 	// watch: no leader
 	// ended: context canceled
 }

@@ -19,7 +19,7 @@ type unknownStreak struct {
 // again, and after how long. reported is true when the watch already
 // reported unknown: a further unknown read is no change to hold back.
 func (s *unknownStreak) hold(ev Event, reported bool, grace time.Duration) (bool, time.Duration) {
-	if ev.State != StateUnknown || reported {
+	if !ev.unknown() || reported {
 		s.since, s.reads = time.Time{}, 0
 		return false, 0
 	}

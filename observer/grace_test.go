@@ -66,7 +66,7 @@ func TestWatchOneFailedReadIsNotUnknown(t *testing.T) {
 	o, err := New(c, "svc", Config{PollInterval: 5 * time.Millisecond, Logger: testLogger(t)})
 	require.NoError(t, err)
 	w := o.Watch(ctx)
-	require.Equal(t, StateNoLeader, next(t, w).State)
+	require.Equal(t, "no leader", stateOf(next(t, w)))
 
 	for _, f := range fails {
 		f.armed.Store(true)
@@ -76,7 +76,7 @@ func TestWatchOneFailedReadIsNotUnknown(t *testing.T) {
 	}
 	a := hold(t, c, "svc", "a")
 	ev := next(t, w)
-	require.Equal(t, StateLeader, ev.State, "the next event is the new leader, not unknown: %v", ev)
+	require.Equal(t, "leader", stateOf(ev), "the next event is the new leader, not unknown: %v", ev)
 	assert.Equal(t, a.Token(), ev.Leader.Token)
 }
 
@@ -91,13 +91,13 @@ func TestWatchUnknownAfterGrace(t *testing.T) {
 	o, err := New(c, "svc", Config{PollInterval: 5 * time.Millisecond, UnknownGrace: grace, Logger: testLogger(t)})
 	require.NoError(t, err)
 	w := o.Watch(ctx)
-	require.Equal(t, StateNoLeader, next(t, w).State)
+	require.Equal(t, "no leader", stateOf(next(t, w)))
 
 	down := time.Now()
 	ms[0].Close()
 	ms[1].Close()
 	ev := next(t, w)
-	require.Equal(t, StateUnknown, ev.State)
+	require.Equal(t, "unknown", stateOf(ev))
 	assert.ErrorIs(t, ev.Err, ErrUnknown)
 	assert.GreaterOrEqual(t, ev.At.Sub(down), grace, "unknown only after the grace")
 }
@@ -106,7 +106,7 @@ func TestWatchUnknownAfterGrace(t *testing.T) {
 func TestUnknownStreak(t *testing.T) {
 	const grace = time.Second
 	t0 := time.Now()
-	unknown := func(d time.Duration) Event { return Event{State: StateUnknown, At: t0.Add(d)} }
+	unknown := func(d time.Duration) Event { return Event{Err: ErrUnknown, At: t0.Add(d)} }
 	var s unknownStreak
 	again, d := s.hold(unknown(0), false, grace)
 	assert.True(t, again, "the first unknown read is read again")
@@ -123,13 +123,13 @@ func TestUnknownStreak(t *testing.T) {
 	assert.False(t, again, "two reads, the grace over")
 
 	s.hold(unknown(0), false, grace)
-	again, _ = s.hold(Event{State: StateLeader, At: t0.Add(grace / 2)}, false, grace)
+	again, _ = s.hold(Event{At: t0.Add(grace / 2)}, false, grace)
 	assert.False(t, again, "an answer ends the streak")
 	again, _ = s.hold(unknown(2*grace), false, grace)
 	assert.True(t, again, "a new streak starts")
 
 	var one unknownStreak
-	again, d = one.hold(Event{State: StateUnknown, At: t0}, false, 0)
+	again, d = one.hold(Event{Err: ErrUnknown, At: t0}, false, 0)
 	assert.True(t, again, "with no grace, still one more read")
 	assert.Zero(t, d)
 	again, _ = one.hold(unknown(0), true, grace)
@@ -166,5 +166,5 @@ func TestWatchTokenNeverGoesBack(t *testing.T) {
 		"the watch read the lower token")
 	require.NoError(t, a.Release(ctx))
 	ev := next(t, w)
-	assert.Equal(t, StateNoLeader, ev.State, "no event with a lower token for the same term: %v", ev)
+	assert.Equal(t, "no leader", stateOf(ev), "no event with a lower token for the same term: %v", ev)
 }

@@ -42,6 +42,17 @@ func hold(t testing.TB, c *redlock.Client, key, id string) *lease.Lease {
 }
 
 // next returns the next event of w, failing after a generous timeout.
+// stateOf is what an event says: "leader", "no leader" or "unknown".
+func stateOf(ev Event) string {
+	switch {
+	case ev.Err != nil:
+		return "unknown"
+	case ev.Leader.Value == "":
+		return "no leader"
+	}
+	return "leader"
+}
+
 func next(t testing.TB, w *Watch) Event {
 	t.Helper()
 	select {

@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"maps"
-	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -13,7 +11,6 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/redlease/redlease/internal/named"
-	"github.com/redlease/redlease/lease"
 	"github.com/redlease/redlease/redlock"
 )
 
@@ -27,7 +24,6 @@ type Observer struct {
 	name   string
 	cfg    Config
 	log    hclog.Logger
-	hooks  redlock.Hooks // the client's; nil: none
 
 	mu        sync.Mutex
 	seenValue string // the last leader a read returned...
@@ -48,60 +44,27 @@ func New(client *redlock.Client, name string, cfg Config) (*Observer, error) {
 		cfg.Logger = client.Config().Logger
 	}
 	cfg = cfg.withDefaults()
-	return &Observer{client: client, name: name, cfg: cfg, log: cfg.Logger, hooks: client.Config().Hooks}, nil
+	return &Observer{client: client, name: name, cfg: cfg, log: cfg.Logger}, nil
 }
-
-// Leader is a leader as a majority read saw it. The zero Leader (its Value
-// empty) means no leader. A Leader is a plain value; its Metadata map is
-// its own.
-type Leader struct {
-	// ID is the leader's ID (lease.Config.ID, election.Config.Lease.ID); for a
-	// value not written by package lease, "foreign:" and the raw value.
-	ID string
-	// Metadata is what the leader published with its ID; nil when none.
-	Metadata map[string]string
-	// Token is the fencing token of the leader's term: exactly the token
-	// the leader holds, whichever nodes are silent, once its acquisition
-	// completed (see redlock.Inspection.Token). A read made within the
-	// round trip in which the new leader's token is written may show the
-	// previous token; [Observer.Leader] reads again briefly when a new
-	// leader shows a token that is not above the last one it saw, and a
-	// [Watch] reports the term again once its own token shows (a term's
-	// token never goes back in a Watch).
-	Token uint64
-	// Remaining is the validity the leader had left when it was read, as
-	// far as the nodes tell (lowest PTTL of the majority minus the read's
-	// duration and the drift allowance): an estimate for display.
-	Remaining time.Duration
-	// Expires estimates, on this process's clock, when a majority of nodes
-	// will have dropped the key if the leader does not refresh it: the
-	// earliest a standby can take over after a crash. Zero when unknown.
-	Expires time.Time
-	// Value is the raw value stored in the key (see lease.Holder): it is
-	// unique per term, so two Leaders with the same Value are the same term
-	// of the same leader. It is empty for no leader.
-	Value string
-}
-
-// none reports whether l is the zero Leader: no leader.
-func (l Leader) none() bool { return l.Value == "" }
 
 // describe returns the ID and the token, or "none" for no leader.
-func (l Leader) describe() string {
-	if l.none() {
+func describe(l redlock.Holder) string {
+	if l.Value == "" {
 		return "none"
 	}
-	return fmt.Sprintf("%s (token %d)", l.ID, l.Token)
+	return fmt.Sprintf("%s (token %d)", l, l.Token)
 }
 
 // Leader returns the current leader from a majority read of the election's
-// key. It fails with an error matching [ErrNoLeader] when a majority of
-// nodes answered and nobody holds the key on a majority, with [ErrUnknown]
-// when fewer than a majority could answer, and with the context's error or
-// redlock.ErrClosed otherwise. Every node is asked at once; the read takes
-// at most the client's NodeTimeout (a little longer when a new leader's
-// token is being written: see [Leader.Token]).
-func (o *Observer) Leader(ctx context.Context) (Leader, error) {
+// key (redlock.Client.Inspect). It fails with an error matching
+// redlock.ErrNoHolder when a majority of nodes answered and nobody holds
+// the key on a majority, with [ErrUnknown] when fewer than a majority
+// could answer, and with the context's error or redlock.ErrClosed
+// otherwise. Every node is asked at once; the read takes at most the
+// client's NodeTimeout, a little longer when a new leader's token is being
+// written back: a new leader shown with a token that is not above the last
+// one this Observer saw is read again briefly (see redlock.Holder.Token).
+func (o *Observer) Leader(ctx context.Context) (redlock.Holder, error) {
 	for attempt := 0; ; attempt++ {
 		l, err := o.readOnce(ctx)
 		if err != nil || !o.unfenced(l) || attempt == unfencedRereads {
@@ -115,7 +78,7 @@ func (o *Observer) Leader(ctx context.Context) (Leader, error) {
 		case <-t.C:
 		case <-ctx.Done():
 			t.Stop()
-			return Leader{}, ctxErr(ctx)
+			return redlock.Holder{}, ctxErr(ctx)
 		}
 	}
 }
@@ -127,14 +90,14 @@ const (
 
 // unfenced reports a new leader whose token is not above the last leader's:
 // read before its token was written back.
-func (o *Observer) unfenced(l Leader) bool {
+func (o *Observer) unfenced(l redlock.Holder) bool {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	return l.Token != 0 && o.seenValue != "" && l.Value != o.seenValue && l.Token <= o.seenToken
 }
 
-func (o *Observer) remember(l Leader) {
-	if l.none() {
+func (o *Observer) remember(l redlock.Holder) {
+	if l.Value == "" {
 		return
 	}
 	o.mu.Lock()
@@ -144,25 +107,28 @@ func (o *Observer) remember(l Leader) {
 }
 
 // readOnce is one majority read.
-func (o *Observer) readOnce(ctx context.Context) (Leader, error) {
-	t0 := time.Now()
-	info, err := lease.Inspect(ctx, o.client, o.name)
-	if ctx.Err() != nil {
-		return Leader{}, ctxErr(ctx)
+func (o *Observer) readOnce(ctx context.Context) (redlock.Holder, error) {
+	in, err := o.client.Inspect(ctx, o.name)
+	switch {
+	case ctx.Err() != nil:
+		return redlock.Holder{}, ctxErr(ctx)
+	case in == nil:
+		return redlock.Holder{}, err // a closed client, a bad argument: not the nodes' answer
+	case err == nil:
+		return in.Holder, nil
 	}
-	if info == nil {
-		return Leader{}, err // closed client, bad argument: not the nodes' answer
-	}
+	return redlock.Holder{}, o.noHolder(in.Nodes)
+}
+
+// noHolder is why a majority read found no holder: nobody holds the key
+// (an error matching redlock.ErrNoHolder), or the nodes that answered
+// cannot tell ([ErrUnknown]).
+func (o *Observer) noHolder(nodes []redlock.NodeState) error {
 	quorum := o.client.Internal().Quorum()
-	if info.Holder != nil {
-		h := info.Holder
-		return Leader{ID: h.String(), Metadata: maps.Clone(h.Metadata), Token: info.Token,
-			Remaining: info.Remaining, Expires: expires(info, quorum, t0), Value: h.Raw}, nil
-	}
 	var ready int
 	var why []string
 	held := map[string]int{} // values seen on nodes that answered
-	for _, n := range info.Nodes {
+	for _, n := range nodes {
 		switch {
 		case n.Err != nil:
 			why = append(why, fmt.Sprintf("%s: %v", n.Node, n.Err))
@@ -177,39 +143,18 @@ func (o *Observer) readOnce(ctx context.Context) (Leader, error) {
 	}
 	// "No leader" only when no value could be on a majority even counting
 	// every node that did not answer; otherwise the answer is unknown.
-	silent := len(info.Nodes) - ready
+	silent := len(nodes) - ready
 	for _, c := range held {
 		if c+silent >= quorum && ready >= quorum {
-			return Leader{}, fmt.Errorf("%w: %q: a value is on %d nodes and %d did not answer: it may be on a majority: %s",
+			return fmt.Errorf("%w: %q: a value is on %d nodes and %d did not answer: it may be on a majority: %s",
 				ErrUnknown, o.name, c, silent, strings.Join(why, "; "))
 		}
 	}
 	if ready < quorum {
-		return Leader{}, fmt.Errorf("%w: %q: %d of %d nodes could answer, %d needed: %s",
-			ErrUnknown, o.name, ready, len(info.Nodes), quorum, strings.Join(why, "; "))
+		return fmt.Errorf("%w: %q: %d of %d nodes could answer, %d needed: %s",
+			ErrUnknown, o.name, ready, len(nodes), quorum, strings.Join(why, "; "))
 	}
-	return Leader{}, fmt.Errorf("%w: %q: no value held on %d of %d nodes", ErrNoLeader, o.name, quorum, len(info.Nodes))
-}
-
-// expires estimates when a majority will have dropped the holder's key:
-// nodes that do not hold it count already, so it is the k-th lowest PTTL
-// among the holders, k = quorum - (nodes - holders).
-func expires(info *lease.Info, quorum int, t0 time.Time) time.Time {
-	var ttls []time.Duration
-	for _, n := range info.Nodes {
-		if n.Err == nil && n.Value == info.Holder.Raw {
-			ttls = append(ttls, n.TTL)
-		}
-	}
-	k := quorum - (len(info.Nodes) - len(ttls))
-	if k < 1 || k > len(ttls) {
-		return time.Time{}
-	}
-	slices.Sort(ttls)
-	if ttls[k-1] <= 0 {
-		return time.Time{} // no TTL (a foreign key without expiry)
-	}
-	return t0.Add(ttls[k-1])
+	return fmt.Errorf("observer: %w: %q: no value held on %d of %d nodes", redlock.ErrNoHolder, o.name, quorum, len(nodes))
 }
 
 // ctxErr is ctx.Err(), joined with its cause when that says more.

@@ -12,76 +12,35 @@ import (
 	"github.com/redlease/redlease/redlock"
 )
 
-// State is what a read of the election tells.
-type State int
-
-// The states of an election, as an [Event] reports them.
-const (
-	// StateUnknown: fewer than a majority of nodes answered; whether
-	// somebody leads cannot be told (see [ErrUnknown]).
-	StateUnknown State = iota
-	// StateNoLeader: a majority answered and nobody leads.
-	StateNoLeader
-	// StateLeader: somebody leads; Event.Leader says who.
-	StateLeader
-)
-
-// String returns "leader", "no leader" or "unknown".
-func (s State) String() string {
-	switch s {
-	case StateNoLeader:
-		return "no leader"
-	case StateLeader:
-		return "leader"
-	default:
-		return "unknown"
-	}
-}
-
-// Event is one fact of an election: a change of leader seen by a [Watch]
-// or by an elector, or the beginning or end of an elector's own term. It
-// is the one event type of both streams (election.Elector.Events carries
-// this type). An Event is a plain value.
+// Event is one change of an election seen by a [Watch]: a new leader (a
+// new term, even of the same ID), no leader, or unknown. An Event is a
+// plain value.
 type Event struct {
-	// Kind is what happened: redlock.EventLeaderChanged (every event of a
-	// Watch), or, on an elector's Events only, redlock.EventElected and
-	// redlock.EventDemoted for its own terms.
-	Kind redlock.EventKind
-	// State is what the read said (EventLeaderChanged); StateLeader for
-	// EventElected; StateUnknown for EventDemoted (who leads next is not
-	// known yet).
-	State State
-	// Leader is the new leader (EventLeaderChanged with StateLeader; zero
-	// otherwise), or the elector's own term as observers see it
-	// (EventElected, EventDemoted: ID, Metadata, Token, Expires, Value).
-	Leader Leader
-	// Err says why the state is unknown (EventLeaderChanged with
-	// StateUnknown; it matches [ErrUnknown]), or why the term ended
-	// (EventDemoted: see election.Callbacks.OnDemoted); nil otherwise.
+	// Leader is the new leader; the zero Holder (Value empty) when nobody
+	// leads or when who leads is unknown.
+	Leader redlock.Holder
+	// Err is nil when the read could tell who leads (Leader, or nobody),
+	// and otherwise says why it could not: it matches [ErrUnknown] (fewer
+	// than a majority of nodes answered).
 	Err error
-	// At is when the event was seen.
+	// At is when the change was seen.
 	At time.Time
 }
 
-// String describes the event on one line: "leader changed: worker-1
-// (token 3)", "leader changed: no leader", "leader changed: unknown: ...",
-// "elected: worker-1 (token 3)", "demoted: worker-1 (token 3): ...".
+// String describes the event on one line: "leader worker-1 (token 3)",
+// "no leader", "unknown: ...".
 func (e Event) String() string {
-	var b strings.Builder
-	b.WriteString(strings.ReplaceAll(e.Kind.String(), "_", " "))
-	b.WriteString(": ")
 	switch {
-	case e.Kind != redlock.EventLeaderChanged || e.State == StateLeader:
-		b.WriteString(e.Leader.describe())
-	default:
-		b.WriteString(e.State.String())
+	case e.Err != nil:
+		return "unknown: " + strings.ReplaceAll(e.Err.Error(), "\n", "; ")
+	case e.Leader.Value == "":
+		return "no leader"
 	}
-	if e.Err != nil {
-		b.WriteString(": ")
-		b.WriteString(strings.ReplaceAll(e.Err.Error(), "\n", "; "))
-	}
-	return b.String()
+	return "leader " + describe(e.Leader)
 }
+
+// unknown reports whether the event says who leads is unknown.
+func (e Event) unknown() bool { return e.Err != nil }
 
 // Watch is a stream of changes of an election, started by [Observer.Watch].
 // Its goroutine owns the channel: it alone sends and closes. A Watch is safe
@@ -95,8 +54,8 @@ type Watch struct {
 // C returns the events. The first event is the state when the watch
 // started; then one event per change: a new leader (a new term, even of the
 // same ID), no leader, or unknown. A term read before its token was written
-// back (see [Leader.Token]) is reported again, with the same Value, once a
-// read shows its own token. The channel is closed when the watch
+// back (see redlock.Holder.Token) is reported again, with the same Value,
+// once a read shows its own token. The channel is closed when the watch
 // ends; [Watch.Err] then says why.
 func (w *Watch) C() <-chan Event { return w.c }
 
@@ -112,7 +71,10 @@ func (w *Watch) Err() error {
 	}
 }
 
-// Watch streams the changes of the election until ctx ends. It subscribes
+// Watch streams the changes of the election until ctx ends: the path of
+// standbys and dashboards, which never campaign (a candidate has its
+// elector's callbacks and Events, metrics the client's Hooks; a Watch
+// reports nothing to the Hooks: docs/notifications.md). It subscribes
 // to the key's change notices on every node and confirms each with a
 // majority read, reads every PollInterval (jittered) for what Pub/Sub
 // missed, and reads again when the current leader's key is due to lapse.
@@ -154,7 +116,7 @@ func (o *Observer) watch(ctx context.Context, out chan<- Event) error {
 			return err
 		}
 		ev := event(l, err)
-		if again, d := streak.hold(ev, !first && last.State == StateUnknown, o.cfg.UnknownGrace); again {
+		if again, d := streak.hold(ev, !first && last.unknown(), o.cfg.UnknownGrace); again {
 			timer.Reset(d) // no majority answered: read again before saying unknown
 			if err := o.wait(ctx, sub, timer, last.Leader); err != nil {
 				return err
@@ -162,9 +124,6 @@ func (o *Observer) watch(ctx context.Context, out chan<- Event) error {
 			continue
 		}
 		if first || changed(last, ev) {
-			if o.hooks != nil && !first && ev.State != StateUnknown {
-				o.hooks.Observe(redlock.Event{Kind: redlock.EventLeaderChanged, Key: o.name, Token: ev.Leader.Token, Outcome: o.client.Internal().Outcome(nil)})
-			}
 			select {
 			case out <- ev:
 			case <-ctx.Done():
@@ -181,7 +140,7 @@ func (o *Observer) watch(ctx context.Context, out chan<- Event) error {
 
 // wait returns when a read is due: a notice that may mean a change, the
 // timer, or the context's end (then with the context's error).
-func (o *Observer) wait(ctx context.Context, sub redlockx.Subscription, timer *time.Timer, cur Leader) error {
+func (o *Observer) wait(ctx context.Context, sub redlockx.Subscription, timer *time.Timer, cur redlock.Holder) error {
 	for {
 		select {
 		case n := <-sub.C():
@@ -200,7 +159,7 @@ func (o *Observer) wait(ctx context.Context, sub redlockx.Subscription, timer *t
 
 // nextRead is the time to the next poll: a jittered PollInterval, or just
 // after the leader's key is due to lapse if that is sooner.
-func (o *Observer) nextRead(l Leader) time.Duration {
+func (o *Observer) nextRead(l redlock.Holder) time.Duration {
 	poll := backoff.Jitter(o.cfg.PollInterval)
 	if l.Expires.IsZero() {
 		return poll
@@ -217,9 +176,9 @@ const lapseSlack = time.Millisecond
 
 // isCurrent reports whether a notice payload is the acquire notice of the
 // leader already known.
-func isCurrent(payload string, cur Leader) bool {
+func isCurrent(payload string, cur redlock.Holder) bool {
 	m := notice.Parse(payload)
-	return m.Kind == notice.Acquired && !cur.none() && m.Value == cur.Value
+	return m.Kind == notice.Acquired && cur.Value != "" && m.Value == cur.Value
 }
 
 // final reports an error after which a watch cannot go on.
@@ -228,15 +187,13 @@ func final(ctx context.Context, err error) bool {
 }
 
 // event is the Event of one read.
-func event(l Leader, err error) Event {
-	ev := Event{Kind: redlock.EventLeaderChanged, Leader: l, At: time.Now()}
-	switch {
-	case err == nil:
-		ev.State = StateLeader
-	case errors.Is(err, ErrNoLeader):
-		ev.State = StateNoLeader
-	default:
-		ev.State, ev.Leader, ev.Err = StateUnknown, Leader{}, err
+func event(l redlock.Holder, err error) Event {
+	ev := Event{Leader: l, At: time.Now()}
+	if err != nil {
+		ev.Leader = redlock.Holder{}
+		if !errors.Is(err, redlock.ErrNoHolder) {
+			ev.Err = err
+		}
 	}
 	return ev
 }
@@ -247,8 +204,11 @@ func event(l Leader, err error) Event {
 // again once its token shows). A term's token never goes back in a Watch:
 // a lower one is not reported.
 func changed(last, ev Event) bool {
-	if last.State == StateLeader && ev.State == StateLeader && last.Leader.Value == ev.Leader.Value {
+	if last.unknown() || ev.unknown() {
+		return last.unknown() != ev.unknown()
+	}
+	if last.Leader.Value == ev.Leader.Value && ev.Leader.Value != "" {
 		return ev.Leader.Token > last.Leader.Token
 	}
-	return last.State != ev.State || last.Leader.Value != ev.Leader.Value
+	return last.Leader.Value != ev.Leader.Value
 }

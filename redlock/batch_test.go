@@ -60,7 +60,7 @@ func TestExtendsAreBatched(t *testing.T) {
 	t.Logf("%d extends took %d round trips to node 0", locks, trips)
 	assert.Less(t, trips, int64(locks/2), "extends were not batched")
 	for _, l := range ls {
-		_, err := l.Release(ctx)
+		err := l.Release(ctx)
 		require.NoError(t, err)
 	}
 }

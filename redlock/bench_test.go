@@ -253,7 +253,7 @@ func (f *benchFixture) redleaseCycle(c *redlock.Client) func(context.Context, st
 			f.acqFail++
 			return acq, nil
 		}
-		if _, err := l.Release(ctx); err != nil {
+		if err := l.Release(ctx); err != nil {
 			f.relErr++
 		}
 		return acq, nil

@@ -40,7 +40,7 @@ func TestClusterPlacementAfterMigration(t *testing.T) {
 	// The first acquisition after the move: go-redis follows the MOVED.
 	// Copy 2's marker moved with the slot and names m2: it is quarantined
 	// on m0, and copies 0 and 1 grant the lock.
-	_, err := mustTryAcquire(t, rl, "after-move").Release(ctx)
+	err := mustTryAcquire(t, rl, "after-move").Release(ctx)
 	require.NoError(t, err)
 	deadline := moved.Add(5 * time.Second)
 	for !strings.Contains(logs.String(), sharedWarning) {
@@ -59,7 +59,7 @@ func TestClusterPlacementAfterMigration(t *testing.T) {
 
 	// Once per change, not per request.
 	for i := range 5 {
-		_, err := mustTryAcquire(t, rl, fmt.Sprintf("more-%d", i)).Release(ctx)
+		err := mustTryAcquire(t, rl, fmt.Sprintf("more-%d", i)).Release(ctx)
 		require.NoError(t, err)
 	}
 	assert.Equal(t, 1, strings.Count(logs.String(), sharedWarning), "the warning is logged once per change")
@@ -70,7 +70,7 @@ func TestClusterPlacementAfterMigration(t *testing.T) {
 	assert.Equal(t, m0.Addr(), qe.Nodes[2].Master)
 	assert.Contains(t, err.Error(), fmt.Sprintf("slot %d (%s): ", slot2, m0.Addr()), "%v", err)
 	assert.Equal(t, rl.Nodes()[2], qe.Nodes[2].Node, "Node stays the copy's stable name")
-	_, err = l.Release(ctx)
+	err = l.Release(ctx)
 	require.NoError(t, err)
 }
 
@@ -137,12 +137,12 @@ func TestClusterPlacementAfterAskedMigration(t *testing.T) {
 	deadline := handed.Add(5 * time.Second)
 	for i := 0; !strings.Contains(logs.String(), sharedWarning); i++ {
 		require.True(t, time.Now().Before(deadline), "no warning within 5s of the hand-over")
-		_, err := mustTryAcquire(t, rl, fmt.Sprintf("after-%d", i)).Release(ctx)
+		err := mustTryAcquire(t, rl, fmt.Sprintf("after-%d", i)).Release(ctx)
 		require.NoError(t, err)
 		time.Sleep(50 * time.Millisecond)
 	}
 	t.Logf("warned %v after the hand-over", time.Since(handed).Round(time.Millisecond))
 	assert.Equal(t, 1, strings.Count(logs.String(), sharedWarning))
-	_, err = l.Release(ctx)
+	err = l.Release(ctx)
 	require.NoError(t, err)
 }

@@ -37,7 +37,7 @@ func TestIntegrationLostCopyWarnsOnce(t *testing.T) {
 			key := testKey(t)
 			lock, err := c.TryAcquire(ctx, key, waitFor)
 			require.NoError(t, err)
-			t.Cleanup(func() { _, _ = lock.Release(context.Background()) })
+			t.Cleanup(func() { _ = lock.Release(context.Background()) })
 			extend := func() {
 				t.Helper()
 				if batched {

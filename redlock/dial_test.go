@@ -43,7 +43,7 @@ func TestDial(t *testing.T) {
 	require.NoError(t, c.Bootstrap(ctx))
 	l, err := c.TryAcquire(ctx, "dial", 5*time.Second)
 	require.NoError(t, err)
-	_, err = l.Release(ctx)
+	err = l.Release(ctx)
 	require.NoError(t, err)
 	assert.Equal(t, g.Addrs()[:2], c.Nodes()[:2], "nodes are named by address")
 	before := connected()

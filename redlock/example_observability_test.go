@@ -52,7 +52,7 @@ type counts struct {
 func (c *counts) Observe(ev redlock.Event) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.n[ev.Kind.String()+" "+ev.Outcome]++
+	c.n[string(ev.Kind)+" "+ev.Outcome]++
 }
 
 // Hooks see every acquisition, extension, release, node error, lost lease
@@ -74,7 +74,7 @@ func ExampleHooks() {
 	lock, _ := client.TryAcquire(ctx, "reports", 10*time.Second)
 	_, err = client.TryAcquire(ctx, "reports", 10*time.Second) // held: a majority says no
 	fmt.Println(err != nil)
-	_, _ = lock.Release(ctx)
+	_ = lock.Release(ctx)
 
 	h.mu.Lock()
 	defer h.mu.Unlock()

@@ -138,7 +138,7 @@ func TestFencingSlowPath(t *testing.T) {
 		}
 	}
 	assert.GreaterOrEqual(t, held, 2, "a majority holds the token before it is handed out")
-	_, err = l.Release(context.Background())
+	err = l.Release(context.Background())
 	require.NoError(t, err)
 	issueTokens(t, c, key, fenceTTL, 5, l.Token())
 }
@@ -184,14 +184,14 @@ func fenceHoleSetup(t *testing.T, cfg redlock.Config) (a, b *redlock.Lock) {
 		if a.Token() == 11 {
 			break
 		}
-		_, _ = a.Release(ctx)
+		_ = a.Release(ctx)
 		waitReleased(t, rig, key)
 		rig.setCounter(t, key, 0, 10)
 		rig.setCounter(t, key, 1, 1)
 		rig.setCounter(t, key, 2, 1)
 	}
 	require.Equal(t, uint64(11), a.Token(), "node 0 never was in the first majority")
-	_, err = a.Release(ctx)
+	err = a.Release(ctx)
 	require.NoError(t, err)
 	waitReleased(t, rig, key)
 	rig.setForeign(t, key, 0)
@@ -270,7 +270,7 @@ func TestInspectTokenWithPausedNode(t *testing.T) {
 			assert.Equal(t, l.Value(), in.Value, "run %d, node %d paused", run, paused)
 			assert.Equal(t, l.Token(), in.Token, "run %d, node %d paused: the holder's token", run, paused)
 		}
-		_, err = l.Release(ctx)
+		err = l.Release(ctx)
 		require.NoError(t, err)
 	}
 }
@@ -343,7 +343,7 @@ func TestLateSpareSettled(t *testing.T) {
 			assert.Equal(t, l.Value(), in.Value, "late %d, node %d paused", late, paused)
 			assert.Equal(t, l.Token(), in.Token, "late %d, node %d paused: the holder's token", late, paused)
 		}
-		_, err := l.Release(ctx)
+		err := l.Release(ctx)
 		require.NoError(t, err)
 	}
 }
@@ -361,6 +361,6 @@ func TestLateSpareSettledControl(t *testing.T) {
 		in := inspectPaused(t, rig, c, key, paused)
 		assert.Equal(t, uint64(51), in.Token, "node %d paused: without the settle the spare's counter qualifies", paused)
 	}
-	_, err := l.Release(ctx)
+	err := l.Release(ctx)
 	require.NoError(t, err)
 }

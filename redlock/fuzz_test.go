@@ -555,7 +555,7 @@ func TestFakeNodes(t *testing.T) {
 	if in, err := c.Inspect(ctx, "k"); err != nil || in.Value != "v" {
 		t.Fatalf("Inspect = %+v, %v", in, err)
 	}
-	if n, err := l.Release(ctx); err != nil || n < c.quorum {
+	if n, err := l.release(ctx); err != nil || n < c.quorum {
 		t.Fatalf("Release = %d, %v", n, err)
 	}
 }
@@ -606,7 +606,7 @@ func clientReplies(t *testing.T, data []byte) {
 		if err := l.Extend(ctx, 0); err != nil && !errors.Is(err, ErrNotExtended) && !errors.Is(err, ErrNotHeld) {
 			t.Fatalf("Extend: %v", err)
 		}
-		if n, err := l.Release(ctx); err != nil && !errors.Is(err, ErrNotReleased) && !errors.Is(err, ErrNotHeld) {
+		if n, err := l.release(ctx); err != nil && !errors.Is(err, ErrNotReleased) && !errors.Is(err, ErrNotHeld) {
 			t.Fatalf("Release: %v", err)
 		} else if n < 0 || n > fuzzNodes {
 			t.Fatalf("Release: %d nodes", n)

@@ -6,11 +6,13 @@ import (
 )
 
 // Hooks receives typed events from a [Client] and from everything built on
-// it: the leases of package lease, the electors of package election and
-// the observers of package observer report through the Hooks of the
-// Client they use (Config.Hooks), so one implementation sees every
-// acquisition, extension, release, lost lease, term and node error of the
-// process. Use it to count and time them in a metrics system; the modules
+// it: the leases of package lease and the electors of package election
+// report through the Hooks of the Client they use (Config.Hooks), so one
+// implementation sees every acquisition, extension, release, lost lease,
+// term, change of leader seen by an elector and node error of the process,
+// each once. It is the path for metrics and logs; docs/notifications.md
+// compares it with an elector's callbacks and events and an observer's
+// Watch. Use it to count and time them in a metrics system; the modules
 // contrib/prometheus and contrib/otel are ready-made adapters
 // (docs/observability.md lists their metrics).
 //
@@ -23,63 +25,32 @@ type Hooks interface {
 	Observe(Event)
 }
 
-// EventKind says what an [Event] reports. Its String is the value of the
-// "op" label of the adapters' metrics.
-type EventKind int
+// EventKind says what an [Event] reports: its value is the value of the
+// "op" label of the adapters' metrics. Package redlock defines the kinds of
+// a lock below; package election defines its own (election.EventElected,
+// EventDemoted, EventLeaderChanged), which its electors report here too.
+type EventKind string
 
-// The kinds of events, and the fields each one sets (Key always; Err is nil
-// on success and otherwise says why not).
+// The kinds of a lock's events, and the fields each one sets (Key always;
+// Err is nil on success and otherwise says why not).
 const (
 	// EventAcquire: one acquisition attempt ended (every attempt of
 	// [Client.Acquire], each [Client.TryAcquire], each campaign attempt of
 	// an elector). Token on success; Duration is the attempt's.
-	EventAcquire EventKind = iota + 1
+	EventAcquire EventKind = "acquire"
 	// EventExtend: one [Lock.Extend] ended (every refresh of a lease or
 	// a term). Token; Duration; Spare.
-	EventExtend
+	EventExtend EventKind = "extend"
 	// EventRelease: one [Lock.Release] ended. Token; Duration.
-	EventRelease
+	EventRelease EventKind = "release"
 	// EventLost: a lease (or an elector's term) was lost: not refreshed
 	// before its deadline, or refused by a majority. Token; Err says why.
-	EventLost
-	// EventElected: a term of an elector began. Token.
-	EventElected
-	// EventDemoted: a term of an elector ended and was released. Token;
-	// Duration is the term's length; Err is why it ended.
-	EventDemoted
-	// EventLeaderChanged: an elector or an observer's Watch saw another
-	// leader. Token is the new leader's (0: nobody leads).
-	EventLeaderChanged
+	EventLost EventKind = "lost"
 	// EventNodeError: a node gave no valid answer to one request: a
 	// timeout, a connection error or an error reply. Node; Err. Key is
 	// empty: one request may serve several keys.
-	EventNodeError
+	EventNodeError EventKind = "node_error"
 )
-
-// String returns the kind as the adapters label it: "acquire", "extend",
-// "release", "lost", "elected", "demoted", "leader_changed", "node_error".
-func (k EventKind) String() string {
-	switch k {
-	case EventAcquire:
-		return "acquire"
-	case EventExtend:
-		return "extend"
-	case EventRelease:
-		return "release"
-	case EventLost:
-		return "lost"
-	case EventElected:
-		return "elected"
-	case EventDemoted:
-		return "demoted"
-	case EventLeaderChanged:
-		return "leader_changed"
-	case EventNodeError:
-		return "node_error"
-	default:
-		return "unknown"
-	}
-}
 
 // Event is one fact reported to [Hooks]: what happened (Kind), to which
 // key or node, how long it took, and how it ended (Err, summed up by
@@ -91,10 +62,11 @@ type Event struct {
 	Key string
 	// Node is the node's name as [Client.Nodes] gives it (EventNodeError).
 	Node string
-	// Token is the fencing token of the lock, lease or term concerned.
+	// Token is the fencing token of the lock, lease or term concerned (of
+	// the new leader for election.EventLeaderChanged; 0: nobody leads).
 	Token uint64
 	// Duration is how long the call took (acquire, extend, release), or
-	// how long the term lasted (demoted).
+	// how long the term lasted (election.EventDemoted).
 	Duration time.Duration
 	// Spare is, on EventExtend, how many nodes hold the lock's copy
 	// beyond the majority it needs, as far as the holder knows: N less

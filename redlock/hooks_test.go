@@ -46,9 +46,9 @@ func TestEventOutcome(t *testing.T) {
 	}
 }
 
-func TestEventKindString(t *testing.T) {
-	want := []string{"unknown", "acquire", "extend", "release", "lost", "elected", "demoted", "leader_changed", "node_error", "unknown"}
-	for k := range EventKind(len(want)) {
-		assert.Equal(t, want[k], k.String())
+func TestEventKindIsTheOpLabel(t *testing.T) {
+	for k, want := range map[EventKind]string{EventAcquire: "acquire", EventExtend: "extend",
+		EventRelease: "release", EventLost: "lost", EventNodeError: "node_error"} {
+		assert.Equal(t, want, string(k))
 	}
 }

@@ -69,7 +69,7 @@ func TestNewAcceptsFailoverClients(t *testing.T) {
 	assert.Equal(t, []string{"failover#0", "failover#1", "failover#2"}, c.Nodes())
 	l, err := c.TryAcquire(context.Background(), "k", 5*time.Second)
 	require.NoError(t, err)
-	_, err = l.Release(context.Background())
+	err = l.Release(context.Background())
 	require.NoError(t, err)
 
 	// One client given twice is one server, whatever its address says
@@ -96,7 +96,7 @@ func TestForgetfulNodeLoggedOnce(t *testing.T) {
 	for i := range 20 {
 		l, err := c.TryAcquire(ctx, "k", 4*time.Second)
 		require.NoError(t, err, "attempt %d: nodes 1 and 2 vote", i)
-		_, err = l.Release(ctx)
+		err = l.Release(ctx)
 		require.NoError(t, err)
 	}
 	require.Eventually(t, func() bool { return ms[0].HGet(markerKey, "ok") == "1" }, 5*time.Second, 5*time.Millisecond)
@@ -113,14 +113,14 @@ func TestForgetfulNodeLoggedOnce(t *testing.T) {
 	for range 5 {
 		l, err := c2.TryAcquire(ctx, "k", 4*time.Second)
 		require.NoError(t, err)
-		_, _ = l.Release(ctx)
+		_ = l.Release(ctx)
 	}
 	ms[0].SetTime(time.Now().Add(time.Second)) // another created
 	ms[0].FlushAll()
 	for range 5 {
 		l, err := c2.TryAcquire(ctx, "k", 4*time.Second)
 		require.NoError(t, err)
-		_, _ = l.Release(ctx)
+		_ = l.Release(ctx)
 	}
 	c2.Close()
 	assert.Equal(t, 2, logs2.Count("[WARN]", "new quarantine marker", node0), logs2.String())

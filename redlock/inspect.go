@@ -6,29 +6,12 @@ import (
 	"time"
 )
 
-// Inspection is a majority read of a key (see [Client.Inspect]).
+// Inspection is a majority read of a key (see [Client.Inspect]): the
+// holder found on a majority, and every node's view.
 type Inspection struct {
-	// Key is the key that was read.
-	Key string
-	// Value is the value held on a majority of nodes; "" when none.
-	Value string
-	// Remaining is the validity the holder has left as far as the nodes
-	// tell: the lowest PTTL of the majority, minus the read's own duration
-	// and the drift allowance. An estimate for display and waiting, not a
-	// guarantee: only the holder knows its deadline.
-	Remaining time.Duration
-	// Token is the holder's fencing token: the token its acquisition
-	// handed out, in every read that finds the holder (a majority of the
-	// answering nodes hold its value), whatever the counters and with any
-	// node silent. It is the highest counter that the holder's nodes at
-	// exactly that counter, with the silent nodes, make a majority of: the
-	// acquisition handed its token t out only once a majority held its
-	// value at exactly t, and lowers to t the counter of a spare granted
-	// late above t. Until that lands (about one round trip after the late
-	// answer), a read with enough of the token's nodes silent may report
-	// the spare's counter. docs/design.md §4.4 has the mechanism and its
-	// windows.
-	Token uint64
+	// Holder is the holder found on a majority of nodes: the zero Holder
+	// but for its Key when there is none.
+	Holder
 	// Nodes has every node's view, in the order given to New.
 	Nodes []NodeState
 }
@@ -65,9 +48,11 @@ type NodeState struct {
 // Inspect reads the key on every node and reports the holder found on a
 // majority, if any, with every node's view. When no value is held by a
 // majority (free, expiring, contended, or too many nodes unreachable or
-// quarantined) it returns the Inspection and an error matching
-// [ErrNoHolder]. When ctx ends before a majority answered, the error
-// matches ctx's error instead (the Inspection has what the nodes said).
+// quarantined) it returns the Inspection (its Holder zero but for the Key)
+// and an error matching [ErrNoHolder]. When ctx ends before a majority
+// answered, the error matches ctx's error instead (the Inspection has what
+// the nodes said). Other errors (a closed client, a bad key) come with a
+// nil Inspection.
 // Inspect writes nothing itself; a node it finds not ready (see
 // [NodeState.Ready]) makes the Client start a readiness pass in the
 // background, which starts the quarantine of a node that has no marker and
@@ -89,11 +74,25 @@ func (c *Client) Inspect(ctx context.Context, key string) (*Inspection, error) {
 	elapsed := time.Since(t0)
 	c.readinessDue() // what this read saw may call for a pass now
 	in, err := inspection(key, nodes, answers, c.quorum, elapsed, c.cfg.drift)
+	if err == nil {
+		in.Expires = expires(holderTTLs(in.Value, in.Nodes), len(nodes), c.quorum, t0)
+	}
 	if cerr := ctx.Err(); cerr != nil && err != nil {
 		// Cut short by the caller: the nodes did not say "no holder".
 		return in, fmt.Errorf("redlock: inspect %q: read cut short: %w", key, cerr)
 	}
 	return in, err
+}
+
+// holderTTLs is the TTLs of the nodes that answered with value.
+func holderTTLs(value string, states []NodeState) []time.Duration {
+	var ttls []time.Duration
+	for _, st := range states {
+		if st.Err == nil && st.Value == value {
+			ttls = append(ttls, st.TTL)
+		}
+	}
+	return ttls
 }
 
 // inspectOn is Inspect's request to node n: inspect.lua, its reply read.
@@ -129,7 +128,8 @@ func (c *Client) inspectOn(ctx context.Context, n *node, key string, args []any)
 // on quorum of them, if any, its token and its remaining validity (less
 // the drift allowance of its TTL).
 func inspection(key string, nodes []*node, answers []answer, quorum int, elapsed time.Duration, drift func(time.Duration) time.Duration) (*Inspection, error) {
-	in := &Inspection{Key: key}
+	in := &Inspection{Holder: Holder{Key: key}}
+	var value string
 	count := map[string]int{}
 	for i, a := range answers {
 		st := NodeState{Node: nodes[i].addr, Master: nodes[i].master.Get(), Err: a.err}
@@ -147,21 +147,22 @@ func inspection(key string, nodes []*node, answers []answer, quorum int, elapsed
 	}
 	for v, n := range count {
 		if n >= quorum {
-			in.Value = v
+			value = v
 		}
 	}
-	if in.Value == "" {
+	if value == "" {
 		return in, fmt.Errorf("%w: %q: no value on %d of %d nodes", ErrNoHolder, key, quorum, len(nodes))
 	}
 	var low time.Duration = -1
 	for i, st := range in.Nodes {
-		if answers[i].vote == voteYes && st.Value == in.Value {
+		if answers[i].vote == voteYes && st.Value == value {
 			if low < 0 || st.TTL < low {
 				low = st.TTL
 			}
 		}
 	}
-	in.Token = holderToken(in.Value, answers, quorum)
+	in.Holder = holderOf(key, value)
+	in.Token = holderToken(value, answers, quorum)
 	in.Remaining = max(0, low-elapsed-drift(low))
 	return in, nil
 }

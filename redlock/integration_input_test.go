@@ -159,7 +159,7 @@ func TestIntegrationBadArguments(t *testing.T) {
 		require.ErrorIs(t, err, redlock.ErrInvalidArgument)
 		assert.Contains(t, err.Error(), "TTL (31s)")
 		assert.True(t, l.Held())
-		_, err = l.Release(ctx)
+		err = l.Release(ctx)
 		require.NoError(t, err)
 	})
 	t.Run("Inspect empty key", func(t *testing.T) {
@@ -214,9 +214,8 @@ func TestIntegrationReadOnlyNode(t *testing.T) {
 	l, err := c.TryAcquire(ctx, key, 2*time.Second)
 	require.NoError(t, err, "four writable nodes of five are a majority")
 	assert.Equal(t, []string{l.Value(), l.Value(), l.Value(), l.Value(), ""}, cl.Values(key))
-	n, err := l.Release(ctx)
+	err = l.Release(ctx)
 	require.NoError(t, err, "the read-only node never held it: nothing to release there")
-	assert.GreaterOrEqual(t, n, 3)
 	// Release returns at a majority: let the other deletes land, or a
 	// slow one is a third "no" below that decides before node 4 answers.
 	cl.waitAbsent(t, key)
@@ -260,9 +259,8 @@ func TestIntegrationNoScript(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, l.Value(), in.Value)
 	flush()
-	n, err := l.Release(ctx)
+	err = l.Release(ctx)
 	require.NoError(t, err)
-	assert.GreaterOrEqual(t, n, 3)
 }
 
 // TestIntegrationInspect: a majority read reports the holder, its token and
@@ -278,7 +276,7 @@ func TestIntegrationInspect(t *testing.T) {
 
 	l1, err := c.TryAcquire(ctx, key, ttl)
 	require.NoError(t, err)
-	_, err = l1.Release(ctx)
+	err = l1.Release(ctx)
 	require.NoError(t, err)
 	cl.waitAbsent(t, key) // Release returns at a majority; the rest follows
 	l, err := c.TryAcquire(ctx, key, ttl)

@@ -87,9 +87,8 @@ func TestIntegrationQuorumNodesKilled(t *testing.T) {
 		if down < 3 {
 			require.NoError(t, err, "%d nodes down", down)
 			assert.True(t, l.Held())
-			n, err := l.Release(ctx)
+			err = l.Release(ctx)
 			require.NoError(t, err, "a majority deleted it: dead nodes do not hold Release up")
-			assert.GreaterOrEqual(t, n, 3, "Release returns once a majority deleted")
 			live := []int{}
 			for i := down; i < 5; i++ {
 				live = append(live, i)
@@ -174,7 +173,7 @@ func TestIntegrationSingleNodeDirect(t *testing.T) {
 	l, err := c.TryAcquire(ctx, key, undoTTL)
 	require.NoError(t, err)
 	assert.Positive(t, l.Token())
-	_, err = l.Release(ctx)
+	err = l.Release(ctx)
 	require.NoError(t, err)
 
 	require.NoError(t, cl.Server(0).Pause())
@@ -188,7 +187,7 @@ func TestIntegrationSingleNodeDirect(t *testing.T) {
 	require.NoError(t, cl.Server(0).Resume())
 	l, err = c.Acquire(ctx, key, undoTTL)
 	require.NoError(t, err)
-	_, err = l.Release(ctx)
+	err = l.Release(ctx)
 	require.NoError(t, err)
 }
 
@@ -216,9 +215,8 @@ func TestIntegrationSlowNodeDoesNotSlowAcquire(t *testing.T) {
 	assert.True(t, l.Held())
 
 	p.Release()
-	n, err := l.Release(ctx)
+	err = l.Release(ctx)
 	require.NoError(t, err)
-	assert.GreaterOrEqual(t, n, 3)
 	cl.waitAbsent(t, testKey(t)) // the slow node granted too, and is released too
 }
 
@@ -275,7 +273,7 @@ func TestIntegrationValidity(t *testing.T) {
 				i, l.ValidUntil().Sub(latest))
 		}
 		assert.GreaterOrEqual(t, held, 3)
-		_, err = l.Release(ctx)
+		err = l.Release(ctx)
 		require.NoError(t, err)
 	})
 
@@ -308,7 +306,7 @@ func TestIntegrationValidity(t *testing.T) {
 		// Control: without latency the validity left is above MinValidity.
 		l, err := c.TryAcquire(ctx, key, ttl)
 		require.NoError(t, err, "control: a fast acquisition passes MinValidity")
-		_, err = l.Release(ctx)
+		err = l.Release(ctx)
 		require.NoError(t, err)
 
 		// TTL - drift - latency = 4000 - 42 - 400 = 3558ms < 3600ms.

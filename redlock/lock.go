@@ -231,7 +231,7 @@ func (l *Lock) extended(t0 time.Time, ttl time.Duration, answers []answer) error
 
 // Release deletes the lock on every node that still holds our value. It
 // returns as soon as a majority has deleted it (others can take the lock
-// from then on), with how many nodes had by then; slower nodes finish in
+// from then on); slower nodes finish in
 // the background (Client.Close waits for them), so a dead or slow node does
 // not slow Release down. The lock stops being held before any request is
 // sent. Short of a majority, Release waits for every node (bounded by
@@ -241,10 +241,11 @@ func (l *Lock) extended(t0 time.Time, ttl time.Duration, answers []answer) error
 // the TTL). Releasing twice returns ErrNotHeld the second time and
 // sends nothing. The deletion does not depend on ctx (docs/design.md S8),
 // but when ctx has ended Release's error matches ctx's error (joined with
-// the deletion's own error, if any), and n says how many nodes deleted.
-func (l *Lock) Release(ctx context.Context) (int, error) {
+// the deletion's own error, if any). Release has the shape of
+// lease.Lease.Release: it returns an error alone.
+func (l *Lock) Release(ctx context.Context) error {
 	if l == nil {
-		return 0, fmt.Errorf("%w: nil *Lock", ErrNotHeld)
+		return fmt.Errorf("%w: nil *Lock", ErrNotHeld)
 	}
 	t0 := time.Now()
 	n, err := l.release(ctx)
@@ -253,7 +254,7 @@ func (l *Lock) Release(ctx context.Context) (int, error) {
 		// Deleted all the same (S8); the caller's context had ended.
 		err = fmt.Errorf("redlock: %q: released on %d nodes, but the caller's context ended: %w", l.key, n, cerr)
 	}
-	return n, joinCtx(ctx, err)
+	return joinCtx(ctx, err)
 }
 
 func (l *Lock) release(ctx context.Context) (int, error) {

@@ -36,9 +36,7 @@ func TestAcquireExtendRelease(t *testing.T) {
 	assert.Equal(t, 5*time.Second, l.TTL())
 	assert.LessOrEqual(t, l.Remaining(), 5*time.Second)
 
-	n, err := l.Release(ctx)
-	require.NoError(t, err)
-	assert.GreaterOrEqual(t, n, 3, "Release returns once a majority deleted")
+	require.NoError(t, l.Release(ctx))
 	require.Eventually(t, func() bool {
 		for _, m := range ms {
 			if m.Exists("job") {
@@ -48,7 +46,7 @@ func TestAcquireExtendRelease(t *testing.T) {
 		return true
 	}, 5*time.Second, time.Millisecond, "every node is released")
 	assert.False(t, l.Held())
-	_, err = l.Release(ctx)
+	err = l.Release(ctx)
 	require.ErrorIs(t, err, ErrNotHeld)
 
 	l2, err := c.TryAcquire(ctx, "job", 10*time.Second)
@@ -58,6 +56,6 @@ func TestAcquireExtendRelease(t *testing.T) {
 	// their nodes after the release, grant there (raising those
 	// counters) and be undone; tokens are not dense (docs/design.md §3).
 	assert.Greater(t, l2.Token(), l.Token(), "tokens strictly increase")
-	_, err = l2.Release(ctx)
+	err = l2.Release(ctx)
 	require.NoError(t, err)
 }

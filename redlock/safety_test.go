@@ -110,7 +110,7 @@ func issueTokens(t testing.TB, c *redlock.Client, key string, ttl time.Duration,
 		require.NoError(t, err)
 		require.Greater(t, l.Token(), last, "fencing token went backwards")
 		last = l.Token()
-		_, err = l.Release(context.Background())
+		err = l.Release(context.Background())
 		require.NoError(t, err)
 	}
 	return last
@@ -205,7 +205,7 @@ func forgetfulNode0(t *testing.T, rig *servers, c *redlock.Client, key string, l
 	assert.GreaterOrEqual(t, wonAt.Sub(lostAt), maxTTL-timeSlack, "node 0 voted before MaxTTL had passed")
 	require.Greater(t, l.Token(), last, "fencing token went backwards after node 0 forgot")
 	assert.Equal(t, strconv.FormatUint(l.Token(), 10), rig.counter(t, key, 0))
-	_, err = l.Release(ctx)
+	err = l.Release(ctx)
 	require.NoError(t, err)
 	last = issueTokens(t, c, key, forgetTTL, 3, l.Token())
 
@@ -320,7 +320,7 @@ func TestSafetyNewRefusesEvictingPolicy(t *testing.T) {
 	c = locktest.New(t, cfg, nodes, true)
 	l, err := c.TryAcquire(ctx, testKey(t), time.Second)
 	require.NoError(t, err)
-	_, err = l.Release(ctx)
+	err = l.Release(ctx)
 	require.NoError(t, err)
 }
 
@@ -605,7 +605,7 @@ func quarantinedWhileHeld(t *testing.T, c2 *redlock.Client, key string, l1 *redl
 func votesAfterQuarantine(t *testing.T, rig *servers, c2 *redlock.Client, key string, l1 *redlock.Lock, node string, lostAt time.Time, maxTTL time.Duration) {
 	t.Helper()
 	ctx := context.Background()
-	_, err := l1.Release(ctx)
+	err := l1.Release(ctx)
 	require.NoError(t, err)
 	rig.setForeign(t, key, 2)
 	l, wonAt, fails := contest(t, c2, key, time.Second, maxTTL+5*time.Second)
@@ -615,7 +615,7 @@ func votesAfterQuarantine(t *testing.T, rig *servers, c2 *redlock.Client, key st
 	}
 	assert.GreaterOrEqual(t, wonAt.Sub(lostAt), maxTTL-timeSlack, "the node voted before MaxTTL")
 	assert.Greater(t, l.Token(), l1.Token(), "fencing token went backwards after the node forgot")
-	_, err = l.Release(ctx)
+	err = l.Release(ctx)
 	require.NoError(t, err)
 }
 
@@ -664,7 +664,7 @@ func TestSafetyFloorNeedsHealthyMajority(t *testing.T) {
 	if l != nil {
 		assert.Greater(t, l.Token(), last,
 			"token %d handed out after token %d, with only node 0 (1 of 5) forgetful: its floor was raised from nodes 3 and 4 alone while nodes 1 and 2 were paused", l.Token(), last)
-		_, _ = l.Release(ctx)
+		_ = l.Release(ctx)
 	}
 
 	// Once nodes 1 and 2 answer again, tokens are above every earlier one.
@@ -676,7 +676,7 @@ func TestSafetyFloorNeedsHealthyMajority(t *testing.T) {
 	l, err := c.Acquire(actx, key, ttl)
 	require.NoError(t, err)
 	assert.Greater(t, l.Token(), last)
-	_, _ = l.Release(ctx)
+	_ = l.Release(ctx)
 }
 
 // ---------------------------------------------------------------------------
@@ -983,7 +983,7 @@ func runWorkload(t *testing.T, w workload) workloadResult {
 					st.write(token, l.Value(), st.read()+1, l.Held)
 				}
 				released := time.Now()
-				_, _ = l.Release(context.Background())
+				_ = l.Release(context.Background())
 				if ok {
 					recs[i] = append(recs[i], acquisition{client: i, value: l.Value(), token: token,
 						start: l.AcquiredAt(), done: done, end: earliest(l.ValidUntil(), released)})

@@ -8,6 +8,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/redlease/redlease/election"
 	"github.com/redlease/redlease/internal/redlockx"
 	"github.com/redlease/redlease/redlock"
 )
@@ -50,7 +51,7 @@ func (h *runHooks) Observe(ev redlock.Event) {
 	switch {
 	case ev.Kind == redlock.EventAcquire && ev.Err != nil:
 		h.acquireFailed(ev.Err)
-	case ev.Kind == redlock.EventAcquire, ev.Kind == redlock.EventLeaderChanged:
+	case ev.Kind == redlock.EventAcquire, ev.Kind == election.EventLeaderChanged:
 		h.majority(true, nil) // a majority answered
 	case ev.Kind == redlock.EventExtend && ev.Err != nil:
 		h.refreshFailed(ev.Err)

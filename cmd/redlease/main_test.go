@@ -202,7 +202,13 @@ type candidate struct {
 // and waits until it leads.
 func campaign(t testing.TB, client *redlock.Client, name, id string) *candidate {
 	t.Helper()
-	c := standBy(t, client, name, id)
+	return campaignTTL(t, client, name, id, 3*time.Second)
+}
+
+// campaignTTL is campaign with terms of ttl.
+func campaignTTL(t testing.TB, client *redlock.Client, name, id string, ttl time.Duration) *candidate {
+	t.Helper()
+	c := standByTTL(t, client, name, id, ttl)
 	c.waitElected(t)
 	return c
 }
@@ -210,7 +216,13 @@ func campaign(t testing.TB, client *redlock.Client, name, id string) *candidate 
 // standBy runs an Elector called id for the election name on client.
 func standBy(t testing.TB, client *redlock.Client, name, id string) *candidate {
 	t.Helper()
-	e, err := election.New(client, name, election.Config{Lease: lease.Config{ID: id, TTL: 3 * time.Second, RetryDelay: 20 * time.Millisecond, Logger: testLogger(t)}})
+	return standByTTL(t, client, name, id, 3*time.Second)
+}
+
+// standByTTL is standBy with terms of ttl.
+func standByTTL(t testing.TB, client *redlock.Client, name, id string, ttl time.Duration) *candidate {
+	t.Helper()
+	e, err := election.New(client, name, election.Config{Lease: lease.Config{ID: id, TTL: ttl, RetryDelay: 20 * time.Millisecond, Logger: testLogger(t)}})
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
 	c := &candidate{Elector: e, id: id, cancel: cancel, done: make(chan struct{})}
@@ -230,7 +242,7 @@ func (c *candidate) waitElected(t testing.TB) {
 	for {
 		select {
 		case ev := <-c.Events():
-			if ev.Kind == redlock.EventElected {
+			if ev.Kind == election.EventElected {
 				return
 			}
 		case <-timer.C:

@@ -14,6 +14,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/redlease/redlease/election"
 	"github.com/redlease/redlease/redlock"
 )
 
@@ -58,16 +59,16 @@ func (m *cliMetrics) Observe(ev redlock.Event) {
 	case redlock.EventNodeError:
 		m.nodeErrs[[2]string{ev.Node, outcome}]++
 		return
-	case redlock.EventElected:
+	case election.EventElected:
 		m.leader[ev.Key] = 1
-	case redlock.EventDemoted:
+	case election.EventDemoted:
 		m.leader[ev.Key] = 0
 	case redlock.EventExtend:
 		if ev.Err == nil {
 			m.spare[strconv.Itoa(ev.Spare)]++
 		}
 	}
-	k := [2]string{ev.Kind.String(), outcome}
+	k := [2]string{string(ev.Kind), outcome}
 	m.events[k]++
 	switch ev.Kind {
 	case redlock.EventAcquire, redlock.EventExtend, redlock.EventRelease:

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/redlease/redlease/election"
 	"github.com/redlease/redlease/redlock"
 )
 
@@ -27,7 +28,7 @@ func TestCLIMetricsText(t *testing.T) {
 	m.Observe(redlock.Event{Kind: redlock.EventAcquire, Key: "k", Duration: 30 * time.Millisecond, Outcome: "ok"})
 	m.Observe(redlock.Event{Kind: redlock.EventAcquire, Key: "k", Duration: 10 * time.Second, Outcome: "ok"})
 	m.Observe(redlock.Event{Kind: redlock.EventNodeError, Node: `a"b\`, Err: errors.New("refused"), Outcome: "error"})
-	m.Observe(redlock.Event{Kind: redlock.EventElected, Key: "e", Outcome: "ok"})
+	m.Observe(redlock.Event{Kind: election.EventElected, Key: "e", Outcome: "ok"})
 	m.Observe(redlock.Event{Kind: redlock.EventExtend, Key: "e", Spare: 1, Outcome: "ok"})
 	m.Observe(redlock.Event{Kind: redlock.EventExtend, Key: "e", Spare: 0, Outcome: "ok"})
 	m.Observe(redlock.Event{Kind: redlock.EventExtend, Key: "e", Spare: 0, Outcome: "ok"})
@@ -54,7 +55,7 @@ func TestCLIMetricsText(t *testing.T) {
 	} {
 		assert.Contains(t, out, want+"\n")
 	}
-	m.Observe(redlock.Event{Kind: redlock.EventDemoted, Key: "e", Err: errors.New("resigned")})
+	m.Observe(redlock.Event{Kind: election.EventDemoted, Key: "e", Err: errors.New("resigned")})
 	b.Reset()
 	m.writeTo(&b)
 	assert.Contains(t, b.String(), `redlease_leader{election="e"} 0`+"\n")

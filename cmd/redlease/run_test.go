@@ -19,7 +19,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/redlease/redlease/internal/lockrule"
-	"github.com/redlease/redlease/lease"
 	"github.com/redlease/redlease/redlock"
 )
 
@@ -85,7 +84,7 @@ func TestRunChildExitCode(t *testing.T) {
 	assert.Equal(t, 3, c.wait(t))
 
 	client := testClient(t, g, "")
-	_, err := lease.Inspect(context.Background(), client, "exit-code")
+	_, err := client.Inspect(context.Background(), "exit-code")
 	assert.ErrorIs(t, err, redlock.ErrNoHolder, "redlease resigned on its way out")
 	assert.Contains(t, c.stderr.String(), "resigned; exiting with the command's code: code=3")
 }
@@ -140,7 +139,7 @@ func TestRunForwardsSignal(t *testing.T) {
 	gone(t, pid, "the background sleep is gone with the group")
 
 	client := testClient(t, g, "")
-	_, err := lease.Inspect(context.Background(), client, "forward")
+	_, err := client.Inspect(context.Background(), "forward")
 	assert.ErrorIs(t, err, redlock.ErrNoHolder, "redlease resigned on its way out")
 }
 

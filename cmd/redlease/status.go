@@ -12,8 +12,6 @@ import (
 
 	"github.com/redlease/redlease/internal/notice"
 	"github.com/redlease/redlease/internal/reach"
-	"github.com/redlease/redlease/lease"
-	"github.com/redlease/redlease/observer"
 	"github.com/redlease/redlease/redlock"
 )
 
@@ -51,7 +49,7 @@ type nodeReport struct {
 
 // verdict is the majority's answer.
 type verdict struct {
-	State       string `json:"state"` // "leader", "no leader", "unknown" (observer.State), or stateWaiting
+	State       string `json:"state"` // stateLeader, stateNoLeader, stateUnknown or stateWaiting
 	Leader      string `json:"leader,omitempty"`
 	Token       uint64 `json:"token,omitempty"`
 	RemainingMs int64  `json:"remaining_ms,omitempty"`
@@ -66,6 +64,14 @@ type verdict struct {
 // some are quarantined; WaitMs is how long until enough of them vote (0:
 // their quarantine is over, their fencing floor not raised yet).
 const stateWaiting = "waiting"
+
+// The other states of a verdict, and of a line of watch: what a majority
+// read said (the Err of an observer.Event says unknown).
+const (
+	stateLeader   = "leader"
+	stateNoLeader = "no leader"
+	stateUnknown  = "unknown"
+)
 
 // waiting is the wait a verdict in stateWaiting says.
 func (v verdict) waiting() reach.Waiting {
@@ -107,7 +113,7 @@ func cmdStatus(ctx context.Context, args []string, out *outputs) int {
 		printStatus(out.out, rep)
 	}
 	switch rep.Verdict.State {
-	case observer.StateUnknown.String():
+	case stateUnknown:
 		return exitError
 	case stateWaiting:
 		return exitWaiting
@@ -117,7 +123,7 @@ func cmdStatus(ctx context.Context, args []string, out *outputs) int {
 
 // status reads the election called name and makes the report.
 func status(ctx context.Context, client *redlock.Client, name string) (*statusReport, error) {
-	info, err := lease.Inspect(ctx, client, name)
+	info, err := client.Inspect(ctx, name)
 	if info == nil {
 		return nil, err // a closed client or a bad name: not the nodes' answer
 	}
@@ -126,7 +132,7 @@ func status(ctx context.Context, client *redlock.Client, name string) (*statusRe
 		nr := nodeReport{Node: n.Node, Master: n.Master, TTLMs: n.TTL.Milliseconds(), Token: n.Counter,
 			Ready: n.Ready && n.Quarantine == 0, QuarantineMs: n.Quarantine.Milliseconds()}
 		if n.Value != "" {
-			nr.Holder = lease.Holder(notice.DecodeValue(n.Value)).String()
+			nr.Holder = redlock.Holder{Value: n.Value, ID: notice.DecodeValue(n.Value).ID}.String()
 		}
 		if n.Err != nil {
 			nr.Error = n.Err.Error()
@@ -139,7 +145,7 @@ func status(ctx context.Context, client *redlock.Client, name string) (*statusRe
 }
 
 // judge is the majority's verdict, as observer.Observer.Leader would give.
-func judge(info *lease.Info, quorum int) verdict {
+func judge(info *redlock.Inspection, quorum int) verdict {
 	v := verdict{Nodes: len(info.Nodes), Quorum: quorum}
 	var left []time.Duration
 	for _, n := range info.Nodes {
@@ -154,15 +160,15 @@ func judge(info *lease.Info, quorum int) verdict {
 	v.Quarantined = len(left)
 	w, waiting := reach.Wait(v.Nodes, quorum, v.Answered, left)
 	switch {
-	case info.Holder != nil:
-		v.State = observer.StateLeader.String()
-		v.Leader, v.Token, v.RemainingMs = info.Holder.String(), info.Token, info.Remaining.Milliseconds()
+	case info.Value != "":
+		v.State = stateLeader
+		v.Leader, v.Token, v.RemainingMs = info.String(), info.Token, info.Remaining.Milliseconds()
 	case v.Answered >= quorum:
-		v.State = observer.StateNoLeader.String()
+		v.State = stateNoLeader
 	case waiting:
 		v.State, v.WaitMs = stateWaiting, w.Left.Milliseconds()
 	default:
-		v.State = observer.StateUnknown.String()
+		v.State = stateUnknown
 	}
 	return v
 }
@@ -207,10 +213,10 @@ func printStatus(w io.Writer, rep *statusReport) {
 		quarantined = fmt.Sprintf(", %d quarantined", v.Quarantined)
 	}
 	switch v.State {
-	case observer.StateLeader.String():
+	case stateLeader:
 		fmt.Fprintf(w, "verdict: leader %s (token %d), about %s left; %d of %d nodes answered%s, %d needed\n",
 			v.Leader, v.Token, ms(v.RemainingMs), v.Answered, v.Nodes, quarantined, v.Quorum)
-	case observer.StateNoLeader.String():
+	case stateNoLeader:
 		fmt.Fprintf(w, "verdict: no leader; %d of %d nodes answered%s, %d needed\n", v.Answered, v.Nodes, quarantined, v.Quorum)
 	case stateWaiting:
 		fmt.Fprintf(w, "verdict: %s\n", v.waiting())

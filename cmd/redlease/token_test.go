@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -20,7 +21,10 @@ func TestStatusTokenWithLaggingNode(t *testing.T) {
 		require.NoError(t, c.Set(ctx, "status-token:fence", "41", 0).Err())
 	}
 	client := testClient(t, g, "")
-	leader := campaign(t, client, "status-token", "cand-1")
+	// Terms of 30s: a node paused for longer than the TTL (a slow CLI run
+	// on a loaded host) would lose its copy of the key, and the next pause
+	// the term.
+	leader := campaignTTL(t, client, "status-token", "cand-1", 30*time.Second)
 	require.Equal(t, uint64(42), leader.term(t).Token)
 	require.NoError(t, direct[1].Set(ctx, "status-token:fence", "22", 0).Err())
 	for paused := range 3 {

@@ -84,7 +84,7 @@ func cmdWatch(ctx context.Context, args []string, out *outputs) int {
 // read again, briefly, for it.
 func fenced(ctx context.Context, o *observer.Observer, ev observer.Event) observer.Event {
 	for range 3 {
-		if ev.State != observer.StateLeader || ev.Leader.Token != 0 {
+		if ev.Err != nil || ev.Leader.Value == "" || ev.Leader.Token != 0 {
 			return ev
 		}
 		t := time.NewTimer(time.Millisecond)
@@ -105,25 +105,24 @@ func fenced(ctx context.Context, o *observer.Observer, ev observer.Event) observ
 
 // printEvent prints one change.
 func printEvent(w io.Writer, ev observer.Event, asJSON bool) {
-	line := watchLine{Time: ev.At.Format(timeLayout), State: ev.State.String()}
-	switch ev.State {
-	case observer.StateLeader:
-		line.Leader, line.Token, line.RemainingMs = ev.Leader.ID, ev.Leader.Token, ev.Leader.Remaining.Milliseconds()
-	case observer.StateUnknown:
-		if ev.Err != nil {
-			line.Error = ev.Err.Error()
-		}
+	line := watchLine{Time: ev.At.Format(timeLayout), State: stateNoLeader}
+	switch {
+	case ev.Err != nil:
+		line.State, line.Error = stateUnknown, ev.Err.Error()
+	case ev.Leader.Value != "":
+		line.State = stateLeader
+		line.Leader, line.Token, line.RemainingMs = ev.Leader.String(), ev.Leader.Token, ev.Leader.Remaining.Milliseconds()
 	}
 	if asJSON {
 		b, _ := json.Marshal(line) // plain strings and numbers: cannot fail
 		fmt.Fprintf(w, "%s\n", b)
 		return
 	}
-	switch ev.State {
-	case observer.StateLeader:
+	switch line.State {
+	case stateLeader:
 		fmt.Fprintf(w, "%s  leader %s  token %d  about %s left\n", line.Time, line.Leader, line.Token,
 			ev.Leader.Remaining.Round(time.Millisecond))
-	case observer.StateNoLeader:
+	case stateNoLeader:
 		fmt.Fprintf(w, "%s  no leader\n", line.Time)
 	default:
 		fmt.Fprintf(w, "%s  unknown: %s\n", line.Time, line.Error)

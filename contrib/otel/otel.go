@@ -16,7 +16,7 @@
 //	redlease.extend.spare         Int64Counter   {extend} attribute spare: successful extends by spare copies
 //
 // The attributes are those of the Prometheus adapter's labels (op is
-// redlock.EventKind's String, outcome is redlock.Event.Outcome, node a
+// redlock.Event.Kind, outcome is redlock.Event.Outcome, node a
 // name of redlock.Client.Nodes, spare redlock.Event.Spare as a decimal
 // string); exported to Prometheus, the instruments get the adapter's names
 // (redlease_events_total, ...).
@@ -29,6 +29,7 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
 
+	"github.com/redlease/redlease/election"
 	"github.com/redlease/redlease/redlock"
 )
 
@@ -88,16 +89,16 @@ func (h *Hooks) Observe(ev redlock.Event) {
 	case redlock.EventNodeError:
 		h.nodeErrs.Add(ctx, 1, metric.WithAttributes(attribute.String("node", ev.Node), outcome))
 		return
-	case redlock.EventElected:
+	case election.EventElected:
 		h.leader.Record(ctx, 1, metric.WithAttributes(attribute.String("election", ev.Key)))
-	case redlock.EventDemoted:
+	case election.EventDemoted:
 		h.leader.Record(ctx, 0, metric.WithAttributes(attribute.String("election", ev.Key)))
 	case redlock.EventExtend:
 		if ev.Err == nil {
 			h.spare.Add(ctx, 1, metric.WithAttributes(attribute.String("spare", strconv.Itoa(ev.Spare))))
 		}
 	}
-	attrs := metric.WithAttributes(attribute.String("op", ev.Kind.String()), outcome)
+	attrs := metric.WithAttributes(attribute.String("op", string(ev.Kind)), outcome)
 	h.events.Add(ctx, 1, attrs)
 	switch ev.Kind {
 	case redlock.EventAcquire, redlock.EventExtend, redlock.EventRelease:

@@ -42,7 +42,7 @@ func ExampleNew() {
 	http.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
 
 	lock, _ := client.Acquire(ctx, "reports", 10*time.Second)
-	_, _ = lock.Release(ctx)
+	_ = lock.Release(ctx)
 
 	w := httptest.NewRecorder()
 	http.DefaultServeMux.ServeHTTP(w, httptest.NewRequest(http.MethodGet, "/metrics", nil))

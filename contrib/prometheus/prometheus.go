@@ -18,8 +18,8 @@
 // spare is redlock.Event.Spare: how many nodes held the lock's copy beyond
 // the majority it needs, after the extend ("0": a bare majority, one more
 // lost copy and the lock can no longer be extended; alert on its rate).
-// op is redlock.EventKind's String (acquire, extend, release, lost,
-// elected, demoted, leader_changed), outcome is redlock.Event.Outcome (ok,
+// op is redlock.Event.Kind (acquire, extend, release, lost, node_error, and
+// election's elected, demoted, leader_changed), outcome is redlock.Event.Outcome (ok,
 // busy, refused, timeout, error), node a name of redlock.Client.Nodes.
 // Keys are not labels: a process may hold any number of them.
 package redleaseprom
@@ -29,6 +29,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/redlease/redlease/election"
 	"github.com/redlease/redlease/redlock"
 )
 
@@ -94,16 +95,16 @@ func (h *Hooks) Observe(ev redlock.Event) {
 	case redlock.EventNodeError:
 		h.nodeErrs.WithLabelValues(ev.Node, outcome).Inc()
 		return
-	case redlock.EventElected:
+	case election.EventElected:
 		h.leader.WithLabelValues(ev.Key).Set(1)
-	case redlock.EventDemoted:
+	case election.EventDemoted:
 		h.leader.WithLabelValues(ev.Key).Set(0)
 	case redlock.EventExtend:
 		if ev.Err == nil {
 			h.spare.WithLabelValues(strconv.Itoa(ev.Spare)).Inc()
 		}
 	}
-	op := ev.Kind.String()
+	op := string(ev.Kind)
 	h.events.WithLabelValues(op, outcome).Inc()
 	switch ev.Kind {
 	case redlock.EventAcquire, redlock.EventExtend, redlock.EventRelease:

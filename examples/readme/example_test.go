@@ -96,7 +96,7 @@ func Example_observer() {
 	defer cancel()
 	fmt.Println("watch:", watchLeader(ctx, client))
 	// Output:
-	// leader changed: no leader
+	// no leader
 	// watch: context deadline exceeded
 }
 
@@ -219,7 +219,7 @@ func Example_health() {
 	done := make(chan error, 1)
 	go func() { done <- e.Run(ctx) }()
 	for ev := range e.Events() {
-		if ev.Kind == redlock.EventElected {
+		if ev.Kind == election.EventElected {
 			break
 		}
 	}

@@ -158,14 +158,7 @@ func (in *instance) serve(ctx context.Context) error {
 	wg.Go(func() {
 		for ev := range w.C() {
 			in.seen.Store(&ev)
-			switch ev.State {
-			case observer.StateLeader:
-				in.logf("%s: sees leader %s (token %d)", in.id, ev.Leader.ID, ev.Leader.Token)
-			case observer.StateUnknown:
-				in.logf("%s: leader unknown: %v", in.id, ev.Err)
-			default:
-				in.logf("%s: sees no leader", in.id)
-			}
+			in.logf("%s: sees %s", in.id, ev) // "leader b (token 2)", "no leader", "unknown: ..."
 		}
 	})
 
@@ -204,14 +197,12 @@ type leaderView struct {
 // leader serves /leader from the observer's last event: 200 when a
 // majority answered (a leader, or none), 503 when unknown.
 func (in *instance) leader(w http.ResponseWriter, _ *http.Request) {
-	v := leaderView{State: observer.StateUnknown.String(), Self: in.id, IsLeader: in.e.IsLeader()}
+	v := leaderView{State: "unknown", Self: in.id, IsLeader: in.e.IsLeader()}
 	code := http.StatusServiceUnavailable
-	if ev := in.seen.Load(); ev != nil {
-		v.State = ev.State.String()
-		if ev.State != observer.StateUnknown {
-			code = http.StatusOK
-		}
-		if l := ev.Leader; ev.State == observer.StateLeader {
+	if ev := in.seen.Load(); ev != nil && ev.Err == nil { // a majority answered
+		v.State, code = "no leader", http.StatusOK
+		if l := ev.Leader; l.Value != "" {
+			v.State = "leader"
 			v.Leader, v.URL, v.Token = l.ID, l.Metadata["url"], l.Token
 			v.RemainingMs = time.Until(l.Expires).Milliseconds()
 		}
@@ -228,7 +219,7 @@ func (in *instance) root(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprintf(w, "%s leads (token %d)\n", in.id, t.Token)
 		return
 	}
-	if ev := in.seen.Load(); ev != nil && ev.State == observer.StateLeader && ev.Leader.Metadata["url"] != "" {
+	if ev := in.seen.Load(); ev != nil && ev.Leader.Metadata["url"] != "" {
 		http.Redirect(w, r, ev.Leader.Metadata["url"]+r.URL.RequestURI(), http.StatusTemporaryRedirect)
 		return
 	}

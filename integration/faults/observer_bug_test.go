@@ -19,16 +19,16 @@ import (
 // majorities-ring scenario showed: an observer that reaches nodes 0, 1 and
 // 2 of five (3 and 4 do not answer) while a leader holds the key on nodes
 // 2, 3 and 4 (a majority, and valid: the leader is in its term) reports
-// ErrNoLeader, "nobody leads", where it can only say ErrUnknown: the two
+// redlock.ErrNoHolder, "nobody leads", where it can only say ErrUnknown: the two
 // nodes that did not answer, with node 2, can be (and are) a majority. The
 // elector's own view goes the same way (its candidate loop reads through
-// the observer): EventLeaderChanged and OnLeaderChange report "no leader"
+// the observer): election.EventLeaderChanged and OnLeaderChange report "no leader"
 // while another candidate leads, and followers that route to the leader
 // are told there is none.
 //
 // FAILS until observer.readOnce (observer/observer.go, the count of
-// "ready" nodes before ErrNoLeader) returns ErrUnknown unless no value can
-// be on a majority: ErrNoLeader only when, for every value seen, its
+// "ready" nodes before ErrNoHolder) returns ErrUnknown unless no value can
+// be on a majority: ErrNoHolder only when, for every value seen, its
 // count plus the nodes that did not answer (errors, quarantined) is below
 // the quorum.
 func TestObserverNoLeaderWhileOneLeads(t *testing.T) {
@@ -74,7 +74,7 @@ func TestObserverNoLeaderWhileOneLeads(t *testing.T) {
 	require.NoError(t, err)
 	got, err := o.Leader(ctx)
 	require.True(t, l.Held(), "the set-up outlasted the lease: the test proves nothing")
-	if errors.Is(err, observer.ErrNoLeader) {
+	if errors.Is(err, redlock.ErrNoHolder) {
 		t.Errorf("BUG: the observer reports no leader while %q leads on a majority (nodes 2-4) that it cannot rule out: %v", l.Holder().ID, err)
 		return
 	}

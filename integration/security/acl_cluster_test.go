@@ -53,7 +53,7 @@ func TestACLLeastPrivilegeCluster(t *testing.T) {
 	in, err := c.Inspect(ctx, "app:lock")
 	require.NoError(t, err)
 	assert.Equal(t, l.Value(), in.Value)
-	_, err = l.Release(ctx)
+	err = l.Release(ctx)
 	require.NoError(t, err)
 
 	const key = "app:lease"

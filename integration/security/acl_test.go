@@ -118,9 +118,8 @@ func TestACLLeastPrivilege(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, l.Value(), in.Value)
 		assert.Equal(t, l.Token(), in.Token)
-		n, err := l.Release(ctx)
+		err = l.Release(ctx)
 		require.NoError(t, err)
-		assert.GreaterOrEqual(t, n, c.Internal().Quorum())
 		_, err = c.Inspect(ctx, "app:lock")
 		require.ErrorIs(t, err, redlock.ErrNoHolder)
 	})
@@ -136,11 +135,11 @@ func TestACLLeastPrivilege(t *testing.T) {
 		cfg := lease.Config{TTL: 3 * time.Second, ID: "alice", Metadata: map[string]string{"zone": "eu"}}
 		alice, err := lease.Acquire(ctx, c, key, cfg)
 		require.NoError(t, err)
-		waitNotices(t, sub, notice.Message{Kind: notice.Acquired, Value: alice.Holder().Raw}.Encode(), len(nodes))
-		info, err := lease.Inspect(ctx, c, key)
+		waitNotices(t, sub, notice.Message{Kind: notice.Acquired, Value: alice.Holder().Value}.Encode(), len(nodes))
+		info, err := c.Inspect(ctx, key)
 		require.NoError(t, err)
-		assert.Equal(t, "alice", info.Holder.ID)
-		assert.Equal(t, map[string]string{"zone": "eu"}, info.Holder.Metadata)
+		assert.Equal(t, "alice", info.ID)
+		assert.Equal(t, map[string]string{"zone": "eu"}, info.Metadata)
 
 		// A waiter whose polling delay is far beyond the test's wait
 		// ([15s, 45s]) takes over only if the release notice wakes it.
@@ -264,7 +263,7 @@ func TestACLMissingPermission(t *testing.T) {
 			if tc.name == "no eval" {
 				l, err := c.TryAcquire(ctx, tc.key, 5*time.Second)
 				require.NoError(t, err, "the scripts are cached: EVALSHA suffices")
-				_, err = l.Release(ctx)
+				err = l.Release(ctx)
 				require.NoError(t, err)
 				for _, s := range g.Servers() {
 					require.NoError(t, s.Client(t).ScriptFlush(ctx).Err())
@@ -297,12 +296,11 @@ func TestACLMissingPermission(t *testing.T) {
 		defer c.Close()
 		l, err := c.TryAcquire(ctx, "app:f", 5*time.Second, redlockx.ReleaseNotice(notice.Channel("app:f"), notice.Message{Kind: notice.Released}.Encode()))
 		require.NoError(t, err)
-		n, err := l.Release(ctx)
+		err = l.Release(ctx)
 		// BUG: release.lua deletes the key, then its PUBLISH is refused
 		// and the script fails: the node counts as an error although the
 		// key is gone, and Release reports a *QuorumError (Op "release").
 		assert.NoError(t, err, "the lock was released; only its notice was refused")
-		assert.GreaterOrEqual(t, n, c.Internal().Quorum())
 		for _, s := range g.Servers() {
 			assert.Zero(t, s.Client(t).Exists(ctx, "app:f").Val(), "the key is deleted on %s", s.Addr())
 		}

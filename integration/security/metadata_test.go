@@ -56,11 +56,11 @@ func TestHolderSizeLimit(t *testing.T) {
 			if tc.size <= max {
 				require.NoError(t, err)
 				defer l.Release(ctx)
-				info, err := lease.Inspect(ctx, c, key)
+				info, err := c.Inspect(ctx, key)
 				require.NoError(t, err)
-				assert.Equal(t, tc.id, info.Holder.ID)
-				assert.Equal(t, len(tc.md), len(info.Holder.Metadata))
-				assert.Equal(t, tc.md["k"], info.Holder.Metadata["k"])
+				assert.Equal(t, tc.id, info.ID)
+				assert.Equal(t, len(tc.md), len(info.Metadata))
+				assert.Equal(t, tc.md["k"], info.Metadata["k"])
 				return
 			}
 			require.ErrorIs(t, err, redlock.ErrInvalidConfig)

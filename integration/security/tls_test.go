@@ -98,9 +98,8 @@ func TestTLS(t *testing.T) {
 		in, err := c.Inspect(ctx, "tls:lock")
 		require.NoError(t, err)
 		assert.Equal(t, l.Value(), in.Value)
-		n, err := l.Release(ctx)
+		err = l.Release(ctx)
 		require.NoError(t, err)
-		assert.GreaterOrEqual(t, n, c.Internal().Quorum())
 	})
 
 	// redlock.Dial with DialOptions.TLS: the same, from the addresses.
@@ -113,7 +112,7 @@ func TestTLS(t *testing.T) {
 		require.NoError(t, c.Bootstrap(ctx))
 		l, err := c.TryAcquire(ctx, "tls:dial", 5*time.Second)
 		require.NoError(t, err)
-		_, err = l.Release(ctx)
+		err = l.Release(ctx)
 		require.NoError(t, err)
 	})
 

@@ -25,9 +25,10 @@ const valuePrefix = "rl1:"
 // sent on every acquire, compare-and-extend and release.
 const MaxHolderSize = 4096
 
-// Holder is a decoded lock value; package lease converts it to its own
-// Holder (the same fields). Its Metadata map is a fresh one per decode.
-type Holder struct {
+// Fields are what a lock value says, decoded: redlock fills its Holder (the
+// one "who holds it" type) from them. Its Metadata map is a fresh one per
+// decode.
+type Fields struct {
 	// ID is the holder's lease.Config.ID.
 	ID string
 	// Metadata is the holder's lease.Config.Metadata; nil when it had none.
@@ -44,10 +45,10 @@ type Holder struct {
 
 // DecodeValue decodes a lock value. It never fails and never panics: a
 // value in another format (that of another Redlock client, usually a random
-// string) or a malformed one decodes as Holder{Foreign: true, Raw: v}.
+// string) or a malformed one decodes as Fields{Foreign: true, Raw: v}.
 // It is safe for concurrent use.
-func DecodeValue(v string) Holder {
-	foreign := Holder{Foreign: true, Raw: v}
+func DecodeValue(v string) Fields {
+	foreign := Fields{Foreign: true, Raw: v}
 	rest, ok := strings.CutPrefix(v, valuePrefix)
 	if !ok {
 		return foreign
@@ -56,7 +57,7 @@ func DecodeValue(v string) Holder {
 	if !ok || nonce == "" {
 		return foreign
 	}
-	h := Holder{Nonce: nonce, Raw: v}
+	h := Fields{Nonce: nonce, Raw: v}
 	for f := range strings.SplitSeq(fields, "&") {
 		name, val, ok := strings.Cut(f, "=")
 		if !ok {

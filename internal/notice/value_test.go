@@ -63,7 +63,7 @@ func TestDecodeForeignValues(t *testing.T) {
 	} {
 		h := DecodeValue(v)
 		assert.True(t, h.Foreign, "%q", v)
-		assert.Equal(t, Holder{Foreign: true, Raw: v}, h)
+		assert.Equal(t, Fields{Foreign: true, Raw: v}, h)
 	}
 }
 

@@ -196,8 +196,7 @@ func (e *env) redlease(ctx context.Context, name, short string, cfg redlock.Conf
 			if err != nil {
 				return err
 			}
-			_, err = l.Release(ctx)
-			return err
+			return l.Release(ctx)
 		},
 		contender: func(key string) func(context.Context) (func(), error) {
 			return func(ctx context.Context) (func(), error) {
@@ -205,7 +204,7 @@ func (e *env) redlease(ctx context.Context, name, short string, cfg redlock.Conf
 				if err != nil {
 					return nil, err
 				}
-				return func() { _, _ = l.Release(context.Background()) }, nil
+				return func() { _ = l.Release(context.Background()) }, nil
 			}
 		},
 		drain:  func() {},

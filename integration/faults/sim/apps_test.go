@@ -304,7 +304,7 @@ func (p *proc) locks(ctx context.Context) {
 		p.r.emit(wire.Event{Ev: wire.Stepdown, ID: p.name, PID: p.pid, TS: h.ts, Token: h.token})
 		p.r.emit(wire.Event{Ev: wire.Demoted, ID: p.name, PID: p.pid, TS: h.ts, Token: h.token, VU: p.r.of(l.ValidUntil()), Cause: cause})
 		rctx, cancel := context.WithTimeout(context.Background(), time.Second)
-		_, _ = l.Release(rctx)
+		_ = l.Release(rctx)
 		cancel()
 		curLock.Store(nil)
 		sleep(ctx, p.rnd.dur(0, ttl))

@@ -67,7 +67,7 @@ func Scenario(t testing.TB, h redlock.Hooks, c Checks) {
 	_, err = client.TryAcquire(ctx, Key, ttl)
 	require.ErrorIs(t, err, redlock.ErrNotAcquired)
 	require.NoError(t, l.Extend(ctx, 0))
-	_, err = l.Release(ctx)
+	err = l.Release(ctx)
 	require.NoError(t, err)
 	call(c.Ops)
 	lostCopy(t, client, ms[2], rec)
@@ -77,7 +77,7 @@ func Scenario(t testing.TB, h redlock.Hooks, c Checks) {
 	ms[0].Close()
 	l, err = client.Acquire(ctx, Key+"2", ttl)
 	require.NoError(t, err, "two of three nodes still vote")
-	_, _ = l.Release(ctx)
+	_ = l.Release(ctx)
 	if c.NodeDown != nil {
 		c.NodeDown(down)
 	}
@@ -88,7 +88,7 @@ func Scenario(t testing.TB, h redlock.Hooks, c Checks) {
 	done := make(chan error, 1)
 	go func() { done <- e.Run(runCtx) }()
 	for ev := range e.Events() {
-		if ev.Kind == redlock.EventElected {
+		if ev.Kind == election.EventElected {
 			break
 		}
 	}
@@ -106,7 +106,7 @@ func lostCopy(t testing.TB, client *redlock.Client, m *miniredis.Miniredis, rec 
 	ctx := context.Background()
 	l, err := client.Acquire(ctx, Spare, 2*time.Second)
 	require.NoError(t, err)
-	defer func() { _, _ = l.Release(ctx) }()
+	defer func() { _ = l.Release(ctx) }()
 	require.NoError(t, l.Extend(ctx, 0))
 	testnodes.WaitValue(t, []*miniredis.Miniredis{m}, Spare, l.Value()) // its acquire request has landed
 	m.Del(Spare)
