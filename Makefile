@@ -1,10 +1,10 @@
 # redlease: `make test` is everything CI runs.
 SHELL       := /bin/bash
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
-# The two longest packages first, so that they run side by side from the start
-# and the short ones fill in after (go test starts them in this order, 2 at a
-# time on 2 cores; ./... after them adds the rest once).
-GO_PKGS     := ./integration/faults/ ./redlock/ ./...
+# The longest packages first, so that the two longest run side by side from
+# the start and the short ones fill in after (go test starts them in this
+# order, 2 at a time on 2 cores; ./... after them adds the rest once).
+GO_PKGS     := ./integration/faults/ ./redlock/ ./election/ ./integration/faults/sim/ ./lease/ ./cmd/redlease/ ./...
 # The tests build with the switches of the negative controls (internal/unsafeopt,
 # redlock.SetUnsafe), which a normal build does not contain; so do the fault
 # suite's candidate (integration/faults builds it so) and the simulator.
@@ -20,24 +20,30 @@ UNSAFE      := -tags redlease_unsafe
 ## corpora run as tests too). Each run names its server and version first and last;
 ## a failed run ends with its failures again (the failing tests' names, assertion
 ## reports, panics and leak reports) under the server's name. The whole output of
-## both runs is kept in TEST_LOG. Then package fence against real stores (fence-sql),
-## and the observer's 2-minute busy-host watch (busy-watch) beside the adapters' tests
-## and the fuzzers. The tests pick their server binary from
+## both runs is kept in TEST_LOG. Package fence against real stores (fence-sql) runs
+## beside the Valkey run (its output printed after it), and the observer's busy-host
+## watch (busy-watch, for TEST_BUSY_WATCH) beside the adapters' tests and the
+## fuzzers. The tests pick their server binary from
 ## REDLEASE_REDIS_SERVER (a path or a name in PATH; default redis-server).
 TEST_LOG    ?= $(or $(TMPDIR),/tmp)/redlease-test.log
 # The packages whose tests start real servers: the Valkey run. (internal/testing/sim's
 # differential test runs both servers itself; integration/faults/sim simulates them.)
-# The fault suite's negative controls and soak, which do not depend on the
-# server, run in the Redis run only (REDLEASE_FAULTS_SERVER_ONLY).
-SERVER_PKGS := ./integration/faults/ ./redlock/... ./cmd/... ./election/... ./examples/cluster/... \
-               ./examples/readme/... ./integration/security/... ./internal/testing/redistest/... ./lease/... \
+# What does not depend on the server runs in the Redis run only: the tests on
+# miniredis (REDLEASE_SERVER_ONLY makes testnodes skip them), and the fault
+# suite's negative controls and soak (REDLEASE_FAULTS_SERVER_ONLY).
+SERVER_PKGS := ./integration/faults/ ./redlock/... ./election/... ./lease/... ./cmd/... ./examples/cluster/... \
+               ./examples/readme/... ./integration/security/... ./internal/testing/redistest/... \
                ./observer/... ./fence/...
+# The busy-host watch in make test: 45s, about as long as the adapters' tests and
+# the fuzzers it runs beside (make busy-watch alone: BUSY_WATCH, 2m; docs/testing.md).
+TEST_BUSY_WATCH ?= 45s
 test: servers check
 	@rm -f $(TEST_LOG); status=0; \
 	  .ci/gotest-on $(REDIS_SERVER) $(TEST_LOG) $(UNSAFE) $(GO_PKGS) || status=1; \
-	  REDLEASE_FAULTS_SERVER_ONLY=1 .ci/gotest-on $(VALKEY_SERVER) $(TEST_LOG) $(UNSAFE) $(SERVER_PKGS) || status=1; \
-	  $(MAKE) --no-print-directory fence-sql || status=1; \
-	  busy_log=$$(mktemp); $(MAKE) --no-print-directory busy-watch >$$busy_log 2>&1 & busy=$$!; \
+	  fence_log=$$(mktemp); $(MAKE) --no-print-directory fence-sql >$$fence_log 2>&1 & fence=$$!; \
+	  REDLEASE_SERVER_ONLY=1 REDLEASE_FAULTS_SERVER_ONLY=1 .ci/gotest-on $(VALKEY_SERVER) $(TEST_LOG) $(UNSAFE) $(SERVER_PKGS) || status=1; \
+	  wait $$fence || status=1; cat $$fence_log; rm -f $$fence_log; \
+	  busy_log=$$(mktemp); $(MAKE) --no-print-directory busy-watch BUSY_WATCH=$(TEST_BUSY_WATCH) >$$busy_log 2>&1 & busy=$$!; \
 	  $(MAKE) --no-print-directory contrib || status=1; \
 	  $(MAKE) --no-print-directory fuzz FUZZTIME=5s || status=1; \
 	  wait $$busy || status=1; cat $$busy_log; rm -f $$busy_log; \
@@ -59,7 +65,8 @@ contrib:
 ## busy-watch: an observer watches three healthy servers for BUSY_WATCH (default 2m)
 ## while two goroutines keep both cores busy, and must never report "unknown" (#32).
 ## It slows whatever runs beside it, so make test runs it after the timing tests,
-## beside only the adapters' tests and the fuzzers (which add load, not flakes).
+## beside only the adapters' tests and the fuzzers (which add load, not flakes),
+## for TEST_BUSY_WATCH.
 BUSY_WATCH ?= 2m
 busy-watch:
 	REDLEASE_BUSY_WATCH=$(BUSY_WATCH) REDLEASE_REDIS_SERVER=$(REDIS_SERVER) \

@@ -163,6 +163,7 @@ func TestHealthNoMajority(t *testing.T) {
 	if testing.Short() {
 		t.Skip("real redis-servers: not in -short")
 	}
+	t.Parallel() // servers of its own; it waits for events, with generous bounds
 	g, e := startHealthElector(t, "health:majority")
 	ready, live := HealthCheck(e, 0), LivenessCheck(e, 0)
 	start(t, e)
@@ -225,6 +226,7 @@ func TestHealthFreshDeploymentWaits(t *testing.T) {
 	if testing.Short() {
 		t.Skip("real redis-servers: not in -short")
 	}
+	t.Parallel() // servers of its own; it waits for events, with generous bounds
 	g := redistest.Start(t, 3)
 	var es []*Elector
 	for _, id := range []string{"a", "b"} {
@@ -258,6 +260,7 @@ func TestHealthMajorityRestartedWaits(t *testing.T) {
 	if testing.Short() {
 		t.Skip("real redis-servers: not in -short")
 	}
+	t.Parallel() // servers of its own; it waits for events, with generous bounds
 	g := redistest.Start(t, 3)
 	client := locktest.New(t, quarantineCfg, realNodes(t, g.Addrs()), true)
 	e := newElector(t, client, "health:restarted", healthCfg(t))

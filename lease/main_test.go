@@ -43,9 +43,11 @@ const (
 )
 
 // memNodes starts n in-memory nodes and returns them with a go-redis client
-// each; everything is closed on cleanup.
+// each; everything is closed on cleanup. It skips the test when
+// testnodes.EnvServerOnly is set (make test's Valkey pass).
 func memNodes(t testing.TB, n int) ([]*memNode, []redis.UniversalClient) {
 	t.Helper()
+	testnodes.SkipInMemory(t)
 	var ns []*memNode
 	var cs []redis.UniversalClient
 	for i := range n {

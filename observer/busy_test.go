@@ -18,7 +18,8 @@ import (
 )
 
 // busyWatchFor is how long TestWatchBusyHostNoUnknown watches:
-// REDLEASE_BUSY_WATCH (a Go duration; make test sets 2m).
+// REDLEASE_BUSY_WATCH (a Go duration; make busy-watch sets 2m, make test
+// 45s).
 func busyWatchFor(t *testing.T) time.Duration {
 	v := os.Getenv("REDLEASE_BUSY_WATCH")
 	d, err := time.ParseDuration(v)

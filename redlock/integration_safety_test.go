@@ -278,6 +278,7 @@ func TestIntegrationForgetfulNodeWithoutQuarantine(t *testing.T) {
 // from node 2 alone (docs/design.md §4.9: its floor comes from a healthy
 // majority before it votes again), or the next token repeats A's.
 func TestIntegrationForgetfulNodeFloorNeedsHealthyMajority(t *testing.T) {
+	t.Parallel() // servers of its own, and no timing bound in what it checks
 	ctx := context.Background()
 	cl := startServers(t, serversConfig{n: 3})
 	cfg := redlock.Config{NodeTimeout: nodeTimeout, MaxTTL: forgetfulMaxTTL, RetryDelay: 50 * time.Millisecond}

@@ -639,6 +639,7 @@ func TestSafetyLaggingReplicaPromotedWithoutQuarantine(t *testing.T) {
 // must come from a healthy majority (docs/design.md §4.9), so the right outcomes are
 // "no lock until nodes 1 and 2 answer" or "a token above the highest".
 func TestSafetyFloorNeedsHealthyMajority(t *testing.T) {
+	t.Parallel() // servers of its own, and no timing bound in what it checks
 	ctx := context.Background()
 	rig := startKillable(t, 5, redistest.Options{})
 	cfg := redlock.Config{NodeTimeout: 200 * time.Millisecond, MaxTTL: time.Second, RetryDelay: 20 * time.Millisecond}
@@ -1060,6 +1061,7 @@ func earliest(a, b time.Time) time.Time {
 // increase (S5), the fenced store never refuses a holder that still held,
 // and no update is lost.
 func TestSafetyNemesis(t *testing.T) {
+	t.Parallel() // servers of its own, and no timing bound in what it checks
 	res := runWorkload(t, workload{clients: 8, target: 2000, minForgets: 6})
 	require.GreaterOrEqual(t, len(res.recs), 2000)
 	if len(res.violations) > 0 {
@@ -1083,6 +1085,7 @@ func TestSafetyNemesis(t *testing.T) {
 // same faults TestSafetyNemesis survives. The run ends at the sixth
 // forgetting fault, so acquisitions after the fifth are part of it.
 func TestSafetyNemesisNaiveTokens(t *testing.T) {
+	t.Parallel() // servers of its own, and no timing bound in what it checks
 	res := runWorkload(t, workload{clients: 8, target: 300, minForgets: 6, naiveTokens: true})
 	require.NotEmpty(t, res.violations, "the checker found no violation with naive tokens: it cannot tell")
 	kinds := map[string]int{}

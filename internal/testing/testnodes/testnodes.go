@@ -10,6 +10,7 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -27,10 +28,28 @@ import (
 // its pool was closed. Not ours to wait for.
 var IgnoreRedial = goleak.IgnoreAnyFunction("github.com/redis/go-redis/v9/internal/pool.(*ConnPool).tryDial")
 
+// EnvServerOnly, when set, makes Minis and MemMinis skip the test that
+// calls them: make test runs the packages whose tests start real servers
+// twice, on Redis and then on Valkey (docs/testing.md), and the second
+// pass sets it, since a test on miniredis does not depend on the server
+// binary and ran in the first pass.
+const EnvServerOnly = "REDLEASE_SERVER_ONLY"
+
+// SkipInMemory skips t when EnvServerOnly is set: for helpers that make
+// in-memory nodes of their own.
+func SkipInMemory(t testing.TB) {
+	t.Helper()
+	if os.Getenv(EnvServerOnly) != "" {
+		t.Skipf("in-memory test (miniredis): %s is set; this pass runs the tests on real servers, the first pass ran this one", EnvServerOnly)
+	}
+}
+
 // Minis starts n miniredis servers on TCP and returns them with a go-redis
-// client each; everything is closed on cleanup.
+// client each; everything is closed on cleanup. It skips the test when
+// EnvServerOnly is set.
 func Minis(t testing.TB, n int) ([]*miniredis.Miniredis, []redis.UniversalClient) {
 	t.Helper()
+	SkipInMemory(t)
 	var ms []*miniredis.Miniredis
 	var cs []redis.UniversalClient
 	for range n {
@@ -47,9 +66,11 @@ func Minis(t testing.TB, n int) ([]*miniredis.Miniredis, []redis.UniversalClient
 // listener) and returns them with a go-redis client each; everything is
 // closed on cleanup. They work inside a testing/synctest bubble: a client
 // waiting for a reply is durably blocked, and key TTLs and TIME follow the
-// bubble's fake clock (ClockTTL).
+// bubble's fake clock (ClockTTL). It skips the test when EnvServerOnly is
+// set.
 func MemMinis(t testing.TB, n int) ([]*miniredis.Miniredis, []redis.UniversalClient) {
 	t.Helper()
+	SkipInMemory(t)
 	var ms []*miniredis.Miniredis
 	var cs []redis.UniversalClient
 	for i := range n {
