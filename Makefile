@@ -5,6 +5,10 @@ STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 # the start and the short ones fill in after (go test starts them in this
 # order, 2 at a time on 2 cores; ./... after them adds the rest once).
 GO_PKGS     := ./integration/faults/ ./redlock/ ./election/ ./integration/faults/sim/ ./lease/ ./cmd/redlease/ ./...
+# The tests build with the switches of the negative controls (internal/unsafeopt,
+# redlock.SetUnsafe), which a normal build does not contain; so do the fault
+# suite's candidate (integration/faults builds it so) and the simulator.
+UNSAFE      := -tags redlease_unsafe
 
 .PHONY: test check servers redis-server unit fence-sql busy-watch fuzz bench soak sim sim-wasm-build sim-replay sim-wasm sim-exact contrib tidy pin
 
@@ -35,9 +39,9 @@ SERVER_PKGS := ./integration/faults/ ./redlock/... ./election/... ./lease/... ./
 TEST_BUSY_WATCH ?= 45s
 test: servers check
 	@rm -f $(TEST_LOG); status=0; \
-	  .ci/gotest-on $(REDIS_SERVER) $(TEST_LOG) $(GO_PKGS) || status=1; \
+	  .ci/gotest-on $(REDIS_SERVER) $(TEST_LOG) $(UNSAFE) $(GO_PKGS) || status=1; \
 	  fence_log=$$(mktemp); $(MAKE) --no-print-directory fence-sql >$$fence_log 2>&1 & fence=$$!; \
-	  REDLEASE_SERVER_ONLY=1 REDLEASE_FAULTS_SERVER_ONLY=1 .ci/gotest-on $(VALKEY_SERVER) $(TEST_LOG) $(SERVER_PKGS) || status=1; \
+	  REDLEASE_SERVER_ONLY=1 REDLEASE_FAULTS_SERVER_ONLY=1 .ci/gotest-on $(VALKEY_SERVER) $(TEST_LOG) $(UNSAFE) $(SERVER_PKGS) || status=1; \
 	  wait $$fence || status=1; cat $$fence_log; rm -f $$fence_log; \
 	  busy_log=$$(mktemp); $(MAKE) --no-print-directory busy-watch BUSY_WATCH=$(TEST_BUSY_WATCH) >$$busy_log 2>&1 & busy=$$!; \
 	  $(MAKE) --no-print-directory contrib || status=1; \
@@ -117,7 +121,7 @@ SIM_COV ?= $(or $(TMPDIR),/tmp)/redlease-sim-coverage.json
 sim: servers sim-exact
 	@rm -f $(SIM_COV); REDLEASE_SIM_COVERAGE=$(SIM_COV) go test -count=1 -run '^TestDifferential(Redis|Valkey)$$' ./internal/testing/sim/
 	@set -o pipefail; REDLEASE_SIM=$(DURATION) $(if $(SEED),REDLEASE_SIM_SEED=$(SEED)) REDLEASE_SIM_COVERAGE=$(SIM_COV) \
-	  go test -count=1 -timeout 0 -v -run '^TestSimSoak$$' ./integration/faults/sim/ | grep -v -E '^(=== | *--- PASS|PASS$$|ok )'
+	  go test $(UNSAFE) -count=1 -timeout 0 -v -run '^TestSimSoak$$' ./integration/faults/sim/ | grep -v -E '^(=== | *--- PASS|PASS$$|ok )'
 
 # The simulator built for wasip1 and run by Node.js's WASI (wasi/run.mjs):
 # one thread, and the Go runtime's random source seeded, so that a schedule
@@ -129,7 +133,7 @@ SIM_ARGS  = -test.run 'TestSimReplay$$' $(if $(CONTROL),-control $(CONTROL)) $(i
 
 sim-wasm-build:
 	@command -v node >/dev/null || { echo "the exact replay needs Node.js (apt-get install nodejs)"; exit 1; }
-	GOOS=wasip1 GOARCH=wasm go test -c -o $(SIM_WASM) ./$(SIM_DIR)/
+	GOOS=wasip1 GOARCH=wasm go test $(UNSAFE) -c -o $(SIM_WASM) ./$(SIM_DIR)/
 
 ## sim-replay: replay one schedule exactly, as the explorer's report says
 ## (SEED=, CONTROL=, MODE=). With RAND=<k> it runs once; without, it tries the
@@ -180,12 +184,13 @@ check:
 	  if [ -n "$$out" ]; then echo "gofmt needed on:"; echo "$$out"; exit 1; fi
 	.ci/gomod-check
 	go vet $(GO_PKGS)
-	go run $(STATICCHECK) $(GO_PKGS)
+	go vet $(UNSAFE) $(GO_PKGS)
+	go run $(STATICCHECK) $(UNSAFE) $(GO_PKGS)
 	@set -e; for m in $(CONTRIB); do (cd $$m && go vet ./... && go run $(STATICCHECK) ./...); done
 
 ## unit: the fast tests only (miniredis; no real servers needed).
 unit:
-	go test -race -count=1 -short ./redlock/... ./lease/... ./election/... ./observer/...
+	go test $(UNSAFE) -race -count=1 -short ./redlock/... ./lease/... ./election/... ./observer/...
 
 ## servers: the servers the tests run: REDIS_SERVER (default redis-server, Debian's
 ## 7.0 on bookworm) with redis-sentinel, VALKEY_SERVER (default valkey-server, 8.0

@@ -401,7 +401,7 @@ func finalAttempt(err error) bool {
 // another attempt.
 func (c *candidate) released(node string) bool {
 	c.notices[node] = notice.Released
-	if c.releasedCount() < redlockx.Quorum(c.e.client) || c.triggered {
+	if c.releasedCount() < c.e.client.Internal().Quorum() || c.triggered {
 		return false
 	}
 	c.triggered = true
@@ -412,7 +412,7 @@ func (c *candidate) released(node string) bool {
 // are released, the next release is a new one to try for.
 func (c *candidate) acquired(node string) {
 	c.notices[node] = notice.Acquired
-	if c.releasedCount() < redlockx.Quorum(c.e.client) {
+	if c.releasedCount() < c.e.client.Internal().Quorum() {
 		c.triggered = false
 	}
 }

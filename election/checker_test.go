@@ -11,6 +11,7 @@ import (
 
 	"github.com/redlease/redlease/internal/testing/checker"
 	"github.com/redlease/redlease/internal/testing/testnodes"
+	"github.com/redlease/redlease/internal/testing/unsafetest"
 	"github.com/redlease/redlease/internal/unsafeopt"
 
 	"github.com/stretchr/testify/assert"
@@ -211,7 +212,7 @@ func TestHandoverGuardNegativeControl(t *testing.T) {
 					on(ctx, t)
 				}
 				ccfg := unitClientCfg
-				unsafeopt.Apply(&ccfg, unsafeopt.Off{NoHandoverWait: !guard})
+				unsafetest.TurnOff(t, &ccfg, unsafeopt.Off{NoHandoverWait: !guard})
 				e := newElector(t, newClient(t, ccfg, nodes), "guard", cfg)
 				es = append(es, start(t, e))
 			}

@@ -8,8 +8,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
-	"github.com/redlease/redlease/internal/leasex"
-	"github.com/redlease/redlease/internal/redlockx"
+	"github.com/redlease/redlease/internal/named"
 	"github.com/redlease/redlease/observer"
 	"github.com/redlease/redlease/redlock"
 )
@@ -48,7 +47,7 @@ type Elector struct {
 // client.Inspect(ctx, name) reads it too. New validates cfg (also
 // against the client's settings) and does not contact the nodes.
 func New(client *redlock.Client, name string, cfg Config) (*Elector, error) {
-	if err := redlockx.CheckNamed(client, name); err != nil {
+	if err := named.Check(client, name); err != nil {
 		return nil, err
 	}
 	if err := cfg.Validate(); err != nil {
@@ -57,7 +56,7 @@ func New(client *redlock.Client, name string, cfg Config) (*Elector, error) {
 	// The lease's defaults, and its check against the client, as
 	// lease.Acquire makes them on every attempt: so that New fails, rather
 	// than every campaign attempt.
-	lc, err := leasex.Resolve(cfg.Lease, client)
+	lc, err := cfg.Lease.Resolve(client)
 	if err != nil {
 		return nil, err
 	}
@@ -69,7 +68,7 @@ func New(client *redlock.Client, name string, cfg Config) (*Elector, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Elector{client: client, name: name, cfg: cfg, obs: obs, log: log, hooks: redlockx.Config(client).Hooks,
+	return &Elector{client: client, name: name, cfg: cfg, obs: obs, log: log, hooks: client.Config().Hooks,
 		events: make(chan Event, cfg.EventBuffer)}, nil
 }
 
@@ -141,7 +140,7 @@ func (e *Elector) Resign(ctx context.Context) error {
 // observe reports ev to the client's Hooks, if any.
 func (e *Elector) observe(ev redlock.Event) {
 	if e.hooks != nil {
-		ev.Key, ev.Outcome = e.name, redlockx.Outcome(ev.Err)
+		ev.Key, ev.Outcome = e.name, e.client.Internal().Outcome(ev.Err)
 		e.hooks.Observe(ev)
 	}
 }

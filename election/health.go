@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/redlease/redlease/internal/reach"
-	"github.com/redlease/redlease/internal/redlockx"
 	"github.com/redlease/redlease/redlock"
 )
 
@@ -96,13 +95,13 @@ func (e *Elector) Healthy(tolerance time.Duration) error {
 	if started.IsZero() {
 		return nil
 	}
-	since := reach.LastMajority(e.client)
+	since := e.client.Internal().LastMajority()
 	if since.Before(started) {
 		since = started
 	}
 	if silent := time.Since(since); silent > e.cfg.Lease.TTL+tolerance {
 		return fmt.Errorf("%w: %q: no majority of nodes (%d of %d) has answered for %s (TTL %s, tolerance %s)",
-			ErrUnhealthy, e.name, redlockx.Quorum(e.client), len(e.client.Nodes()), silent.Round(time.Millisecond), e.cfg.Lease.TTL, tolerance)
+			ErrUnhealthy, e.name, e.client.Internal().Quorum(), len(e.client.Nodes()), silent.Round(time.Millisecond), e.cfg.Lease.TTL, tolerance)
 	}
 	return nil
 }
@@ -122,7 +121,7 @@ func (e *Elector) quarantined(started time.Time, tolerance time.Duration) error 
 // TTL plus tolerance (counted from started at the earliest).
 func (e *Elector) waiting(started time.Time, tolerance time.Duration) (reach.Waiting, bool) {
 	now := time.Now()
-	nodes := reach.Nodes(e.client)
+	nodes := e.client.Internal().Heard()
 	voting := 0
 	var left []time.Duration
 	for _, n := range nodes {
@@ -133,7 +132,7 @@ func (e *Elector) waiting(started time.Time, tolerance time.Duration) (reach.Wai
 			voting++
 		}
 	}
-	return reach.Wait(len(nodes), redlockx.Quorum(e.client), voting, left)
+	return reach.Wait(len(nodes), e.client.Internal().Quorum(), voting, left)
 }
 
 // later is the later of a and b.

@@ -9,7 +9,6 @@ import (
 	"github.com/redlease/redlease/fence"
 	"github.com/redlease/redlease/internal/backoff"
 	"github.com/redlease/redlease/internal/notice"
-	"github.com/redlease/redlease/internal/redlockx"
 	"github.com/redlease/redlease/lease"
 	"github.com/redlease/redlease/redlock"
 )
@@ -72,7 +71,7 @@ func (e *Elector) waitCallbacks(d *dispatcher) {
 
 // campaign is Run's loop; it returns why it stopped.
 func (e *Elector) campaign(ctx context.Context, d *dispatcher) error {
-	sub, err := redlockx.Subscribe(ctx, e.client, notice.Channel(e.name))
+	sub, err := e.client.Internal().Subscribe(ctx, notice.Channel(e.name))
 	if err != nil {
 		return fmt.Errorf("election: %q: subscribing to change notices: %w", e.name, err)
 	}
@@ -161,7 +160,7 @@ func (c *candidate) begin(t *term) {
 func (c *candidate) handover(t *term, cause error) {
 	e := c.e
 	t.endedAt, t.validEnd = time.Now(), t.l.ValidUntil()
-	if !redlockx.UnsafeOff(e.client).NoHandoverWait { // off only in a negative control (internal/unsafeopt)
+	if !noHandoverWait(e.client) { // off only in a negative control (unsafe.go)
 		wait := time.NewTimer(time.Until(t.validEnd))
 		select {
 		case <-t.elected:

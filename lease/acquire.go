@@ -9,6 +9,7 @@ import (
 
 	"github.com/redlease/redlease/internal/backoff"
 	"github.com/redlease/redlease/internal/keycheck"
+	"github.com/redlease/redlease/internal/lockrule"
 	"github.com/redlease/redlease/internal/notice"
 	"github.com/redlease/redlease/internal/redlockx"
 	"github.com/redlease/redlease/redlock"
@@ -55,7 +56,7 @@ func Acquire(ctx context.Context, client *redlock.Client, key string, cfg Config
 	if stop := a.stop(ctx, err); stop != nil {
 		return nil, stop
 	}
-	sub, serr := redlockx.Subscribe(ctx, client, a.channel)
+	sub, serr := client.Internal().Subscribe(ctx, a.channel)
 	if serr != nil {
 		return nil, errors.Join(err, serr)
 	}
@@ -98,7 +99,7 @@ type acquirer struct {
 	cfg     Config // validated, defaults filled in
 	fields  string // encoded ID and Metadata
 	channel string
-	opts    []redlock.AcquireOption // the value and the release notice
+	opts    []redlock.AcquireOption // the value, the release notice, the refreshes' wait
 	retry   backoff.Exp             // Acquire's waits between attempts
 }
 
@@ -120,8 +121,18 @@ func prepare(client *redlock.Client, key string, cfg Config) (*acquirer, error) 
 	a.opts = []redlock.AcquireOption{
 		redlock.WithValue(func(nonce string) string { return notice.EncodeValue(nonce, a.fields) }),
 		redlockx.ReleaseNotice(a.channel, notice.Message{Kind: notice.Released}.Encode()),
+		// Refreshes wait up to RetryInterval for a majority (scheduler.go).
+		redlockx.ExtendWait(cfg.RetryInterval),
 	}
 	return a, nil
+}
+
+// acquiredAt is when the acquisition that produced lock started, with its
+// monotonic reading: redlock sets a new lock's ValidUntil to that start +
+// TTL - drift (docs/design.md S3; internal/lockrule), so it is read back
+// from there. The first refresh is scheduled from it.
+func (a *acquirer) acquiredAt(lock *redlock.Lock) time.Time {
+	return lock.ValidUntil().Add(-(a.cfg.TTL - lockrule.Drift(a.cfg.TTL, a.client.Config().DriftFactor)))
 }
 
 // try is one attempt. A lock whose validity does not outlast the safety
@@ -199,11 +210,12 @@ func newLease(ctx context.Context, a *acquirer, lock *redlock.Lock) *Lease {
 		cancel:     cancel,
 		validUntil: lock.ValidUntil(),
 	}
+	acquiredAt := a.acquiredAt(lock)
 	l.log.Debug("lease acquired", "key", l.key(), "token", lock.Token(), "holder", a.cfg.ID,
-		"validity", time.Until(l.validUntil), "elapsed", time.Since(redlockx.AcquiredAt(lock)))
+		"validity", time.Until(l.validUntil), "elapsed", time.Since(acquiredAt))
 	msg := notice.Message{Kind: notice.Acquired, Value: lock.Value()}.Encode()
 	l.exited.Go(func() {
-		if _, err := redlockx.Publish(context.WithoutCancel(ctx), a.client, a.channel, msg); err != nil {
+		if _, err := a.client.Internal().Publish(context.WithoutCancel(ctx), a.channel, msg); err != nil {
 			l.log.Debug("acquire notice not sent", "key", l.key(), "error", err)
 		}
 	})
@@ -211,7 +223,7 @@ func newLease(ctx context.Context, a *acquirer, lock *redlock.Lock) *Lease {
 	l.timer = time.AfterFunc(time.Until(l.deadlineLocked()), l.expire)
 	l.mu.Unlock()
 	l.exited.Add(1)
-	schedule(l, redlockx.AcquiredAt(lock).Add(a.cfg.RenewInterval))
+	schedule(l, acquiredAt.Add(a.cfg.RenewInterval))
 	if ctx.Done() != nil {
 		// The parent's cancellation ends the lease too. (On the parent, not
 		// on lctx: lctx then keeps no map of children, which would cost

@@ -8,10 +8,9 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
-	"github.com/redlease/redlease/internal/leasex"
+	"github.com/redlease/redlease/internal/lockrule"
 	"github.com/redlease/redlease/internal/logx"
 	"github.com/redlease/redlease/internal/notice"
-	"github.com/redlease/redlease/internal/redlockx"
 	"github.com/redlease/redlease/redlock"
 )
 
@@ -90,14 +89,18 @@ type Config struct {
 	Logger hclog.Logger
 }
 
-func init() {
-	leasex.Register(func(cfg any, client *redlock.Client) (any, error) {
-		c := cfg.(Config)
-		if err := c.validateFor(client); err != nil {
-			return nil, err
-		}
-		return c.withClient(client), nil
-	})
+// Resolve returns c as [Acquire] uses it with client: every default
+// filled in (the Logger is the client's unless one is set), or the first
+// reason Acquire would refuse it (an error wrapping redlock.ErrInvalidConfig
+// that names the values, or redlock.ErrInvalidArgument for a nil client).
+// Validate checks c alone; Resolve also checks it against the client's
+// settings (MaxTTL, NodeTimeout, drift). election.New resolves its lease's
+// Config with it, so that a bad one fails New rather than every campaign.
+func (c Config) Resolve(client *redlock.Client) (Config, error) {
+	if err := c.validateFor(client); err != nil {
+		return c, err
+	}
+	return c.withClient(client), nil
 }
 
 // withDefaults returns c with every zero field set to its default (some
@@ -130,7 +133,7 @@ func (c Config) withDefaults() Config {
 // too: the Logger is the client's unless one is set.
 func (c Config) withClient(client *redlock.Client) Config {
 	if c.Logger == nil {
-		c.Logger = redlockx.Config(client).Logger
+		c.Logger = client.Config().Logger
 	}
 	return c.withDefaults()
 }
@@ -185,7 +188,7 @@ func (c Config) Validate() error {
 // defaults filled in) against the settings of the client it is to be used
 // with: the TTL by redlock's own rule (at most MaxTTL, above NodeTimeout*2
 // + drift), and room for a refresh before the lease would end. [Acquire]
-// and [TryAcquire] call it; so does election.New (internal/leasex).
+// and [TryAcquire] call it; so does [Config.Resolve].
 func (c Config) validateFor(client *redlock.Client) error {
 	if err := c.Validate(); err != nil {
 		return err
@@ -194,10 +197,11 @@ func (c Config) validateFor(client *redlock.Client) error {
 		return fmt.Errorf("%w: nil *redlock.Client", redlock.ErrInvalidArgument)
 	}
 	c = c.withDefaults()
-	if err := redlockx.CheckTTL(client, c.TTL); err != nil {
-		return fmt.Errorf("%w: TTL does not suit the client: %w", errInvalidConfig, err)
+	cc := client.Config()
+	if p := lockrule.TTLProblem(c.TTL, cc.NodeTimeout, cc.MaxTTL, cc.DriftFactor); p != "" {
+		return fmt.Errorf("%w: TTL does not suit the client: %w", errInvalidConfig, fmt.Errorf("%w: %s", redlock.ErrInvalidArgument, p))
 	}
-	if drift := redlockx.Drift(client, c.TTL); c.RenewInterval+c.SafetyMargin >= c.TTL-drift {
+	if drift := lockrule.Drift(c.TTL, cc.DriftFactor); c.RenewInterval+c.SafetyMargin >= c.TTL-drift {
 		return fmt.Errorf("%w: RenewInterval + SafetyMargin (%s + %s) must be below TTL - drift (%s - %s): the lease would end before its first refresh",
 			errInvalidConfig, c.RenewInterval, c.SafetyMargin, c.TTL, drift)
 	}

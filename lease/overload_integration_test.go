@@ -17,6 +17,7 @@ import (
 
 	"github.com/redlease/redlease/internal/testing/faultproxy"
 	"github.com/redlease/redlease/internal/testing/redistest"
+	"github.com/redlease/redlease/internal/testing/unsafetest"
 	"github.com/redlease/redlease/internal/unsafeopt"
 	"github.com/redlease/redlease/redlock"
 )
@@ -141,7 +142,7 @@ func startOverload(t *testing.T, off unsafeopt.Off, retry time.Duration) *overlo
 		o.admin = append(o.admin, s.Client(t))
 	}
 	ccfg := redlock.Config{NodeTimeout: 100 * time.Millisecond, Logger: hclog.NewNullLogger()}
-	unsafeopt.Apply(&ccfg, off)
+	unsafetest.TurnOff(t, &ccfg, off)
 	c := newClient(t, ccfg, nodes)
 	t.Cleanup(func() {
 		for _, s := range o.g.Servers() {

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/redlease/redlease/internal/redlockx"
 	"github.com/redlease/redlease/redlock"
 )
 
@@ -17,7 +16,7 @@ import (
 //     successful acquire or refresh, and RetryInterval after the start of
 //     a failed one (no jitter: leases that refresh together share calls);
 //   - a refresh waits up to RetryInterval for a majority (or NodeTimeout
-//     if longer: internal/redlockx.ExtendAll), never past the lock's
+//     if longer: internal/redlockx.ExtendWait), never past the lock's
 //     validity; a process that refreshes thousands of leases, or is short
 //     of CPU, reads its replies late, and the nodes' yes still counts (the
 //     new validity runs from the refresh's start);
@@ -134,8 +133,8 @@ func (l *Lease) ended() {
 // the log, and the client's Hooks (redlock.EventLost).
 func (l *Lease) reportLost(err error) {
 	l.log.Warn("lease lost", "key", l.key(), "token", l.Token(), "error", err)
-	if h := redlockx.Config(l.client).Hooks; h != nil {
-		h.Observe(redlock.Event{Kind: redlock.EventLost, Key: l.key(), Token: l.Token(), Err: err, Outcome: redlockx.Outcome(err)})
+	if h := l.client.Config().Hooks; h != nil {
+		h.Observe(redlock.Event{Kind: redlock.EventLost, Key: l.key(), Token: l.Token(), Err: err, Outcome: l.client.Internal().Outcome(err)})
 	}
 }
 

@@ -59,7 +59,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"github.com/redis/go-redis/v9"
 
-	"github.com/redlease/redlease/internal/redlockx"
+	"github.com/redlease/redlease/internal/lockrule"
 	"github.com/redlease/redlease/internal/testing/redistest"
 	"github.com/redlease/redlease/lease"
 	"github.com/redlease/redlease/redlock"
@@ -496,7 +496,7 @@ func (p timelinePoint) since(o timelinePoint) string {
 
 // redlockDrift is redlock's drift allowance for ttl (see redlock.Config).
 func redlockDrift(c *redlock.Client, ttl time.Duration) time.Duration {
-	return redlockx.Drift(c, ttl)
+	return lockrule.Drift(ttl, c.Config().DriftFactor)
 }
 
 func ratio(a, b int64) float64 {
@@ -533,7 +533,7 @@ func snapshotAll(hs []*rtCounter) []rtSnapshot {
 }
 
 func (h *rtCounter) timed(t0 time.Time) {
-	if time.Since(t0) >= redlockx.Defaults().NodeTimeout {
+	if time.Since(t0) >= lockrule.DefaultNodeTimeout {
 		h.slow.Add(1)
 	}
 }

@@ -7,7 +7,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/redlease/redlease/internal/redlockx"
+	"github.com/redlease/redlease/internal/lockrule"
 	"github.com/redlease/redlease/redlock"
 )
 
@@ -46,10 +46,9 @@ var (
 )
 
 type scheduler struct {
-	client      *redlock.Client
-	nodeTimeout time.Duration // the client's
-	noBudget    bool          // the token bucket is off (a negative control: internal/unsafeopt)
-	wake        chan struct{} // buffered: a poke never blocks
+	client   *redlock.Client
+	noBudget bool          // the token bucket is off (a negative control: internal/unsafeopt)
+	wake     chan struct{} // buffered: a poke never blocks
 
 	mu       sync.Mutex
 	due      leaseHeap
@@ -67,8 +66,8 @@ func schedule(l *Lease, due time.Time) {
 	schedMu.Lock()
 	s := schedulers[l.client]
 	if s == nil {
-		s = &scheduler{client: l.client, nodeTimeout: redlockx.Config(l.client).NodeTimeout, wake: make(chan struct{}, 1),
-			noBudget: redlockx.UnsafeOff(l.client).NoRefreshBudget}
+		s = &scheduler{client: l.client, wake: make(chan struct{}, 1),
+			noBudget: noRefreshBudget(l.client)}
 		schedulers[l.client] = s
 	}
 	s.mu.Lock()
@@ -189,7 +188,7 @@ func (s *scheduler) take(now time.Time) []*Lease {
 	// lease (at least a full batch): leases that all fall due at once, as
 	// they do when acquired together, are never held back, and failures
 	// retried at every RetryInterval drain it within one RenewInterval.
-	limit := float64(max(s.leases, redlockx.MaxExtendBatch()))
+	limit := float64(max(s.leases, lockrule.MaxExtendBatch))
 	if !s.refilled.IsZero() {
 		s.tokens = min(limit, s.tokens+2*s.rate*now.Sub(s.refilled).Seconds())
 	} else {
@@ -204,7 +203,7 @@ func (s *scheduler) take(now time.Time) []*Lease {
 	n := int(s.tokens)
 	s.tokens -= float64(n)
 	// The rest waits until the bucket holds a batch's worth again.
-	later := now.Add(time.Duration(float64(min(len(batch)-n, redlockx.MaxExtendBatch())) / (2 * s.rate) * float64(time.Second)))
+	later := now.Add(time.Duration(float64(min(len(batch)-n, lockrule.MaxExtendBatch)) / (2 * s.rate) * float64(time.Second)))
 	for _, l := range batch[n:] {
 		l.due = mono(later)
 		heap.Push(&s.due, l)
@@ -216,16 +215,17 @@ func (s *scheduler) take(now time.Time) []*Lease {
 func (s *scheduler) round(ctx context.Context, rs *roundState, start time.Time, batch []*Lease) {
 	defer rs.cancel()
 	locks := make([]*redlock.Lock, len(batch))
-	wait := time.Duration(1<<63 - 1)
 	for i, l := range batch {
 		locks[i] = l.lock
-		// Not cut at the validity of the lease nearest its end: one lease
-		// about to end would fail the whole batch (each lease's own timer
-		// ends it on time, and a late yes does not revive it).
-		wait = min(wait, max(l.retry, s.nodeTimeout))
 		l.setInflight(true)
 	}
-	errs := redlockx.ExtendAll(ctx, s.client, locks, wait)
+	// Each request waits up to the shortest RetryInterval of the batch, or
+	// NodeTimeout if longer (the locks were acquired with
+	// redlockx.ExtendWait). Not cut at the validity of the lease nearest
+	// its end: one lease about to end would fail the whole batch (each
+	// lease's own timer ends it on time, and a late yes does not revive
+	// it).
+	errs := s.client.ExtendAll(ctx, locks)
 	next := make([]time.Time, len(batch))
 	for i, l := range batch {
 		next[i] = l.refreshed(start, errs[i])

@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/redlease/redlease/internal/redlockx"
+	"github.com/redlease/redlease/internal/lockrule"
 	"github.com/redlease/redlease/redlock"
 )
 
@@ -41,7 +41,7 @@ func TestBatchedRefresh(t *testing.T) {
 		ls := acquireMany(t, c, n, timingConfig())
 		scripts, extends := ms[0].Scripts(), ms[0].Extends()
 		at(start.Add(tRenew))
-		assert.Equal(t, scripts+2, ms[0].Scripts(), "one call per node per batch of at most %d", redlockx.MaxExtendBatch())
+		assert.Equal(t, scripts+2, ms[0].Scripts(), "one call per node per batch of at most %d", lockrule.MaxExtendBatch)
 		assert.Equal(t, extends+n, ms[0].Extends(), "every lease extended once")
 		validity := tTTL - drift(c, tTTL)
 		for _, l := range ls {
@@ -127,7 +127,7 @@ func TestRetriesBoundedThenSteady(t *testing.T) {
 		t.Logf("extends in a second of failures: %d, in its second half: %d (steady: %d per second)", sent, late, n)
 		steady := n // per second (RenewInterval 1s)
 		assert.LessOrEqual(t, sent, 2*steady+n, "retries beyond twice the steady rate (plus the bucket: one per lease)")
-		assert.LessOrEqual(t, late, steady+redlockx.MaxExtendBatch(), "bucket empty: twice the steady rate")
+		assert.LessOrEqual(t, late, steady+lockrule.MaxExtendBatch, "bucket empty: twice the steady rate")
 		assert.Greater(t, sent, steady, "failed refreshes are retried")
 		for _, m := range ms[:2] {
 			m.heal()

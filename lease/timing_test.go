@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/redlease/redlease/internal/redlockx"
+	"github.com/redlease/redlease/internal/lockrule"
 	"github.com/redlease/redlease/redlock"
 )
 
@@ -31,7 +31,7 @@ func timingConfig() Config {
 
 // drift is redlock's drift allowance for ttl on client c.
 func drift(c *redlock.Client, ttl time.Duration) time.Duration {
-	return redlockx.Drift(c, ttl)
+	return lockrule.Drift(ttl, c.Config().DriftFactor)
 }
 
 func sleepUntil(t time.Time) { time.Sleep(time.Until(t)) }

@@ -10,7 +10,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
-	"github.com/redlease/redlease/internal/redlockx"
+	"github.com/redlease/redlease/internal/named"
 	"github.com/redlease/redlease/redlock"
 )
 
@@ -34,14 +34,14 @@ type Observer struct {
 // candidates campaign on; see election.New). It checks its arguments and
 // the Config; it does not contact the nodes.
 func New(client *redlock.Client, name string, cfg Config) (*Observer, error) {
-	if err := redlockx.CheckNamed(client, name); err != nil {
+	if err := named.Check(client, name); err != nil {
 		return nil, err
 	}
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
 	if cfg.Logger == nil {
-		cfg.Logger = redlockx.Config(client).Logger
+		cfg.Logger = client.Config().Logger
 	}
 	cfg = cfg.withDefaults()
 	return &Observer{client: client, name: name, cfg: cfg, log: cfg.Logger}, nil
@@ -136,7 +136,7 @@ func (o *Observer) readOnce(ctx context.Context) (redlock.Holder, error) {
 // (an error matching redlock.ErrNoHolder), or the nodes that answered
 // cannot tell ([ErrUnknown]).
 func (o *Observer) noHolder(nodes []redlock.NodeState) error {
-	quorum := redlockx.Quorum(o.client)
+	quorum := o.client.Internal().Quorum()
 	var ready int
 	var why []string
 	held := map[string]int{} // values seen on nodes that answered

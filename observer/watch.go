@@ -95,7 +95,7 @@ func (o *Observer) Watch(ctx context.Context) *Watch {
 
 // watch is the goroutine of a Watch; it returns why it ended.
 func (o *Observer) watch(ctx context.Context, out chan<- Event) error {
-	sub, err := redlockx.Subscribe(ctx, o.client, notice.Channel(o.name))
+	sub, err := o.client.Internal().Subscribe(ctx, notice.Channel(o.name))
 	if err != nil {
 		return err
 	}

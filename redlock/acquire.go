@@ -11,24 +11,24 @@ import (
 	"time"
 
 	"github.com/redlease/redlease/internal/keycheck"
+	"github.com/redlease/redlease/internal/redlockx"
 )
 
-// AcquireOption changes one acquisition.
-type AcquireOption func(*acquireOptions)
+// AcquireOption changes one acquisition: [WithValue], [WithRetry]. Its
+// argument's type is internal: the options it has beyond these two are set
+// only by the packages built on redlock in this module
+// (internal/redlockx: the release notice, the wait of extensions).
+type AcquireOption func(*redlockx.AcquireOptions)
 
-type acquireOptions struct {
-	value  func(nonce string) string
-	retry  retryPolicy
-	notice string // channel PUBLISHed to on release ("" = none)
-	msg    string
-}
+// acquireOptions are the options of one acquisition.
+type acquireOptions = redlockx.AcquireOptions
 
 // WithValue makes the lock's value from the random nonce of each attempt
 // (at least 128 bits from crypto/rand, base64url). The value must contain
 // the nonce, so that every attempt's value is unique; the lease package
 // uses it to carry the holder's identity.
 func WithValue(f func(nonce string) string) AcquireOption {
-	return func(o *acquireOptions) { o.value = f }
+	return func(o *acquireOptions) { o.Value = f }
 }
 
 // WithRetry sets the retry policy of this Acquire call, in place of
@@ -41,16 +41,7 @@ func WithValue(f func(nonce string) string) AcquireOption {
 //
 // and no retry at all: func(int) (time.Duration, bool) { return 0, false }.
 func WithRetry(f func(attempt int) (delay time.Duration, ok bool)) AcquireOption {
-	return func(o *acquireOptions) { o.retry = f }
-}
-
-// releaseNotice makes Release PUBLISH message on channel, on every node
-// where it deleted the lock, so that waiters can retry at once
-// (internal/redlockx). On a cluster Client the notice is an SPUBLISH in
-// the slot of each copy of the lock; with buckets, subscribe hears it
-// when channel is the key's notice channel (see there).
-func releaseNotice(channel, message string) AcquireOption {
-	return func(o *acquireOptions) { o.notice, o.msg = channel, message }
+	return func(o *acquireOptions) { o.Retry = f }
 }
 
 // nonceBytes is the randomness of one attempt's value (docs/design.md S8).
@@ -80,7 +71,7 @@ func newNonce() string {
 // the drift allowance.
 func (c *Client) Acquire(ctx context.Context, key string, ttl time.Duration, opts ...AcquireOption) (*Lock, error) {
 	o := c.options(opts)
-	retry := o.retry
+	retry := o.Retry
 	if retry == nil {
 		retry = c.cfg.Retry
 	}
@@ -176,7 +167,7 @@ func (c *Client) attempt(ctx context.Context, key string, ttl time.Duration, o a
 	s := newStragglers(len(nodes))
 	undoLate := func(n *node, a answer) {
 		if a.vote == voteQuarantined {
-			c.ready.want.Store(true) // not seen by raiseForgetful: the next pass raises it
+			c.ready.Want() // not seen by raiseForgetful: the next pass raises it
 		}
 		s.late(c, n, a, key, value)
 	}
@@ -201,7 +192,7 @@ func (c *Client) attempt(ctx context.Context, key string, ttl time.Duration, o a
 		c.log.Trace("acquired", "key", key, "token", token, "validity", time.Until(validUntil), "elapsed", time.Since(t0))
 	}
 	return &Lock{c: c, nodes: nodes, key: key, value: value, token: token, ttl: ttl, strag: s,
-		notice: o.notice, msg: o.msg, acquiredAt: t0, validUntil: validUntil, fencedAt: t0}, nil
+		notice: o.NoticeChannel, msg: o.NoticeMessage, extendWait: o.ExtendWait, acquiredAt: t0, validUntil: validUntil, fencedAt: t0}, nil
 }
 
 // lockValue checks an attempt's arguments and makes its value from a
@@ -215,8 +206,8 @@ func (c *Client) lockValue(key string, ttl time.Duration, o acquireOptions) (str
 	}
 	nonce := newNonce()
 	value := nonce
-	if o.value != nil {
-		value = o.value(nonce)
+	if o.Value != nil {
+		value = o.Value(nonce)
 		if !strings.Contains(value, nonce) {
 			return "", fmt.Errorf("%w: WithValue must return a value that contains the nonce", ErrInvalidArgument)
 		}
@@ -242,14 +233,14 @@ func (c *Client) grant(ctx context.Context, n *node, key string, plain *scriptCa
 		// answer that comes too late for it, by the next pass
 		// (undoLate); without a healthy majority, by the pass at the
 		// end of its quarantine.
-		c.ready.sawQuarantine(time.Duration(a.ms)*time.Millisecond, true)
-		n.sawQuarantine(time.Duration(a.ms)*time.Millisecond, false)
+		c.ready.SawQuarantine(time.Duration(a.ms)*time.Millisecond, true)
+		n.heard.SawQuarantine(time.Duration(a.ms)*time.Millisecond, false)
 	case voteYes, voteNo:
-		n.sawVote()
+		n.heard.SawVote()
 	}
 	c.noticeIdentity(n, a)
 	if n.cluster != nil {
-		c.answeredBy(n, a.server)
+		c.placement.AnsweredBy(&n.server, a.server)
 		a.server = 0 // copies on one master are a placement warning, not a refusal
 	}
 	return a
@@ -361,7 +352,7 @@ func (c *Client) quorumError(nodes []*node, op, key string, answers []answer, ta
 }
 
 func nodeResult(n *node, a answer) NodeResult {
-	r := NodeResult{Node: n.addr, Master: n.where(), Yes: a.vote == voteYes}
+	r := NodeResult{Node: n.addr, Master: n.master.Get(), Yes: a.vote == voteYes}
 	switch a.vote {
 	case voteError:
 		r.Err = a.err

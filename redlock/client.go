@@ -9,6 +9,9 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/redis/go-redis/v9"
+
+	"github.com/redlease/redlease/internal/placement"
+	"github.com/redlease/redlease/internal/quarantine"
 )
 
 // Client runs the Redlock algorithm over N independent Redis masters.
@@ -34,12 +37,12 @@ type Client struct {
 	closeOnce sync.Once
 	left      atomic.Bool // Close returned before every request ended (close.go)
 
-	raising atomic.Bool // a raisePass is running
-	ready   readiness   // when the next raisePass is due (readiness.go)
-	args    scriptArgs  // constant script arguments
+	raising atomic.Bool          // a raisePass is running
+	ready   quarantine.Readiness // when the next raisePass is due (readiness.go)
+	args    scriptArgs           // constant script arguments
 
 	cluster   *redis.ClusterClient // NewCluster only
-	placement clusterState
+	placement placement.Watcher    // where a NewCluster Client's copies live (internal/placement)
 
 	owned []redis.UniversalClient // made by Dial; closed by Close
 }

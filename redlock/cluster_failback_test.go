@@ -14,6 +14,7 @@ import (
 
 	"github.com/redlease/redlease/internal/clusterkey"
 	"github.com/redlease/redlease/internal/testing/redistest"
+	"github.com/redlease/redlease/internal/testing/unsafetest"
 	"github.com/redlease/redlease/internal/unsafeopt"
 	"github.com/redlease/redlease/redlock"
 )
@@ -67,7 +68,7 @@ func startClusterFailback(t *testing.T, noReplIDCheck bool) *clusterFailback {
 	cfg := clusterCfg
 	cfg.MaxTTL = clusterFailbackTTL
 	if noReplIDCheck {
-		unsafeopt.Apply(&cfg, unsafeopt.Off{ReplicationIDCheck: true})
+		unsafetest.TurnOff(t, &cfg, unsafeopt.Off{ReplicationIDCheck: true})
 	}
 	c := redistest.StartCluster(t, 3, 1, redistest.Options{Extra: []string{"cluster-require-full-coverage no"}})
 	start := time.Now()

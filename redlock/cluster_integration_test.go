@@ -23,7 +23,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/redlease/redlease/internal/clusterkey"
-	"github.com/redlease/redlease/internal/redlockx"
 	"github.com/redlease/redlease/internal/testing/redistest"
 	"github.com/redlease/redlease/internal/testing/testnodes"
 	"github.com/redlease/redlease/redlock"
@@ -171,7 +170,7 @@ func TestClusterLocks(t *testing.T) {
 	ctx := context.Background()
 	c, rl := startClusterLocker(t, 1)
 	other := newClusterLocker(t, clusterCfg, newClusterClient(t, c.Addrs()), 3, false)
-	require.Equal(t, 2, redlockx.Quorum(rl))
+	require.Equal(t, 2, rl.Internal().Quorum())
 
 	// Copy i is in the middle of slot range i, hence on master i.
 	reps, shared := rl.Placement(ctx)
@@ -332,7 +331,7 @@ func TestClusterSharedMasterWarning(t *testing.T) {
 			assert.Empty(t, st.Value, "%s", st.Node)
 		}
 	}
-	assert.GreaterOrEqual(t, held, redlockx.Quorum(rl))
+	assert.GreaterOrEqual(t, held, rl.Internal().Quorum())
 	err = l.Release(ctx)
 	require.NoError(t, err)
 	assert.Equal(t, uint64(2), mustTryAcquire(t, rl, "job").Token())

@@ -7,21 +7,18 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/redlease/redlease/internal/clusterkey"
+	"github.com/redlease/redlease/internal/lockrule"
 	"github.com/redlease/redlease/internal/logx"
-	"github.com/redlease/redlease/internal/unsafeopt"
 )
 
-// Defaults of [Config], documented on its fields (internal/redlockx.Defaults
-// gives them to the CLI).
+// Defaults of [Config], documented on its fields (internal/lockrule has
+// those the CLI shows too).
 const (
-	defaultNodeTimeout = 50 * time.Millisecond
-	defaultDriftFactor = 0.01
+	defaultNodeTimeout = lockrule.DefaultNodeTimeout
+	defaultDriftFactor = lockrule.DefaultDriftFactor
 	defaultRetryDelay  = 100 * time.Millisecond
-	defaultMaxTTL      = 30 * time.Second
-	// minDrift is added to every drift allowance (docs/design.md S3): the
-	// clock resolution and scheduling slack that a drift factor alone would
-	// miss on short TTLs.
-	minDrift = 2 * time.Millisecond
+	defaultMaxTTL      = lockrule.DefaultMaxTTL
+	minDrift           = lockrule.MinDrift
 	// counterTTLFactor times MaxTTL is the TTL of a fencing counter: a key
 	// locked again within it continues its own counter; after it, the
 	// counter starts again above the node's highest token, so tokens still
@@ -124,16 +121,8 @@ type Config struct {
 	Hooks Hooks
 
 	// unsafeOff: guards turned off by a test's negative control
-	// (internal/unsafeopt); zero in every other use.
-	unsafeOff unsafeopt.Off
-
-	// quietQuarantine: New does not log the quarantined nodes
-	// (internal/redlockx.QuietQuarantine).
-	quietQuarantine bool
-}
-
-func init() {
-	unsafeopt.Register(func(cfg any, off unsafeopt.Off) { cfg.(*Config).unsafeOff = off })
+	// (unsafe.go); none in every other use.
+	unsafeOff guardsOff
 }
 
 func (c Config) withDefaults() Config {
@@ -184,22 +173,14 @@ func (c Config) Validate() error {
 
 // drift is the clock-drift allowance for a TTL (docs/design.md S3).
 func (c *Config) drift(ttl time.Duration) time.Duration {
-	return time.Duration(float64(ttl)*c.DriftFactor) + minDrift
+	return lockrule.Drift(ttl, c.DriftFactor)
 }
 
 // checkTTL validates a TTL against this configuration: positive, at most
 // MaxTTL, and long enough to outlast two node timeouts and the drift.
 func (c *Config) checkTTL(ttl time.Duration) error {
-	switch {
-	case ttl <= 0:
-		return fmt.Errorf("%w: TTL (%s) must be positive", ErrInvalidArgument, ttl)
-	case ttl%time.Millisecond != 0:
-		return fmt.Errorf("%w: TTL (%s) must be a whole number of milliseconds", ErrInvalidArgument, ttl)
-	case ttl > c.MaxTTL:
-		return fmt.Errorf("%w: TTL (%s) is above MaxTTL (%s)", ErrInvalidArgument, ttl, c.MaxTTL)
-	case ttl <= c.NodeTimeout*2+c.drift(ttl):
-		return fmt.Errorf("%w: TTL (%s) must exceed NodeTimeout*2 + drift (%s)",
-			ErrInvalidArgument, ttl, c.NodeTimeout*2+c.drift(ttl))
+	if p := lockrule.TTLProblem(ttl, c.NodeTimeout, c.MaxTTL, c.DriftFactor); p != "" {
+		return fmt.Errorf("%w: %s", ErrInvalidArgument, p)
 	}
 	return nil
 }

@@ -21,15 +21,16 @@ import (
 
 	"github.com/redlease/redlease/internal/testing/locktest"
 	"github.com/redlease/redlease/internal/testing/redistest"
+	"github.com/redlease/redlease/internal/testing/unsafetest"
 	"github.com/redlease/redlease/internal/unsafeopt"
 	"github.com/redlease/redlease/redlock"
 )
 
 // counterCfg gives counters a TTL short enough to wait for in a test.
-func counterCfg(counterTTL time.Duration, off unsafeopt.Off) redlock.Config {
+func counterCfg(t *testing.T, counterTTL time.Duration, off unsafeopt.Off) redlock.Config {
 	cfg := cyclesCfg
 	off.CounterTTL = counterTTL
-	unsafeopt.Apply(&cfg, off)
+	unsafetest.TurnOff(t, &cfg, off)
 	return cfg
 }
 
@@ -126,7 +127,7 @@ func expireCounters(t *testing.T, rig *servers, key string) {
 func TestTokensIncreaseAcrossCounterExpiry(t *testing.T) {
 	t.Parallel()
 	rig := startKillable(t, 3, redistest.Options{})
-	cfg := counterCfg(300*time.Millisecond, unsafeopt.Off{})
+	cfg := counterCfg(t, 300*time.Millisecond, unsafeopt.Off{})
 	c := locktest.New(t, cfg, rig.NewNodes(t), true)
 	key := testKey(t)
 	last := issueTokens(t, c, key, fenceTTL, 3, 0)
@@ -159,7 +160,7 @@ func TestTokensIncreaseAcrossCounterExpiry(t *testing.T) {
 func TestTokensRepeatWithCounterFromZero(t *testing.T) {
 	t.Parallel()
 	rig := startKillable(t, 3, redistest.Options{})
-	cfg := counterCfg(300*time.Millisecond, unsafeopt.Off{CounterFromZero: true})
+	cfg := counterCfg(t, 300*time.Millisecond, unsafeopt.Off{CounterFromZero: true})
 	c := locktest.New(t, cfg, rig.NewNodes(t), true)
 	key := testKey(t)
 	last := issueTokens(t, c, key, fenceTTL, 3, 0)
@@ -182,7 +183,7 @@ func TestServerMemoryReturns(t *testing.T) {
 		require.NoError(t, err, "REDLEASE_MEMORY_CYCLES")
 	}
 	rig := startKillable(t, 3, redistest.Options{})
-	c := locktest.New(t, counterCfg(time.Second, unsafeopt.Off{}), rig.NewNodes(t), true)
+	c := locktest.New(t, counterCfg(t, time.Second, unsafeopt.Off{}), rig.NewNodes(t), true)
 	ctx := context.Background()
 	cycleKeys(t, c, "warm-up:", 100) // connections, scripts, the marker
 	used := func(i int) int64 {
@@ -226,7 +227,7 @@ func statField(t *testing.T, info, name string) int64 {
 // has expired, tokens still continue above client 1's, restarting from the
 // nodes' high-water marks (B's raised with its floor).
 func TestTokensIncreaseAcrossFailoverAndCounterExpiry(t *testing.T) {
-	cfg := counterCfg(300*time.Millisecond, unsafeopt.Off{})
+	cfg := counterCfg(t, 300*time.Millisecond, unsafeopt.Off{})
 	cfg.MaxTTL, cfg.NodeTimeout = failoverCfg.MaxTTL, failoverCfg.NodeTimeout
 	f := startFailoverCfg(t, cfg)
 	ctx := context.Background()

@@ -7,7 +7,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
-	"github.com/redlease/redlease/internal/redlockx/link"
+	"github.com/redlease/redlease/internal/placement"
+	"github.com/redlease/redlease/internal/redlockx"
 )
 
 // Unexported values that the external tests (package redlock_test) use.
@@ -107,11 +108,11 @@ func (l *Lock) AcquiredAt() time.Time { return l.acquiredAt }
 func (l *Lock) Remaining() time.Duration { return l.remaining() }
 
 // Replica is where one copy of the locks of a cluster Client lives.
-type Replica = replica
+type Replica = placement.Replica
 
 // Placement reports which master serves each copy of each bucket now, and
 // whether two copies of one bucket share a master.
-func (c *Client) Placement(ctx context.Context) ([]Replica, bool) { return c.placementNow(ctx) }
+func (c *Client) Placement(ctx context.Context) ([]Replica, bool) { return c.placement.Now(ctx) }
 
 // The errors in the *QuorumError of an Extend or a Release that left the
 // lock as it was.
@@ -132,7 +133,7 @@ const (
 )
 
 // ErrNotAwaited is the Err of a node not waited for.
-var ErrNotAwaited = link.ErrNotAwaited
+var ErrNotAwaited = redlockx.ErrNotAwaited
 
 // Settled reports whether every acquire request of l's acquisition has
 // finished. The acquisition returns at a majority; a request to another

@@ -6,12 +6,13 @@ import (
 	"strconv"
 	"sync"
 	"time"
+
+	"github.com/redlease/redlease/internal/lockrule"
 )
 
 // maxExtendBatch is how many locks one extend_many script call carries at
-// most: ExtendAll splits larger sets into calls of this size, so that no
-// single call holds a server for long.
-const maxExtendBatch = 256
+// most (internal/lockrule).
+const maxExtendBatch = lockrule.MaxExtendBatch
 
 // ExtendAll extends many locks of this client at once, each to its own TTL
 // (the one it was acquired or last extended with): one multi-key
@@ -29,18 +30,20 @@ const maxExtendBatch = 256
 // the client's Hooks, as from Extend. When ctx ends first, each error
 // also matches ctx's error.
 func (c *Client) ExtendAll(ctx context.Context, locks []*Lock) []error {
-	errs := c.extendAll(ctx, locks, 0)
+	errs := c.extendAll(ctx, locks)
 	for i, err := range errs {
 		errs[i] = joinCtx(ctx, err)
 	}
 	return errs
 }
 
-// extendAll is ExtendAll, each request waiting up to wait (<= 0:
-// NodeTimeout), as extendWithin (internal/redlockx: the lease package's
-// refreshes).
-func (c *Client) extendAll(ctx context.Context, locks []*Lock, wait time.Duration) []error {
+// extendAll is ExtendAll without the context's error joined. Each request
+// waits as long as the shortest wait of the locks given (Lock.wait:
+// NodeTimeout, unless the locks were acquired with
+// internal/redlockx.ExtendWait, as the lease package's are).
+func (c *Client) extendAll(ctx context.Context, locks []*Lock) []error {
 	errs := make([]error, len(locks))
+	wait := time.Duration(1<<63 - 1)
 	// One batch holds locks of one set of voters (on a bucketed cluster,
 	// one bucket: its n copies, one slot each) and one TTL (extend_many
 	// takes the TTL once per call), at most maxExtendBatch.
@@ -55,6 +58,7 @@ func (c *Client) extendAll(ctx context.Context, locks []*Lock, wait time.Duratio
 			errs[i] = fmt.Errorf("%w: lock %d is nil or of another client", ErrInvalidArgument, i)
 			continue
 		}
+		wait = min(wait, l.wait())
 		ttl, err := l.extendable(0)
 		if err != nil {
 			errs[i] = err

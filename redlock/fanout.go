@@ -14,7 +14,7 @@ type call func(ctx context.Context, n *node) answer
 // fanout sends call to the given nodes at once and collects the answers.
 //
 // Every request of one fanout shares one context bounded by NodeTimeout
-// (or by wait, when positive: see extendWithin), and
+// (or by wait, when positive: see Lock.wait), and
 // the wait is cut at that deadline here rather than trusted to the go-redis
 // client (which does not cut socket reads on a context deadline unless
 // built with ContextTimeoutEnabled). done is consulted after every answer;
@@ -37,7 +37,7 @@ func (c *Client) fanoutWithin(ctx context.Context, wait time.Duration, nodes []*
 	if wait <= 0 {
 		wait = c.cfg.NodeTimeout
 	}
-	c.placementDue()
+	c.placement.Due()
 	c.readinessDue()
 	timedOut := errNodeTimeout{wait, wait == c.cfg.NodeTimeout}
 	if len(nodes) == 1 && nodes[0].ownDeadline {
@@ -60,7 +60,7 @@ func (c *Client) fanoutWithin(ctx context.Context, wait time.Duration, nodes []*
 	f.running.Store(int32(len(nodes)))
 	c.wg.Add(len(nodes))
 	for i, n := range nodes {
-		c.dispatch(n, job{f, i})
+		n.jobs.Dispatch(job{f, i}, &c.wg, c.closing)
 	}
 	return f.collect(done)
 }
@@ -84,9 +84,11 @@ func (c *Client) settle(ctx context.Context, n *node, a answer, timedOut errNode
 		a.err = timedOut
 	}
 	if a.vote != voteError {
-		n.answered()
+		n.heard.Answered()
 	} else {
-		c.nodeFailed(n, a.err)
+		if n.cluster != nil {
+			c.placement.Failed(n.cluster, a.err)
+		}
 		if ctx.Err() == nil {
 			c.observe(Event{Kind: EventNodeError, Node: n.addr, Err: a.err})
 		}

@@ -18,6 +18,7 @@ import (
 
 	"github.com/redlease/redlease/internal/testing/locktest"
 	"github.com/redlease/redlease/internal/testing/redistest"
+	"github.com/redlease/redlease/internal/testing/unsafetest"
 	"github.com/redlease/redlease/internal/unsafeopt"
 	"github.com/redlease/redlease/redlock"
 )
@@ -225,7 +226,7 @@ func TestFencingMajorityRule(t *testing.T) {
 // replied it (the fast path without its rule) lets B's token go back.
 func TestFencingMajorityRuleControl(t *testing.T) {
 	cfg := fenceCfg
-	unsafeopt.Apply(&cfg, unsafeopt.Off{FastPathMinority: true})
+	unsafetest.TurnOff(t, &cfg, unsafeopt.Off{FastPathMinority: true})
 	a, b := fenceHoleSetup(t, cfg)
 	assert.LessOrEqual(t, b.Token(), a.Token(), "without the majority rule the token goes back")
 }
@@ -310,7 +311,7 @@ func gatedClient(t *testing.T, off unsafeopt.Off) (*servers, *redlock.Client, []
 	rig := startKillable(t, 3, redistest.Options{})
 	cfg := fenceCfg
 	cfg.MaxTTL = 10 * time.Second
-	unsafeopt.Apply(&cfg, off)
+	unsafetest.TurnOff(t, &cfg, off)
 	nodes := rig.NewNodes(t)
 	gates := make([]*redlock.AcquireGate, len(nodes))
 	for i, n := range nodes {

@@ -5,7 +5,7 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/redlease/redlease/internal/redlockx/link"
+	"github.com/redlease/redlease/internal/redlockx"
 )
 
 // indexed is node i's answer.
@@ -82,7 +82,7 @@ func (f *flight) collect(done func(answers []answer, got []bool) bool) []answer 
 }
 
 // wait fills answers and got as the answers arrive and returns why it
-// stopped before every node answered: link.ErrNotAwaited when done said so, the
+// stopped before every node answered: redlockx.ErrNotAwaited when done said so, the
 // caller's context error, or f.timedOut at the requests' deadline (nil
 // when every node answered).
 func (f *flight) wait(answers []answer, got []bool, done func([]answer, []bool) bool) error {
@@ -96,7 +96,7 @@ func (f *flight) wait(answers []answer, got []bool, done func([]answer, []bool) 
 		select {
 		case r := <-f.ch:
 			if take(r) {
-				return link.ErrNotAwaited
+				return redlockx.ErrNotAwaited
 			}
 		case <-f.ctx.Done():
 			return f.ctx.Err()
@@ -106,7 +106,7 @@ func (f *flight) wait(answers []answer, got []bool, done func([]answer, []bool) 
 				select {
 				case r := <-f.ch:
 					if take(r) {
-						return link.ErrNotAwaited
+						return redlockx.ErrNotAwaited
 					}
 				default:
 					drained = true

@@ -20,6 +20,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/redlease/redlease/internal/notice"
+	"github.com/redlease/redlease/internal/redlockx"
 )
 
 // Fuzzing of every reply redlock reads. Replies are trees of the values
@@ -596,7 +597,7 @@ func clientReplies(t *testing.T, data []byte) {
 	}
 	_ = c.Bootstrap(ctx)
 
-	l, err := c.TryAcquire(ctx, "k", time.Second, releaseNotice(notice.Channel("k"), notice.Message{Kind: notice.Released}.Encode()))
+	l, err := c.TryAcquire(ctx, "k", time.Second, redlockx.ReleaseNotice(notice.Channel("k"), notice.Message{Kind: notice.Released}.Encode()))
 	switch {
 	case err != nil && !errors.Is(err, ErrNotAcquired):
 		t.Fatalf("TryAcquire: %v does not match ErrNotAcquired", err)

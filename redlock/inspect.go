@@ -115,10 +115,10 @@ func (c *Client) inspectOn(ctx context.Context, n *node, key string, args []any)
 	v := voteYes
 	if ns[2] > 0 || ns[3] != 1 {
 		v = voteQuarantined
-		c.ready.sawQuarantine(time.Duration(ns[2])*time.Millisecond, ns[3] == 1)
-		n.sawQuarantine(time.Duration(ns[2])*time.Millisecond, ns[3] == 1)
+		c.ready.SawQuarantine(time.Duration(ns[2])*time.Millisecond, ns[3] == 1)
+		n.heard.SawQuarantine(time.Duration(ns[2])*time.Millisecond, ns[3] == 1)
 	} else {
-		n.sawVote()
+		n.heard.SawVote()
 	}
 	return answer{vote: v, value: asString(a[0]), ms: ns[0], counter: ns[1], high: ns[2], ready: ns[3] == 1}
 }
@@ -132,7 +132,7 @@ func inspection(key string, nodes []*node, answers []answer, quorum int, elapsed
 	var value string
 	count := map[string]int{}
 	for i, a := range answers {
-		st := NodeState{Node: nodes[i].addr, Master: nodes[i].where(), Err: a.err}
+		st := NodeState{Node: nodes[i].addr, Master: nodes[i].master.Get(), Err: a.err}
 		if a.vote != voteError {
 			st.Value, st.Counter, st.Ready = a.value, uint64(max(0, a.counter)), a.ready
 			st.Quarantine = time.Duration(a.high) * time.Millisecond

@@ -325,8 +325,8 @@ func TestIntegrationValidity(t *testing.T) {
 }
 
 // TestIntegrationExtendTimeout: an Extend whose majority answers later than
-// NodeTimeout fails; with a wait above the delay (internal/redlockx.Extend,
-// as the lease package's refreshes wait) it succeeds,
+// NodeTimeout fails; with a wait above the delay (a lock acquired with
+// internal/redlockx.ExtendWait, as the lease package's are) it succeeds,
 // and its new validity still counts from its start, so no node's key
 // expires before the local deadline.
 func TestIntegrationExtendTimeout(t *testing.T) {
@@ -334,7 +334,11 @@ func TestIntegrationExtendTimeout(t *testing.T) {
 	cl := startServers(t, serversConfig{n: 5, proxied: 5})
 	c := cl.locker(t, redlock.Config{NodeTimeout: nodeTimeout})
 	const ttl = 5 * time.Second
-	l, err := c.TryAcquire(ctx, testKey(t), ttl)
+	l, err := c.TryAcquire(ctx, testKey(t), ttl, redlockx.ExtendWait(4*nodeTimeout))
+	require.NoError(t, err)
+	plain, err := c.TryAcquire(ctx, testKey(t)+"-plain", ttl)
+	require.NoError(t, err)
+	short, err := c.TryAcquire(ctx, testKey(t)+"-short", ttl, redlockx.ExtendWait(nodeTimeout+10*time.Millisecond))
 	require.NoError(t, err)
 	for _, p := range cl.Proxies[:3] {
 		p.SetLatency(nodeTimeout + 100*time.Millisecond)
@@ -343,7 +347,7 @@ func TestIntegrationExtendTimeout(t *testing.T) {
 	// First the long wait (before a timed-out request makes go-redis dial
 	// again, through the slow proxies), then NodeTimeout.
 	t0 := time.Now()
-	require.NoError(t, redlockx.Extend(ctx, l, 0, 4*nodeTimeout))
+	require.NoError(t, l.Extend(ctx, 0))
 	elapsed := time.Since(t0)
 	assert.GreaterOrEqual(t, elapsed, nodeTimeout, "the extend waited for the slow majority")
 	until := l.ValidUntil()
@@ -356,14 +360,16 @@ func TestIntegrationExtendTimeout(t *testing.T) {
 		assert.Greater(t, time.Now().Add(pttl), until, "server %d's key expires before the local deadline", i)
 	}
 
-	err = l.Extend(ctx, 0)
+	plainUntil := plain.ValidUntil()
+	err = plain.Extend(ctx, 0)
 	require.ErrorIs(t, err, redlock.ErrNotExtended, "a majority later than NodeTimeout")
 	assert.ErrorContains(t, err, "NodeTimeout")
-	require.Equal(t, until, l.ValidUntil())
+	require.Equal(t, plainUntil, plain.ValidUntil())
 
 	// A wait shorter than the delay fails, naming the wait.
-	err = redlockx.Extend(ctx, l, 0, nodeTimeout+10*time.Millisecond)
+	shortUntil := short.ValidUntil()
+	err = short.Extend(ctx, 0)
 	require.ErrorIs(t, err, redlock.ErrNotExtended)
 	assert.ErrorContains(t, err, "no answer within 210ms")
-	require.Equal(t, until, l.ValidUntil())
+	require.Equal(t, shortUntil, short.ValidUntil())
 }

@@ -6,7 +6,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/redlease/redlease/internal/redlockx/link"
+	"github.com/redlease/redlease/internal/redlockx"
 )
 
 // Lock is a lock held on a majority of nodes, obtained from
@@ -24,8 +24,9 @@ type Lock struct {
 	key, value string
 	token      uint64
 	ttl        time.Duration
-	notice     string
+	notice     string // the channel its release PUBLISHes msg on ("": none)
 	msg        string
+	extendWait time.Duration // bounds each request of an extension, when above NodeTimeout
 	acquiredAt time.Time
 
 	strag *stragglers // the acquisition's requests still running
@@ -91,23 +92,24 @@ func (l *Lock) Held() bool { return l.remaining() > 0 }
 // request is bounded by NodeTimeout. When ctx ends before a majority
 // answered, the error also matches ctx's error.
 func (l *Lock) Extend(ctx context.Context, ttl time.Duration) error {
-	return l.extendWithin(ctx, ttl, 0)
-}
-
-// extendWithin is Extend, each request waiting up to wait (<= 0:
-// NodeTimeout) for its answer (internal/redlockx): a longer wait costs no
-// safety, as the new validity counts from the start of the Extend and a
-// late yes never revives a lock past its deadline.
-func (l *Lock) extendWithin(ctx context.Context, ttl, wait time.Duration) error {
 	if l == nil {
 		return fmt.Errorf("%w: nil *Lock", ErrNotHeld)
 	}
 	t0 := time.Now()
-	err := joinCtx(ctx, l.extend(ctx, ttl, wait))
+	err := joinCtx(ctx, l.extend(ctx, ttl, l.wait()))
 	if l.c.cfg.Hooks != nil {
 		l.c.observe(Event{Kind: EventExtend, Key: l.key, Token: l.token, Duration: time.Since(t0), Err: err, Spare: l.spare()})
 	}
 	return err
+}
+
+// wait is how long each request of an extension of l waits for its
+// answer: NodeTimeout, or longer when the lock was acquired with
+// internal/redlockx.ExtendWait (the lease package's refreshes). A longer
+// wait costs no safety, as the new validity counts from the start of the
+// extension and a late yes never revives a lock past its deadline.
+func (l *Lock) wait() time.Duration {
+	return max(l.extendWait, l.c.cfg.NodeTimeout)
 }
 
 func (l *Lock) extend(ctx context.Context, ttl, wait time.Duration) error {
@@ -278,7 +280,7 @@ func (l *Lock) release(ctx context.Context) (int, error) {
 		switch {
 		case a.vote == voteYes:
 			deleted++
-		case a.vote == voteError && a.err != link.ErrNotAwaited && a.err != errStillAcquiring:
+		case a.vote == voteError && a.err != redlockx.ErrNotAwaited && a.err != errStillAcquiring:
 			errs++
 		}
 	}

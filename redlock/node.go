@@ -7,6 +7,10 @@ import (
 	"sync/atomic"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/redlease/redlease/internal/placement"
+	"github.com/redlease/redlease/internal/reach"
+	"github.com/redlease/redlease/internal/workers"
 )
 
 // Every kind of go-redis client can be a node.
@@ -37,45 +41,26 @@ type node struct {
 
 	// cluster is set when the node is (a slot of) a Redis Cluster: errors
 	// reload its slot map, and run_ids are not compared (copies of one lock
-	// may share a master; see Client.placementNow).
+	// may share a master; see internal/placement).
 	cluster *redis.ClusterClient
 	// bySlot: the node is named by its slot (a copy of a one-bucket
 	// cluster Client), and name adds the master serving it.
 	bySlot bool
 
-	batch batcher  // requests to this node (see batch.go)
-	jobs  chan job // to an idle worker of this node (see worker.go)
-	conf  nodeConf // what its configuration allows (see conf.go)
+	batch batcher            // requests to this node (see batch.go)
+	jobs  *workers.Pool[job] // its requests' worker goroutines (worker.go)
+	conf  nodeConf           // what its configuration allows (see conf.go)
 
 	// For a copy of a NewCluster Client: the master that serves its slot
 	// as the last placement check saw it, and the server that last
 	// answered for it (the first 48 bits of its run_id; see
-	// Client.answeredBy).
-	master atomic.Pointer[string]
+	// placement.Watcher.AnsweredBy).
+	master placement.Master
 	server atomic.Int64
 
-	// lastAnswer is when the node last gave a vote (see reach.go):
-	// nanoseconds since epoch, plus one; 0 never.
-	lastAnswer atomic.Int64
-	// seen is what the last answer that read its quarantine marker said:
-	// nil when it votes (see reach.go).
-	seen atomic.Pointer[markerSeen]
-}
-
-// setMaster records the master a placement check found for the node.
-func (n *node) setMaster(addr string) {
-	if old := n.master.Load(); old == nil || *old != addr {
-		n.master.Store(&addr)
-	}
-}
-
-// where is the master of a cluster copy as last seen ("" if unknown, or
-// not a copy of a NewCluster Client).
-func (n *node) where() string {
-	if m := n.master.Load(); m != nil {
-		return *m
-	}
-	return ""
+	// heard is when the node last gave a vote, and what the last answer
+	// that read its quarantine marker said (redlockx.Client.Heard).
+	heard reach.Heard
 }
 
 // name names the node in errors and logs: its address, and for a copy on
@@ -86,7 +71,7 @@ func (n *node) name() string {
 	if !n.bySlot {
 		return n.nm.get() // the address, or for a FailoverClient "failover#<i>@<server>"
 	}
-	m := n.where()
+	m := n.master.Get() // as last seen
 	if m == "" {
 		m = "master unknown"
 	}
@@ -96,7 +81,7 @@ func (n *node) name() string {
 // newNode makes a node named name; fixed says that the name names one
 // server (see configuredName).
 func newNode(c redis.UniversalClient, name string, fixed bool) *node {
-	n := &node{client: c, addr: name, jobs: make(chan job)}
+	n := &node{client: c, addr: name, jobs: workers.New[job]()}
 	n.nm.init(name, fixed)
 	return n
 }

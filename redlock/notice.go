@@ -6,7 +6,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/redlease/redlease/internal/redlockx/link"
+	"github.com/redlease/redlease/internal/redlockx"
 )
 
 // Change notices: a holder PUBLISHes on a per-key channel when it acquires
@@ -16,7 +16,7 @@ import (
 // majority read or an attempt of its own.
 
 // publish sends message on channel to every node at once and returns how
-// many nodes took it, waiting at most NodeTimeout (internal/redlockx).
+// many nodes took it, waiting at most NodeTimeout (redlockx.Client.Publish).
 func (c *Client) publish(ctx context.Context, channel, message string) (int, error) {
 	if err := c.enter(); err != nil {
 		return 0, err
@@ -49,11 +49,11 @@ func (c *Client) publish(ctx context.Context, channel, message string) (int, err
 // until Close or the Client's Close; the Client counts these goroutines
 // (its Close waits for them). Safe for concurrent use.
 type subscription struct {
-	c      chan link.Notice
+	c      chan redlockx.Notice
 	cancel context.CancelFunc
 }
 
-// subscribe listens on channel on every node (internal/redlockx). The
+// subscribe listens on channel on every node (redlockx.Client.Subscribe). The
 // nodes' subscriptions are made concurrently, each in its node's
 // goroutine; subscribe returns once a majority of them were tried (made,
 // or refused), or after NodeTimeout, or when ctx ends, so that a node
@@ -72,7 +72,7 @@ func (c *Client) subscribe(ctx context.Context, channel string) (*subscription, 
 	// Not cut by the caller's cancellation (only by Close): a dial in
 	// progress is abandoned at Close, since the context is the dial's.
 	lctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	s := &subscription{c: make(chan link.Notice, 64), cancel: cancel}
+	s := &subscription{c: make(chan redlockx.Notice, 64), cancel: cancel}
 	nodes := c.nodesForChannel(channel)
 	tried := make(chan struct{}, len(nodes))
 	for _, n := range nodes {
@@ -125,7 +125,7 @@ func (s *subscription) listen(ctx context.Context, closing <-chan struct{}, n *n
 				return
 			}
 			select {
-			case s.c <- link.Notice{Node: n.addr, Payload: m.Payload}:
+			case s.c <- redlockx.Notice{Node: n.addr, Payload: m.Payload}:
 			default: // a notice is a hint; a full buffer already wakes the reader
 			}
 		case <-ctx.Done():
@@ -137,7 +137,7 @@ func (s *subscription) listen(ctx context.Context, closing <-chan struct{}, n *n
 }
 
 // C returns the notices. It is never closed; stop reading after Close.
-func (s *subscription) C() <-chan link.Notice { return s.c }
+func (s *subscription) C() <-chan redlockx.Notice { return s.c }
 
 // Close ends the subscription on every node. It does not wait: each
 // node's goroutine ends as soon as its node's connection set-up, if one

@@ -40,7 +40,7 @@ func (c *Client) raiseForgetful(nodes []*node, answers []answer) {
 				c.logRaised(n, a.created, hclog.Info, "fencing floor raised; the node votes once its quarantine is over",
 					"floor", floor, "quarantine_left", time.Duration(a.ms)*time.Millisecond)
 			} else {
-				c.ready.want.Store(true) // the next pass tries again
+				c.ready.Want() // the next pass tries again
 			}
 		})
 	}
@@ -65,7 +65,7 @@ func (c *Client) raisePass() {
 	c.wg.Go(func() {
 		defer c.raising.Store(false)
 		answers := c.fanout(context.Background(), c.all, c.probeMarker, nil, nil)
-		seen := c.ready.high.Load() // tokens this client saw handed out or reported
+		seen := c.ready.High() // tokens this client saw handed out or reported
 		k := len(c.nodes)
 		for b, set := range c.sets {
 			c.raiseSet(set, answers[b*k:(b+1)*k], seen)
@@ -78,16 +78,16 @@ func (c *Client) raisePass() {
 // answers and the highest token the client saw before the pass.
 func (c *Client) raiseSet(nodes []*node, answers []answer, seen int64) {
 	m := readMarkers(answers)
-	c.ready.sawHigh(m.floorAll)
+	c.ready.SawHigh(m.floorAll)
 	if m.closed(c.quorum) {
 		// Fail closed: wait for more nodes, or for quarantines to end.
 		for _, a := range answers {
 			if a.vote == voteQuarantined {
-				c.ready.sawQuarantine(time.Duration(a.ms)*time.Millisecond, true) // a pass at its end
+				c.ready.SawQuarantine(time.Duration(a.ms)*time.Millisecond, true) // a pass at its end
 			}
 		}
 		if m.unreachable > 0 {
-			c.ready.want.Store(true)
+			c.ready.Want()
 		}
 		return
 	}
@@ -97,7 +97,7 @@ func (c *Client) raiseSet(nodes []*node, answers []answer, seen int64) {
 		switch {
 		case !ok:
 		case !c.raise(n, a.created, floor):
-			c.ready.want.Store(true)
+			c.ready.Want()
 		case !m.degraded(c.quorum):
 			c.logRaised(n, a.created, hclog.Info, "fencing floor raised; the node votes once its quarantine is over",
 				"floor", floor, "quarantine_left", time.Duration(a.ms)*time.Millisecond)
@@ -185,9 +185,9 @@ func (c *Client) probeMarker(ctx context.Context, n *node) answer {
 	v := voteYes // healthy
 	if ns[0] > 0 || ns[1] != 1 {
 		v = voteQuarantined
-		n.sawQuarantine(time.Duration(ns[0])*time.Millisecond, ns[1] == 1)
+		n.heard.SawQuarantine(time.Duration(ns[0])*time.Millisecond, ns[1] == 1)
 	} else {
-		n.sawVote()
+		n.heard.SawVote()
 	}
 	return answer{vote: v, ms: ns[0], created: ns[2], high: ns[3]}
 }
@@ -203,7 +203,7 @@ func (c *Client) raise(n *node, created, floor int64) bool {
 		return false
 	}
 	if v == 1 {
-		n.floorRaised()
+		n.heard.FloorRaised()
 	}
 	return v == 1
 }

@@ -9,11 +9,10 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/redlease/redlease/internal/reach"
 	"github.com/redlease/redlease/internal/testing/testnodes"
 )
 
-// What a Client last heard of its nodes' quarantine (reach.Nodes, read by
+// What a Client last heard of its nodes' quarantine (redlockx.Client.Heard, read by
 // the election's readiness check): New's start-up check, an acquisition,
 // an inspection; a node is quarantined from the first answer that says so
 // until one says it votes, and not after Bootstrap.
@@ -26,7 +25,7 @@ func TestHeardQuarantine(t *testing.T) {
 		require.NoError(t, err)
 		t.Cleanup(func() { _ = c.Close() })
 		quarantined := func() (n int, left time.Duration) {
-			for _, h := range reach.Nodes(c) {
+			for _, h := range c.Internal().Heard() {
 				assert.False(t, h.Answered.IsZero())
 				if h.Quarantined {
 					n, left = n+1, max(left, h.Left)

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/redlease/redlease/internal/quarantine"
 	"github.com/redlease/redlease/internal/testing/testnodes"
 )
 
@@ -95,8 +96,8 @@ func TestReadyAfterQuarantineWhileKeyHeld(t *testing.T) {
 			}
 			return err
 		}, time.Second, 2 * time.Second},
-		// Only the holder's extensions: the periodic pass (probeEvery).
-		{"holder extends only", nil, 0, probeEvery + time.Second},
+		// Only the holder's extensions: the periodic pass (quarantine.ProbeEvery).
+		{"holder extends only", nil, 0, quarantine.ProbeEvery + time.Second},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
@@ -117,7 +118,7 @@ func TestReadyAfterQuarantineWhileKeyHeld(t *testing.T) {
 				// A steady state, periodic passes included; the restart
 				// comes a second after one, so that the next falls after
 				// the quarantine and the others must raise the node.
-				time.Sleep(2*probeEvery + time.Second)
+				time.Sleep(2*quarantine.ProbeEvery + time.Second)
 				synctest.Wait()
 
 				restart := time.Now()

@@ -13,6 +13,7 @@ import (
 	"github.com/redlease/redlease/internal/testing/faultproxy"
 	"github.com/redlease/redlease/internal/testing/locktest"
 	"github.com/redlease/redlease/internal/testing/redistest"
+	"github.com/redlease/redlease/internal/testing/unsafetest"
 	"github.com/redlease/redlease/internal/unsafeopt"
 	"github.com/redlease/redlease/redlock"
 )
@@ -56,7 +57,7 @@ func startFailback(t *testing.T, noReplIDCheck bool) *failback {
 	ctx := context.Background()
 	cfg := failbackCfg
 	if noReplIDCheck {
-		unsafeopt.Apply(&cfg, unsafeopt.Off{ReplicationIDCheck: true})
+		unsafetest.TurnOff(t, &cfg, unsafeopt.Off{ReplicationIDCheck: true})
 	}
 	rig := startKillable(t, 4, redistest.Options{})
 	a, b := rig.Direct[0], rig.Direct[1]

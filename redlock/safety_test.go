@@ -33,7 +33,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/redlease/redlease/internal/backoff"
-	"github.com/redlease/redlease/internal/redlockx"
 	"github.com/redlease/redlease/internal/testing/checker"
 	"github.com/redlease/redlease/internal/testing/faultproxy"
 	"github.com/redlease/redlease/internal/testing/locktest"
@@ -175,7 +174,7 @@ const forgetTTL = time.Second
 // votes no for MaxTTL, and that every token after its return exceeds last.
 func forgetfulNode0(t *testing.T, rig *servers, c *redlock.Client, key string, last uint64, lostAt time.Time) {
 	ctx := context.Background()
-	maxTTL := redlockx.Config(c).MaxTTL
+	maxTTL := c.Config().MaxTTL
 	rig.setForeign(t, key, 1)
 	rig.free(t, key, 2)
 

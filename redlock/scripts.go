@@ -94,7 +94,7 @@ type scriptArgs struct {
 func newScriptArgs(cfg *Config) scriptArgs {
 	return scriptArgs{counterTTL: counterTTLArg(cfg), fenceEvery: counterTTL(cfg) / 4,
 		maxTTL: strconv.FormatInt(cfg.MaxTTL.Milliseconds(), 10),
-		mode:   quarantineArg(cfg), fromZero: flag(cfg.unsafeOff.CounterFromZero), layout: ""}
+		mode:   quarantineArg(cfg), fromZero: flag(cfg.unsafeOff.counterFromZero()), layout: ""}
 }
 
 // counterTTL is the fencing counters' TTL (0: fencing off).
@@ -102,8 +102,8 @@ func counterTTL(cfg *Config) time.Duration {
 	switch {
 	case cfg.DisableFencing:
 		return 0
-	case cfg.unsafeOff.CounterTTL > 0:
-		return cfg.unsafeOff.CounterTTL
+	case cfg.unsafeOff.counterTTL() > 0:
+		return cfg.unsafeOff.counterTTL()
 	}
 	return counterTTLFactor * cfg.MaxTTL
 }
@@ -128,7 +128,7 @@ func quarantineArg(cfg *Config) string {
 	switch {
 	case cfg.DisableQuarantine:
 		return "0"
-	case cfg.unsafeOff.ReplicationIDCheck:
+	case cfg.unsafeOff.replicationIDCheck():
 		return "2"
 	}
 	return "1"

@@ -20,7 +20,7 @@ import (
 
 func TestScriptArgs(t *testing.T) {
 	withOff := func(cfg Config, off unsafeopt.Off) Config {
-		cfg.unsafeOff = off
+		turnOff(t, &cfg, off)
 		return cfg
 	}
 	for _, tc := range []struct {

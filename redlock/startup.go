@@ -10,6 +10,7 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/redlease/redlease/internal/logx"
 	"github.com/redlease/redlease/internal/rediserr"
+	"github.com/redlease/redlease/internal/redlockx"
 )
 
 // probeInfo is what a node reports about itself at start-up.
@@ -30,7 +31,7 @@ func (c *Client) checkNodes(ctx context.Context, bootstrap bool) error {
 	defer c.mu.RUnlock()
 	// A readiness pass of its own: what it finds replaces what earlier
 	// calls saw (after Bootstrap, nothing waits).
-	c.ready.restart(time.Now().UnixNano())
+	c.ready.Restart(time.Now().UnixNano())
 	infos, errs := c.probeAll(ctx, bootstrap)
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("redlock: nodes not checked: %w", err)
@@ -109,8 +110,10 @@ func (s *startup) node(n *node, info probeInfo, err error) error {
 		c.log.Warn("node did not answer at start-up", "node", n.name(), "error", err)
 		return nil
 	}
-	n.answered()
-	c.answeredBy(n, serverID(info.runID)) // a cluster copy: the server behind it now
+	n.heard.Answered()
+	if n.cluster != nil {
+		c.placement.AnsweredBy(&n.server, serverID(info.runID)) // a cluster copy: the server behind it now
+	}
 	if id := info.runID; id != "" && n.cluster == nil {
 		if m, dup := s.byRunID[id]; dup {
 			return fmt.Errorf("%w: nodes %s and %s are the same server (run_id %s): one server, one vote",
@@ -123,9 +126,9 @@ func (s *startup) node(n *node, info probeInfo, err error) error {
 			"node", n.name(), "error", e)
 	}
 	if !info.raised || info.left > 0 {
-		c.ready.sawQuarantine(info.left, info.raised)
+		c.ready.SawQuarantine(info.left, info.raised)
 	}
-	n.sawQuarantine(info.left, info.raised)
+	n.heard.SawQuarantine(info.left, info.raised)
 	if left := info.left; left > 0 {
 		// One entry per copy of a bucketed cluster: its other
 		// buckets' markers were made at the same moment.
@@ -141,7 +144,7 @@ func (s *startup) node(n *node, info probeInfo, err error) error {
 // refused the credentials or permissions, or, for bootstrap, when one was
 // not reached.
 func (s *startup) verdict(bootstrap bool) error {
-	if len(s.quarantined) > 0 && !s.c.cfg.quietQuarantine {
+	if len(s.quarantined) > 0 {
 		s.c.log.Warn(quarantineMsg, "nodes", strings.Join(s.quarantined, ", "), "wait", s.longest.Round(time.Millisecond),
 			"ways_out", "Client.Bootstrap for a brand-new deployment; Config.DisableQuarantine where every write is fsynced (appendfsync always)")
 	}
@@ -155,9 +158,8 @@ func (s *startup) verdict(bootstrap bool) error {
 }
 
 // quarantineMsg is the message of New's one log record about the nodes
-// that do not vote yet (a program that says it its own way turns it off:
-// internal/redlockx.QuietQuarantine).
-const quarantineMsg = "nodes are quarantined: they have no marker, or restarted, and may have forgotten locks; they vote after the quarantine"
+// that do not vote yet (internal/redlockx.QuarantineLog).
+const quarantineMsg = redlockx.QuarantineLog
 
 // probe checks one node's configuration, then runs probe.lua on it. The
 // configuration comes first, so that a node that fails the script (out of

@@ -31,7 +31,7 @@ func TestStartupAllHealthy(t *testing.T) {
 	require.NoError(t, s.verdict(true))
 	assert.Zero(t, out.Count(""), "nothing logged")
 	for _, n := range nodes {
-		assert.NotZero(t, n.lastAnswer.Load(), "%s answered", n.addr)
+		assert.False(t, n.heard.AnsweredAt().IsZero(), "%s answered", n.addr)
 	}
 }
 
@@ -91,13 +91,13 @@ func TestStartupQuarantine(t *testing.T) {
 	require.NoError(t, s.node(nodes[0], probeInfo{left: 2 * time.Second, raised: true}, nil))
 	require.NoError(t, s.node(nodes[1], probeInfo{left: 5 * time.Second, raised: true}, nil))
 	require.NoError(t, s.node(nodes[2], probeInfo{raised: true}, nil))
-	assert.False(t, s.c.ready.want.Load())
-	due := time.Unix(0, s.c.ready.due.Load())
+	assert.False(t, s.c.ready.Wanted())
+	due := s.c.ready.Due()
 	assert.WithinRange(t, due, t0.Add(2*time.Second), time.Now().Add(2*time.Second), "the first quarantine's end")
 	require.NoError(t, s.verdict(false))
 	assert.Equal(t, 1, out.Count(quarantineMsg, `nodes="node#0 (2s), node#1 (5s)" wait=5s`))
 
 	s, nodes, _ = newStartup(t, 1)
 	require.NoError(t, s.node(nodes[0], probeInfo{}, nil))
-	assert.True(t, s.c.ready.want.Load(), "a floor to raise")
+	assert.True(t, s.c.ready.Wanted(), "a floor to raise")
 }

@@ -102,7 +102,7 @@ func (s *stragglers) fenced(c *Client, nodes []*node, t uint64, key, value strin
 // node holds value with a counter above t (settle.lua), bounded by
 // NodeTimeout like the releases; run in the background.
 func (c *Client) settleLate(n *node, key, value string, t int64) {
-	if c.cfg.unsafeOff.NoSettle {
+	if c.cfg.unsafeOff.noSettle() {
 		return // the negative control
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), c.cfg.NodeTimeout)

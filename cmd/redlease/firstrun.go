@@ -11,9 +11,28 @@ import (
 )
 
 // redlock.New logs the quarantined nodes naming the library's way out
-// (Client.Bootstrap); the CLI's clients do not (connect turns that record
-// off: internal/redlockx.QuietQuarantine), and the CLI says it in its own
-// terms instead (hintQuarantine).
+// (Client.Bootstrap); the CLI's clients do not (connect drops that record:
+// quietQuarantine), and the CLI says it in its own terms instead
+// (hintQuarantine).
+
+// quietQuarantine is log without redlock.New's record about the
+// quarantined nodes (internal/redlockx.QuarantineLog).
+func quietQuarantine(log hclog.Logger) hclog.Logger { return quiet{log} }
+
+// quiet drops the records whose message is redlockx.QuarantineLog.
+type quiet struct{ hclog.Logger }
+
+func (q quiet) Warn(msg string, args ...any) {
+	if msg != redlockx.QuarantineLog {
+		q.Logger.Warn(msg, args...)
+	}
+}
+
+func (q quiet) Log(level hclog.Level, msg string, args ...any) {
+	if msg != redlockx.QuarantineLog {
+		q.Logger.Log(level, msg, args...)
+	}
+}
 
 // hintQuarantine says, in one line, why nobody can be elected yet when too
 // few of the nodes vote because they are new to redlease (or restarted),
@@ -38,7 +57,7 @@ func hintQuarantine(ctx context.Context, client *redlock.Client, name string, lo
 			longest = max(longest, n.Quarantine)
 		}
 	}
-	quorum := redlockx.Quorum(client)
+	quorum := client.Internal().Quorum()
 	if waiting == 0 || ready >= quorum {
 		return
 	}

@@ -16,7 +16,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/redlease/redlease/internal/clusterkey"
-	"github.com/redlease/redlease/internal/redlockx"
+	"github.com/redlease/redlease/internal/lockrule"
 	"github.com/redlease/redlease/redlock"
 )
 
@@ -51,8 +51,8 @@ func (c *connFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&c.cluster, "cluster", false, "the nodes are seed nodes of one Redis Cluster: keep each election as --replicas copies in its hash slots")
 	fs.IntVar(&c.replicas, "replicas", clusterkey.DefaultReplicas, "with --cluster: copies of each election (odd, 1 to 15), each one vote")
 	fs.BoolVar(&c.bootstrap, "bootstrap", false, "declare the nodes brand new, so that they vote at once instead of after --max-ttl; never after a crash or a restart")
-	fs.DurationVar(&c.nodeTimeout, "node-timeout", redlockx.Defaults().NodeTimeout, "bound on every request to one node")
-	fs.DurationVar(&c.maxTTL, "max-ttl", redlockx.Defaults().MaxTTL, "largest TTL on these nodes, and the quarantine of a node that may have lost its data; the same for every client of the nodes")
+	fs.DurationVar(&c.nodeTimeout, "node-timeout", lockrule.DefaultNodeTimeout, "bound on every request to one node")
+	fs.DurationVar(&c.maxTTL, "max-ttl", lockrule.DefaultMaxTTL, "largest TTL on these nodes, and the quarantine of a node that may have lost its data; the same for every client of the nodes")
 	fs.BoolVar(&c.verbose, "verbose", false, "log at debug level")
 }
 
@@ -228,8 +228,7 @@ func (n *nodes) Close() {
 // up), except to --bootstrap, whose error names them.
 func (c *connFlags) connect(ctx context.Context, set *nodeSet, log hclog.Logger) (*nodes, error) {
 	cfg := c.clientConfig()
-	cfg.Logger, cfg.Hooks = log, c.hooks
-	redlockx.QuietQuarantine(&cfg) // the CLI says it its own way (hintQuarantine)
+	cfg.Logger, cfg.Hooks = quietQuarantine(log), c.hooks // the CLI says it its own way (hintQuarantine)
 	n := &nodes{}
 	var err error
 	if c.cluster {
@@ -272,7 +271,7 @@ func (c *connFlags) validate(fs *flag.FlagSet) error {
 	case c.maxTTL%time.Millisecond != 0:
 		return usagef("--max-ttl (%s) must be a whole number of milliseconds", c.maxTTL)
 	case c.clientConfig().Validate() != nil: // redlock's rule: room for a TTL above 2 × NodeTimeout + drift
-		minDrift := redlockx.DriftFor(c.clientConfig(), 0) // the drift of a zero TTL: its fixed part
+		minDrift := lockrule.MinDrift // the drift of a zero TTL: its fixed part
 		return usagef("--max-ttl (%s) must exceed 2 × --node-timeout + %s (%s)", c.maxTTL, minDrift, c.nodeTimeout*2+minDrift)
 	case c.replicas < 1 || c.replicas > 15 || c.replicas%2 == 0:
 		return usagef("--replicas (%d) must be odd, from 1 to 15", c.replicas)

@@ -18,7 +18,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/redlease/redlease/internal/redlockx"
+	"github.com/redlease/redlease/internal/lockrule"
 	"github.com/redlease/redlease/redlock"
 )
 
@@ -111,7 +111,7 @@ func TestRunLosingLeadershipStopsChild(t *testing.T) {
 	require.NoError(t, g.Server(1).Pause())
 	c.stdout.waitContains(t, "got TERM")
 	termed := time.Now() // seen at the latest here
-	validityBound := frozen.Add(ttl - redlockx.DriftFor(redlock.Config{}, ttl))
+	validityBound := frozen.Add(ttl - lockrule.Drift(ttl, lockrule.DefaultDriftFactor))
 	assert.True(t, termed.Before(validityBound), "SIGTERM %s after the term's validity ended", termed.Sub(validityBound))
 	c.stderr.waitContains(t, "command stopped before the term's validity ended")
 	assert.NotContains(t, c.stderr.String(), "after the term's validity ended")

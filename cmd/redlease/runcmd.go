@@ -16,8 +16,8 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/redlease/redlease/election"
+	"github.com/redlease/redlease/internal/lockrule"
 	"github.com/redlease/redlease/internal/logx"
-	"github.com/redlease/redlease/internal/redlockx"
 	"github.com/redlease/redlease/lease"
 	"github.com/redlease/redlease/redlock"
 )
@@ -198,8 +198,8 @@ func planRun(ttl, grace time.Duration, conn connFlags) (runPlan, error) {
 	// redlock's own TTL rule and drift allowance, for the client the
 	// flags make (connect).
 	ccfg := conn.clientConfig()
-	drift := redlockx.DriftFor(ccfg, ttl)
-	if redlockx.CheckTTLFor(ccfg, ttl) != nil { // not above NodeTimeout*2 + drift: the other cases are checked above
+	drift := lockrule.Drift(ttl, lockrule.DefaultDriftFactor)                                       // the CLI sets no DriftFactor
+	if lockrule.TTLProblem(ttl, ccfg.NodeTimeout, ccfg.MaxTTL, lockrule.DefaultDriftFactor) != "" { // not above NodeTimeout*2 + drift: the other cases are checked above
 		return runPlan{}, usagef("--ttl (%s) must exceed 2 × --node-timeout + drift (%s)", ttl, 2*conn.nodeTimeout+drift)
 	}
 	p := runPlan{ttl: ttl, slack: max(100*time.Millisecond, ttl/20)}

@@ -12,7 +12,6 @@ import (
 
 	"github.com/redlease/redlease/internal/notice"
 	"github.com/redlease/redlease/internal/reach"
-	"github.com/redlease/redlease/internal/redlockx"
 	"github.com/redlease/redlease/redlock"
 )
 
@@ -141,7 +140,7 @@ func status(ctx context.Context, client *redlock.Client, name string) (*statusRe
 		}
 		rep.Nodes = append(rep.Nodes, nr)
 	}
-	rep.Verdict = judge(info, redlockx.Quorum(client))
+	rep.Verdict = judge(info, client.Internal().Quorum())
 	return rep, nil
 }
 

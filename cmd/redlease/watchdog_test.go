@@ -17,9 +17,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/redlease/redlease/internal/redlockx"
+	"github.com/redlease/redlease/internal/lockrule"
 	"github.com/redlease/redlease/internal/testing/checker"
-	"github.com/redlease/redlease/redlock"
 )
 
 // The test binary plays two more parts for the watchdog's tests, chosen
@@ -218,7 +217,7 @@ func testFrozenSupervisor(t *testing.T, watchdog bool) {
 	require.Len(t, tsA, 1)
 	all := []checker.Tenure{tsA[0], tsB[0]}
 	overlaps := checker.Overlaps(all)
-	validity := frozen.Add(ttl - redlockx.DriftFor(redlock.Config{}, ttl))
+	validity := frozen.Add(ttl - lockrule.Drift(ttl, lockrule.DefaultDriftFactor))
 	t.Logf("A's command: last beat %s after the freeze, %s before the bound of its term's validity; B's command started %s after it",
 		tsA[0].End.Sub(frozen), validity.Sub(tsA[0].End), tsB[0].Start.Sub(tsA[0].End))
 	if watchdog {
@@ -276,7 +275,7 @@ func TestRunWatchdogSupervisorKilled(t *testing.T) {
 	killed := time.Unix(0, int64(monoNow())) // the last refresh began before this
 	gone(t, pids[0], "the command is killed")
 	ts, _ := tenures(t, file)
-	validity := killed.Add(ttl - redlockx.DriftFor(redlock.Config{}, ttl))
+	validity := killed.Add(ttl - lockrule.Drift(ttl, lockrule.DefaultDriftFactor))
 	t.Logf("the command's last beat: %s after redlease was killed, %s before the bound of its term's validity",
 		ts[0].End.Sub(killed), validity.Sub(ts[0].End))
 	assert.True(t, ts[0].End.Before(validity), "the command ran %s past its term's validity", ts[0].End.Sub(validity))

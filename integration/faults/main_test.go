@@ -23,7 +23,9 @@ func buildCandidate(t *testing.T, dir string) string {
 		t.Fatalf("the go command is needed to build the candidate program: %v", err)
 	}
 	bin := filepath.Join(dir, "candidate")
-	args := []string{"build", "-o", bin}
+	// The tag gives the candidate its negative controls' switches
+	// (internal/unsafeopt); a normal build has none.
+	args := []string{"build", "-tags", "redlease_unsafe", "-o", bin}
 	if raceEnabled {
 		args = append(args, "-race")
 	}

@@ -57,12 +57,12 @@ func TestACLLeastPrivilegeCluster(t *testing.T) {
 	require.NoError(t, err)
 
 	const key = "app:lease"
-	sub, err := redlockx.Subscribe(ctx, c, notice.Channel(key))
+	sub, err := c.Internal().Subscribe(ctx, notice.Channel(key))
 	require.NoError(t, err)
 	defer sub.Close()
 	// The subscriptions are in place once a published notice arrives.
 	require.Eventually(t, func() bool {
-		if _, err := redlockx.Publish(ctx, c, notice.Channel(key), "ping"); err != nil {
+		if _, err := c.Internal().Publish(ctx, notice.Channel(key), "ping"); err != nil {
 			return false
 		}
 		select {
@@ -76,5 +76,5 @@ func TestACLLeastPrivilegeCluster(t *testing.T) {
 	alice, err := lease.Acquire(ctx, c, key, lease.Config{TTL: 3 * time.Second, ID: "alice"})
 	require.NoError(t, err)
 	require.NoError(t, alice.Release(ctx))
-	waitNotices(t, sub, notice.Message{Kind: notice.Released}.Encode(), redlockx.Quorum(c))
+	waitNotices(t, sub, notice.Message{Kind: notice.Released}.Encode(), c.Internal().Quorum())
 }

@@ -136,7 +136,7 @@ func aclLeaseNotices(t *testing.T, g *redistest.Group, c *redlock.Client) {
 	nodes := c.Nodes()
 	const key = "app:lease"
 	admins := g.Clients(t)
-	sub, err := redlockx.Subscribe(ctx, c, notice.Channel(key))
+	sub, err := c.Internal().Subscribe(ctx, notice.Channel(key))
 	require.NoError(t, err)
 	defer sub.Close()
 	waitSubscribers(t, admins, notice.Channel(key), 1)

@@ -1,85 +1,73 @@
-// Package redlockx gives the packages built on redlock (lease, observer,
-// election) and the CLI what they need of a redlock.Client beyond its
-// public API: its configuration and quorum, its TTL and drift rule, the
-// change-notice Pub/Sub, extensions with a longer wait, when a lock's
-// acquisition started, and the outcome word of the events they report. Package
-// redlock implements these and registers them at init (see package link);
-// this package only types them. Nothing outside this module can import
-// it.
+// Package redlockx is the seam between package redlock and the packages
+// built on it in this module (lease, observer, election, cmd/redlease): the
+// typed interface [Client], which redlock.Client.Internal returns, and the
+// acquisition options only they set ([ReleaseNotice], [ExtendWait]). It is
+// strictly for their use, as client-go's resourcelock.Interface is for its
+// leaderelection code: nothing outside this module can import it, and
+// users of redlock need none of it. Package redlock implements it; this
+// package imports nothing of redlock, so that redlock can import it.
 package redlockx
 
 import (
 	"context"
-	"fmt"
+	"errors"
 	"time"
 
-	"github.com/redlease/redlease/internal/keycheck"
-	"github.com/redlease/redlease/internal/redlockx/link"
-	"github.com/redlease/redlease/internal/unsafeopt"
-	"github.com/redlease/redlease/redlock"
+	"github.com/redlease/redlease/internal/reach"
 )
 
-// Notice is one message received by a [Subscription].
-type Notice = link.Notice
+// Client is what the packages built on redlock use of a redlock.Client
+// beyond its API. Its methods are safe for concurrent use.
+type Client interface {
+	// Quorum is the number of votes a lock of the client needs: N/2+1
+	// of its nodes (of one bucket's copies, on a bucketed cluster).
+	Quorum() int
 
-// Subscription receives the messages published on one channel on every
-// node; see [Subscribe].
-type Subscription = link.Subscription
+	// Publish sends message on channel to every node at once and returns
+	// how many nodes took it, waiting at most NodeTimeout. On a bucketed
+	// cluster, a notice channel (internal/notice.Channel) is carried by
+	// the slots of its key's copies.
+	Publish(ctx context.Context, channel, message string) (int, error)
 
-// Config returns the client's configuration with defaults filled in.
-func Config(c *redlock.Client) redlock.Config { return link.Get().Config(c).(redlock.Config) }
+	// Subscribe listens on channel on every node (on a bucketed cluster,
+	// a notice channel in the slots of its key's copies, where the
+	// release of the key publishes). Nodes that are down are retried by
+	// go-redis in the background. The subscriptions are made
+	// concurrently: Subscribe returns once a majority of nodes were
+	// tried, or after NodeTimeout, so a silent node delays nothing. The
+	// subscription has a goroutine per node; its Close does not wait for
+	// them (one stuck in a silent node's connection set-up ends at
+	// go-redis's socket timeouts), the client's Close does.
+	Subscribe(ctx context.Context, channel string) (Subscription, error)
 
-// Defaults returns the Config of a Client made with the zero Config: every
-// default filled in (NodeTimeout, DriftFactor, MaxTTL, ...), for a program
-// that shows them (the CLI's flags) without copying them.
-func Defaults() redlock.Config { return link.Get().Defaults().(redlock.Config) }
+	// LastMajority is when a majority of the client's nodes last
+	// answered a request (a vote of any kind, a quarantined one
+	// included), on the monotonic clock; the zero Time when that never
+	// happened. The health checks of package election read it.
+	LastMajority() time.Time
 
-// MaxExtendBatch is how many locks one extend_many script call of
-// Client.ExtendAll carries at most: the lease scheduler sizes its batches
-// and its token bucket by it.
-func MaxExtendBatch() int { return link.Get().MaxExtendBatch }
+	// Heard is what the client last heard from each of its voters (one
+	// bucket's copies on a bucketed cluster), in the order of its nodes.
+	Heard() []reach.Node
 
-// Quorum is the number of votes a lock of c needs: N/2+1 of its nodes (of
-// one bucket's copies, on a bucketed cluster).
-func Quorum(c *redlock.Client) int { return link.Get().Quorum(c) }
-
-// Drift is the clock-drift allowance c deducts from a lock of ttl: a lock
-// acquired at start is believed held until start + ttl - Drift. It is
-// redlock's rule (docs/design.md §4.2, S3); callers never re-derive it.
-func Drift(c *redlock.Client, ttl time.Duration) time.Duration { return link.Get().Drift(c, ttl) }
-
-// DriftFor is [Drift] for a Client made from cfg (defaults filled in), for
-// a program that checks its settings before it has a Client.
-func DriftFor(cfg redlock.Config, ttl time.Duration) time.Duration { return link.Get().Drift(cfg, ttl) }
-
-// CheckTTL reports why c would refuse ttl for a lock (not a whole number
-// of milliseconds, above MaxTTL, not above NodeTimeout*2 + drift), as an
-// error matching redlock.ErrInvalidArgument that names the values; nil
-// when c accepts it.
-func CheckTTL(c *redlock.Client, ttl time.Duration) error { return link.Get().CheckTTL(c, ttl) }
-
-// CheckTTLFor is [CheckTTL] for a Client made from cfg (defaults filled
-// in).
-func CheckTTLFor(cfg redlock.Config, ttl time.Duration) error { return link.Get().CheckTTL(cfg, ttl) }
-
-// Publish sends message on channel to every node of c at once and returns
-// how many nodes took it, waiting at most NodeTimeout. On a bucketed
-// cluster, a notice channel (internal/notice.Channel) is carried by the
-// slots of its key's copies.
-func Publish(ctx context.Context, c *redlock.Client, channel, message string) (int, error) {
-	return link.Get().Publish(ctx, c, channel, message)
+	// Outcome sums an event's error up in one word, the value of
+	// redlock.Event.Outcome (see there), for the events the packages
+	// built on redlock report themselves.
+	Outcome(err error) string
 }
 
-// Subscribe listens on channel on every node of c (on a bucketed cluster,
-// a notice channel in the slots of its key's copies, where the release of
-// the key publishes). Nodes that are down are retried by go-redis in the
-// background. The subscriptions are made concurrently: Subscribe returns
-// once a majority of nodes were tried, or after NodeTimeout, so a silent
-// node delays nothing. The subscription has a goroutine per node; Close
-// does not wait for them (one stuck in a silent node's connection set-up
-// ends at go-redis's socket timeouts), c's Close does.
-func Subscribe(ctx context.Context, c *redlock.Client, channel string) (Subscription, error) {
-	return link.Get().Subscribe(ctx, c, channel)
+// Notice is one message received by a [Subscription]: the node it came
+// from (its stable name, as redlock.Client.Nodes has it) and its payload.
+type Notice struct {
+	Node    string
+	Payload string
+}
+
+// Subscription receives the messages published on one channel on every
+// node, until Close (which is safe twice). Its channel is never closed.
+type Subscription interface {
+	C() <-chan Notice
+	Close() error
 }
 
 // Drain drops the notices already queued on sub, without waiting.
@@ -93,64 +81,54 @@ func Drain(sub Subscription) {
 	}
 }
 
-// CheckNamed checks the arguments every constructor of a named election
-// role (election.New, observer.New) takes: a client, and a name that is a
-// valid key.
-func CheckNamed(client *redlock.Client, name string) error {
-	if client == nil {
-		return fmt.Errorf("%w: nil *redlock.Client", redlock.ErrInvalidArgument)
-	}
-	if p := keycheck.Problem("election name", name); p != "" {
-		return fmt.Errorf("%w: %s", redlock.ErrInvalidArgument, p)
-	}
-	return nil
-}
-
-// ReleaseNotice is the acquisition option that makes the lock's release
-// PUBLISH message on channel, on every node where it deleted the lock (an
-// SPUBLISH in the slot of each copy on a cluster).
-func ReleaseNotice(channel, message string) redlock.AcquireOption {
-	return link.Get().ReleaseNotice(channel, message).(redlock.AcquireOption)
-}
-
-// Extend is l.Extend(ctx, ttl), waiting up to wait (instead of
-// NodeTimeout) for the nodes' answers; it still returns as soon as a
-// majority agreed. A longer wait costs no safety: the new validity counts
-// from the start of the Extend, and an Extend that ends after the lock's
-// local deadline loses the lock rather than reviving it. wait <= 0 means
-// NodeTimeout.
-func Extend(ctx context.Context, l *redlock.Lock, ttl, wait time.Duration) error {
-	return link.Get().Extend(ctx, l, ttl, wait)
-}
-
-// ExtendAll is c.ExtendAll(ctx, locks), each request waiting up to wait as
-// in [Extend]. The lease package refreshes with it: a process that
-// refreshes thousands of leases, or one short of CPU, reads its replies
-// late, and NodeTimeout would fail refreshes the nodes had granted.
-func ExtendAll(ctx context.Context, c *redlock.Client, locks []*redlock.Lock, wait time.Duration) []error {
-	return link.Get().ExtendAll(ctx, c, locks, wait)
-}
-
-// QuietQuarantine makes a Client made from cfg skip the log record of New
-// about quarantined nodes, for a program that says it its own way (the
-// CLI: a hint naming its --bootstrap flag).
-func QuietQuarantine(cfg *redlock.Config) { link.Get().QuietQuarantine(cfg) }
-
-// UnsafeOff returns the guards a negative control turned off for c
-// (internal/unsafeopt); the zero Off in every other use.
-func UnsafeOff(c *redlock.Client) unsafeopt.Off { return link.Get().UnsafeOff(c) }
-
-// AcquiredAt is when the acquisition that produced l started (the time
-// carries a monotonic reading): the lease package schedules its first
-// refresh from it.
-func AcquiredAt(l *redlock.Lock) time.Time { return link.Get().AcquiredAt(l) }
-
-// Outcome sums an event's error up in one word, the value of
-// redlock.Event.Outcome (see there), for the events the packages built on
-// redlock report themselves.
-func Outcome(err error) string { return link.Get().Outcome(err) }
-
 // ErrNotAwaited is the Err of a redlock.NodeResult whose node was still
-// answering when the other nodes' answers had decided the outcome (the
-// CLI does not warn about such a node).
-var ErrNotAwaited = link.ErrNotAwaited
+// answering when the other nodes' answers had decided the outcome. It says
+// nothing about that node: it may be healthy, only slower.
+var ErrNotAwaited = errors.New("not awaited: the outcome was decided without this node")
+
+// AcquireOptions are what a redlock.AcquireOption sets for one
+// acquisition. redlock.WithValue and redlock.WithRetry set the first two;
+// the others are set by [ReleaseNotice] and [ExtendWait], which only the
+// packages of this module can name.
+type AcquireOptions struct {
+	// Value makes the lock's value from an attempt's nonce (nil: the
+	// nonce itself).
+	Value func(nonce string) string
+	// Retry is the retry policy of an Acquire (nil: Config.Retry).
+	Retry func(attempt int) (delay time.Duration, ok bool)
+	// NoticeChannel, when set, is the channel that the lock's release
+	// PUBLISHes NoticeMessage on.
+	NoticeChannel, NoticeMessage string
+	// ExtendWait bounds each request of the lock's extensions instead of
+	// NodeTimeout, when longer.
+	ExtendWait time.Duration
+}
+
+// ReleaseNotice is the acquisition option (a redlock.AcquireOption) that
+// makes the lock's release PUBLISH message on channel, on every node where
+// it deleted the lock (an SPUBLISH in the slot of each copy on a cluster),
+// so that waiters can retry at once.
+func ReleaseNotice(channel, message string) func(*AcquireOptions) {
+	return func(o *AcquireOptions) { o.NoticeChannel, o.NoticeMessage = channel, message }
+}
+
+// ExtendWait is the acquisition option (a redlock.AcquireOption) that makes
+// every extension of the lock (Lock.Extend, Client.ExtendAll) wait up to
+// wait, instead of NodeTimeout, for the nodes' answers when wait is
+// longer; an extension still returns as soon as a majority agreed.
+// ExtendAll waits as long as the shortest wait of the locks it carries. A
+// longer wait costs no safety: the new validity counts from the start of
+// the extension, and one that ends after the lock's local deadline loses
+// the lock rather than reviving it. The lease package refreshes with it: a
+// process that refreshes thousands of leases, or one short of CPU, reads
+// its replies late, and NodeTimeout would fail refreshes the nodes had
+// granted.
+func ExtendWait(wait time.Duration) func(*AcquireOptions) {
+	return func(o *AcquireOptions) { o.ExtendWait = wait }
+}
+
+// QuarantineLog is the message of redlock.New's one log record about the
+// nodes that do not vote yet, naming the library's way out
+// (Client.Bootstrap). The CLI drops that record from its clients' logs and
+// says it in its own terms (its --bootstrap flag).
+const QuarantineLog = "nodes are quarantined: they have no marker, or restarted, and may have forgotten locks; they vote after the quarantine"

@@ -1,8 +1,11 @@
-// Package unsafeopt turns safety guards of the library off, for the
-// negative controls of its safety tests only: a control shows that a
-// checker catches the violation its guard prevents. Nothing outside this
-// module can import it, and no exported name of the public packages
-// carries these switches.
+// Package unsafeopt lists the safety guards of the library that a negative
+// control of its safety tests turns off: a control shows that a checker
+// catches the violation its guard prevents. The list is inert: only a build
+// with the redlease_unsafe tag (the Makefile's tests, the fault suite's
+// candidate, the simulator) has redlock.SetUnsafe, which records an Off in
+// a redlock.Config, and redlock.UnsafeOf, which reads it back; a normal
+// build of the library does not import this package and has no switch at
+// all. Nothing outside this module can import it.
 //
 // docs/design.md §7.3 lists the controls and the invariant each one breaks.
 package unsafeopt
@@ -49,21 +52,4 @@ type Off struct {
 	// times MaxTTL) so that a test sees counters expire. It weakens no
 	// guard: tokens must stay strictly increasing with any value.
 	CounterTTL time.Duration
-}
-
-// setRedlock is registered by package redlock (see Register).
-var setRedlock func(cfg any, off Off)
-
-// Register is called once, by package redlock's init, with the function
-// that records off in a *redlock.Config.
-func Register(set func(cfg any, off Off)) { setRedlock = set }
-
-// Apply records off in cfg, a *redlock.Config: a Client made from it runs
-// with those guards off, and so do the leases and electors built on it
-// (internal/redlockx.UnsafeOff reads them back).
-func Apply(cfg any, off Off) {
-	if setRedlock == nil {
-		panic("unsafeopt: package redlock is not linked in")
-	}
-	setRedlock(cfg, off)
 }

@@ -15,7 +15,7 @@ import (
 	"github.com/redis/rueidis"
 	"github.com/redis/rueidis/rueidislock"
 
-	"github.com/redlease/redlease/internal/redlockx"
+	"github.com/redlease/redlease/internal/lockrule"
 	"github.com/redlease/redlease/redlock"
 )
 
@@ -215,7 +215,7 @@ func (e *env) redlease(ctx context.Context, name, short string, cfg redlock.Conf
 			}
 		},
 		drain:  func() {},
-		settle: redlockx.Defaults().NodeTimeout + 10*time.Millisecond,
+		settle: lockrule.DefaultNodeTimeout + 10*time.Millisecond,
 	}, nil
 }
 

@@ -17,6 +17,7 @@ import (
 	"github.com/redlease/redlease/internal/testing/checker"
 	"github.com/redlease/redlease/internal/testing/checker/wire"
 	"github.com/redlease/redlease/internal/testing/sim"
+	"github.com/redlease/redlease/internal/testing/unsafetest"
 	"github.com/redlease/redlease/internal/unsafeopt"
 	"github.com/redlease/redlease/redlock"
 )
@@ -175,7 +176,7 @@ func (r *run) redlockConfig(rnd *lockedRand) redlock.Config {
 		DisableFencing: r.s.noFencing}
 	cfg.Retry = func(int) (time.Duration, bool) { return rnd.dur(50*time.Millisecond, 150*time.Millisecond), true }
 	off := unsafeopt.Off{CounterTTL: r.s.counterTTL, FastPathMinority: r.s.control == "fencing-minority"}
-	unsafeopt.Apply(&cfg, off)
+	unsafetest.Set(&cfg, off)
 	return cfg
 }
 

@@ -36,7 +36,6 @@ import (
 
 	"github.com/redlease/redlease/election"
 	"github.com/redlease/redlease/internal/testing/checker/wire"
-	"github.com/redlease/redlease/internal/unsafeopt"
 	"github.com/redlease/redlease/lease"
 	"github.com/redlease/redlease/redlock"
 )
@@ -157,7 +156,11 @@ func run(o options) error {
 		}
 		defer cc.Close()
 	}
-	client, err := newClient(ctx, o, redlockConfig(o, log), cc, nodes)
+	cfg, err := redlockConfig(o, log)
+	if err != nil {
+		return err
+	}
+	client, err := newClient(ctx, o, cfg, cc, nodes)
 	if err != nil {
 		c.emit(wire.Event{Ev: wire.Refused, PID: os.Getpid(), Cause: err.Error(), OK: errors.Is(err, redlock.ErrInvalidConfig)})
 		return errRefused
@@ -230,14 +233,16 @@ func nodeClients(o options) (nodes []redis.UniversalClient, closeNodes func()) {
 }
 
 // redlockConfig is the Client's configuration the flags ask for.
-func redlockConfig(o options, log hclog.Logger) redlock.Config {
+func redlockConfig(o options, log hclog.Logger) (redlock.Config, error) {
 	cfg := redlock.Config{NodeTimeout: o.nodeTimeout, MaxTTL: o.maxTTL,
 		DisableFencing: !o.fencing, AllowEviction: o.allowEviction, DisableQuarantine: o.noQuarantine,
 		Logger: log.Named("redlock")}
 	if o.noReplIDCheck {
-		unsafeopt.Apply(&cfg, unsafeopt.Off{ReplicationIDCheck: true})
+		if err := noReplIDCheck(&cfg); err != nil {
+			return cfg, err
+		}
 	}
-	return cfg
+	return cfg, nil
 }
 
 // newClient makes the redlock Client: over the cluster cc (-cluster), or

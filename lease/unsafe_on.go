@@ -1,0 +1,9 @@
+//go:build redlease_unsafe
+
+package lease
+
+import "github.com/redlease/redlease/redlock"
+
+// noRefreshBudget reports whether a negative control turned off the lease scheduler's token bucket
+// for client (internal/unsafeopt, redlock.SetUnsafe).
+func noRefreshBudget(client *redlock.Client) bool { return redlock.UnsafeOf(client).NoRefreshBudget }
