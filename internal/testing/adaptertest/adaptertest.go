@@ -66,11 +66,14 @@ func Scenario(t testing.TB, h redlock.Hooks, c Checks) {
 	require.NoError(t, err)
 	_, err = client.TryAcquire(ctx, Key, ttl)
 	require.ErrorIs(t, err, redlock.ErrNotAcquired)
+	// Every node's acquire has landed: an extend that overtook the last
+	// one would find no copy there, and report a spare fewer.
+	testnodes.WaitValue(t, ms, Key, l.Value())
 	require.NoError(t, l.Extend(ctx, 0))
 	err = l.Release(ctx)
 	require.NoError(t, err)
 	call(c.Ops)
-	lostCopy(t, client, ms[2], rec)
+	lostCopy(t, client, ms, ms[2], rec)
 	call(c.Spare)
 
 	down := client.Nodes()[0]
@@ -98,17 +101,17 @@ func Scenario(t testing.TB, h redlock.Hooks, c Checks) {
 	call(c.Demoted)
 }
 
-// lostCopy extends the lock Spare on every node, then deletes its copy on
-// m and extends it until Event.Spare says 0 (the node's no may come after
+// lostCopy extends the lock Spare on every node of ms, then deletes its
+// copy on m and extends it until Event.Spare says 0 (the node's no may come after
 // an Extend returned at a majority: the next one knows it).
-func lostCopy(t testing.TB, client *redlock.Client, m *miniredis.Miniredis, rec *hookstest.Recorder) {
+func lostCopy(t testing.TB, client *redlock.Client, ms []*miniredis.Miniredis, m *miniredis.Miniredis, rec *hookstest.Recorder) {
 	t.Helper()
 	ctx := context.Background()
 	l, err := client.Acquire(ctx, Spare, 2*time.Second)
 	require.NoError(t, err)
 	defer func() { _ = l.Release(ctx) }()
+	testnodes.WaitValue(t, ms, Spare, l.Value()) // every acquire request has landed: the extend finds 3 copies
 	require.NoError(t, l.Extend(ctx, 0))
-	testnodes.WaitValue(t, []*miniredis.Miniredis{m}, Spare, l.Value()) // its acquire request has landed
 	m.Del(Spare)
 	require.Eventually(t, func() bool {
 		require.NoError(t, l.Extend(ctx, 0))
