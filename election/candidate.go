@@ -11,6 +11,7 @@ import (
 	"github.com/redlease/redlease/internal/notice"
 	"github.com/redlease/redlease/internal/reach"
 	"github.com/redlease/redlease/internal/redlockx"
+	"github.com/redlease/redlease/internal/unfenced"
 	"github.com/redlease/redlease/lease"
 	"github.com/redlease/redlease/redlock"
 )
@@ -68,8 +69,6 @@ type candidate struct {
 }
 
 const (
-	// unfencedRereads: reads of a new term seen with an old token.
-	unfencedRereads = 3
 	// quickRetries: lost attempts in a row, with nobody seen leading,
 	// followed by a quick look rather than a RetryDelay.
 	quickRetries = 3
@@ -172,20 +171,13 @@ func (c *candidate) attempt(ctx context.Context) (bool, error) {
 var errNotRead = errors.New("election: not read")
 
 // read is a majority read of the election; it reports a change of leader.
-// A new term whose token is not above the highest seen is read again a
-// few times, a millisecond apart: its token is being written back (the
-// observer does the same, but does not know this elector's own terms).
+// A new term whose token is not above the highest seen is read again
+// (internal/unfenced, as the observer does, which does not know this
+// elector's own terms): its token is being written back.
 func (c *candidate) read(ctx context.Context) (redlock.Holder, error) {
-	l, err := c.e.obs.Leader(ctx)
-	for i := 0; i < unfencedRereads && err == nil && c.unfenced(l); i++ {
-		t := time.NewTimer(time.Millisecond)
-		select {
-		case <-t.C:
-		case <-ctx.Done():
-			t.Stop()
-			return redlock.Holder{}, ctxErr(ctx)
-		}
-		l, err = c.e.obs.Leader(ctx)
+	l, _, err := unfenced.Read(ctx, func() (redlock.Holder, error) { return c.e.obs.Leader(ctx) }, c.unfenced)
+	if errors.Is(err, unfenced.ErrCut) {
+		return redlock.Holder{}, ctxErr(ctx)
 	}
 	c.failing = err != nil && !errors.Is(err, redlock.ErrNoHolder)
 	if !c.failing {

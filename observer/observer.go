@@ -11,6 +11,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/redlease/redlease/internal/named"
+	"github.com/redlease/redlease/internal/unfenced"
 	"github.com/redlease/redlease/redlock"
 )
 
@@ -67,38 +68,15 @@ func describe(l redlock.Holder) string {
 // Token 0 (not known yet) if its token still has not shown, never with
 // another term's (see redlock.Holder.Token).
 func (o *Observer) Leader(ctx context.Context) (redlock.Holder, error) {
-	for attempt := 0; ; attempt++ {
-		l, err := o.readOnce(ctx)
-		if err != nil || !o.unfenced(l) {
-			o.remember(l)
-			return l, err
-		}
-		if attempt == unfencedRereads {
-			// Its token has not shown: do not pass the previous term's
-			// off as this one's (a Watch reports the term again when it
-			// shows).
-			l.Token = 0
-			return l, nil
-		}
-		// A new value with an old token: its fencing round trip is in
-		// flight. Read again in a moment, later each time.
-		t := time.NewTimer(unfencedWait << attempt)
-		select {
-		case <-t.C:
-		case <-ctx.Done():
-			t.Stop()
-			return redlock.Holder{}, ctxErr(ctx)
-		}
+	l, shown, err := unfenced.Read(ctx, func() (redlock.Holder, error) { return o.readOnce(ctx) }, o.unfenced)
+	if errors.Is(err, unfenced.ErrCut) {
+		return redlock.Holder{}, ctxErr(ctx)
 	}
+	if shown { // not a new term with another term's token, zeroed
+		o.remember(l)
+	}
+	return l, err
 }
-
-const (
-	// unfencedRereads: reads again of a new leader seen with a token not
-	// above the last one, unfencedWait apart and doubling (127ms in all: a
-	// loaded host's write-back; 3 reads 1ms apart were too few under load).
-	unfencedRereads = 7
-	unfencedWait    = time.Millisecond
-)
 
 // unfenced reports a new leader whose token is not above the last leader's:
 // read before its token was written back.

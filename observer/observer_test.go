@@ -9,6 +9,7 @@ import (
 
 	"github.com/redlease/redlease/internal/testing/hookstest"
 	"github.com/redlease/redlease/internal/testing/testnodes"
+	"github.com/redlease/redlease/internal/unfenced"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -118,7 +119,7 @@ func TestLeaderRereadsUnfencedTerm(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "b", l.ID)
 	assert.Zero(t, l.Token, "another term's token reported for the new leader")
-	assert.GreaterOrEqual(t, time.Since(start), (1<<unfencedRereads-1)*unfencedWait)
+	assert.GreaterOrEqual(t, time.Since(start), (1<<unfenced.Rereads-1)*unfenced.Wait)
 }
 
 // A watch that read a new term before its token was written back reports
