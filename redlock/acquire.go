@@ -70,8 +70,8 @@ func newNonce() string {
 // [Lock.ValidUntil], which is ttl minus the time the acquisition took minus
 // the drift allowance.
 func (c *Client) Acquire(ctx context.Context, key string, ttl time.Duration, opts ...AcquireOption) (*Lock, error) {
-	o := c.options(opts)
-	retry := o.Retry
+	at := acquisition{c: c, key: key, ttl: ttl, o: options(opts)}
+	retry := at.o.Retry
 	if retry == nil {
 		retry = c.cfg.Retry
 	}
@@ -79,7 +79,7 @@ func (c *Client) Acquire(ctx context.Context, key string, ttl time.Duration, opt
 		retry = expRetry(c.cfg.RetryDelay)
 	}
 	for attempt := 1; ; attempt++ {
-		l, err := c.observedAttempt(ctx, key, ttl, o)
+		l, err := at.observed(ctx)
 		if err == nil {
 			return l, nil
 		}
@@ -110,14 +110,15 @@ func (c *Client) Acquire(ctx context.Context, key string, ttl time.Duration, opt
 // [Client.Acquire]. It fails with an error matching ErrNotAcquired when the
 // lock is held elsewhere or a majority could not be reached.
 func (c *Client) TryAcquire(ctx context.Context, key string, ttl time.Duration, opts ...AcquireOption) (*Lock, error) {
-	l, err := c.observedAttempt(ctx, key, ttl, c.options(opts))
+	l, err := acquisition{c: c, key: key, ttl: ttl, o: options(opts)}.observed(ctx)
 	if err != nil && ctx.Err() != nil {
 		err = errors.Join(err, ctx.Err())
 	}
 	return l, err
 }
 
-func (c *Client) options(opts []AcquireOption) acquireOptions {
+// options reads the options of one acquisition.
+func options(opts []AcquireOption) acquireOptions {
 	if len(opts) == 0 {
 		return acquireOptions{}
 	}
@@ -138,12 +139,21 @@ func checkKey(key string) error {
 	return nil
 }
 
-// observedAttempt is attempt, reported to the Hooks (EventAcquire).
-func (c *Client) observedAttempt(ctx context.Context, key string, ttl time.Duration, o acquireOptions) (*Lock, error) {
+// acquisition is one attempt of c's to take the lock on key for ttl.
+type acquisition struct {
+	c   *Client
+	key string
+	ttl time.Duration
+	o   acquireOptions
+}
+
+// observed is run, reported to the Hooks (EventAcquire).
+func (at acquisition) observed(ctx context.Context) (*Lock, error) {
+	c := at.c
 	t0 := time.Now()
-	l, err := c.attempt(ctx, key, ttl, o)
+	l, err := at.run(ctx)
 	if c.cfg.Hooks != nil {
-		ev := Event{Kind: EventAcquire, Key: key, Duration: time.Since(t0), Err: err, Outcome: outcome(err)}
+		ev := Event{Kind: EventAcquire, Key: at.key, Duration: time.Since(t0), Err: err, Outcome: outcome(err)}
 		if l != nil {
 			ev.Token = l.token
 		}
@@ -152,9 +162,10 @@ func (c *Client) observedAttempt(ctx context.Context, key string, ttl time.Durat
 	return l, err
 }
 
-// attempt is one run of the Redlock algorithm (docs/design.md §4.2, §4.5).
-func (c *Client) attempt(ctx context.Context, key string, ttl time.Duration, o acquireOptions) (*Lock, error) {
-	value, err := c.lockValue(key, ttl, o)
+// run is one run of the Redlock algorithm (docs/design.md §4.2, §4.5).
+func (at acquisition) run(ctx context.Context) (*Lock, error) {
+	c, key, ttl, o := at.c, at.key, at.ttl, at.o
+	value, err := lockValue(&c.cfg, key, ttl, o)
 	if err != nil {
 		return nil, err
 	}
@@ -163,7 +174,7 @@ func (c *Client) attempt(ctx context.Context, key string, ttl time.Duration, o a
 	}
 	defer c.mu.RUnlock()
 
-	nodes := c.nodesFor(key)
+	nodes := c.sets.forKey(key)
 	s := newStragglers(len(nodes))
 	undoLate := func(n *node, a answer) {
 		if a.vote == voteQuarantined {
@@ -174,15 +185,15 @@ func (c *Client) attempt(ctx context.Context, key string, ttl time.Duration, o a
 
 	t0 := time.Now()
 	validUntil := t0.Add(ttl - c.cfg.drift(ttl))
-	plain := c.acquireCall(key, value, ttl)
-	answers := c.fanout(ctx, nodes, func(ctx context.Context, n *node) answer {
+	plain := c.args.acquireCall(key, value, ttl)
+	answers := c.fan.Run(ctx, nodes, func(ctx context.Context, n *node) answer {
 		defer s.running[n.idx].Store(false)
-		return c.grant(ctx, n, key, plain)
-	}, c.distinctQuorumDone, undoLate)
-	token, qe := c.decide(ctx, nodes, key, value, answers, t0, validUntil)
+		return at.grant(ctx, n, plain)
+	}, distinctQuorumDone(c.quorum), undoLate)
+	token, qe := at.decide(ctx, nodes, value, answers, t0, validUntil)
 	if qe != nil {
 		s.gone.Store(true)
-		c.wg.Go(func() { c.releaseAll(nodes, key, value, "", "") })
+		c.wg.Go(func() { unlock{key: key, value: value}.all(c.fan, nodes) })
 		return nil, qe
 	}
 	if token > 0 {
@@ -195,13 +206,13 @@ func (c *Client) attempt(ctx context.Context, key string, ttl time.Duration, o a
 		notice: o.NoticeChannel, msg: o.NoticeMessage, extendWait: o.ExtendWait, acquiredAt: t0, validUntil: validUntil, fencedAt: t0}, nil
 }
 
-// lockValue checks an attempt's arguments and makes its value from a
-// fresh nonce (WithValue).
-func (c *Client) lockValue(key string, ttl time.Duration, o acquireOptions) (string, error) {
+// lockValue checks an attempt's arguments against cfg and makes its
+// value from a fresh nonce (WithValue).
+func lockValue(cfg *Config, key string, ttl time.Duration, o acquireOptions) (string, error) {
 	if err := checkKey(key); err != nil {
 		return "", err
 	}
-	if err := c.cfg.checkTTL(ttl); err != nil {
+	if err := cfg.checkTTL(ttl); err != nil {
 		return "", err
 	}
 	nonce := newNonce()
@@ -217,10 +228,11 @@ func (c *Client) lockValue(key string, ttl time.Duration, o acquireOptions) (str
 
 // grant is an attempt's request to node n: acquire.lua with the call
 // plain (on the node's own keys on a cluster), its answer noted.
-func (c *Client) grant(ctx context.Context, n *node, key string, plain *scriptCall) answer {
+func (at acquisition) grant(ctx context.Context, n *node, plain *scriptCall) answer {
+	c := at.c
 	sc := plain
 	if n.tag != "" {
-		sc = plain.withKeys(n.lockKey(key), n.fenceKey(key), n.marker())
+		sc = plain.withKeys(n.lockKey(at.key), n.fenceKey(at.key), n.marker())
 	}
 	if err := c.admit(ctx, n); err != nil {
 		return answer{vote: voteError, err: err}
@@ -249,11 +261,12 @@ func (c *Client) grant(ctx context.Context, n *node, key string, plain *scriptCa
 // decide reads an attempt's answers: its token when the lock was granted
 // by a quorum, fenced (unless fencing is off) and still valid for more
 // than MinValidity; otherwise why not.
-func (c *Client) decide(ctx context.Context, nodes []*node, key, value string, answers []answer, t0, validUntil time.Time) (uint64, *QuorumError) {
-	yes := c.dedupe(nodes, answers)
+func (at acquisition) decide(ctx context.Context, nodes []*node, value string, answers []answer, t0, validUntil time.Time) (uint64, *QuorumError) {
+	c, key := at.c, at.key
+	yes := dedupe(nodes, answers)
 	c.raiseForgetful(nodes, answers)
 	if yes < c.quorum {
-		return 0, c.quorumError(nodes, "acquire", key, answers, ErrNotAcquired, "")
+		return 0, newQuorumError(c.quorum, nodes, "acquire", key, answers, ErrNotAcquired, "")
 	}
 
 	var token uint64
@@ -265,12 +278,12 @@ func (c *Client) decide(ctx context.Context, nodes []*node, key, value string, a
 			if errors.As(err, &qe) {
 				return 0, qe
 			}
-			return 0, c.quorumError(nodes, "fence", key, answers, ErrNotAcquired, err.Error())
+			return 0, newQuorumError(c.quorum, nodes, "fence", key, answers, ErrNotAcquired, err.Error())
 		}
 	}
 
 	if left := time.Until(validUntil); left <= c.cfg.MinValidity {
-		return 0, c.quorumError(nodes, "acquire", key, answers, ErrNotAcquired,
+		return 0, newQuorumError(c.quorum, nodes, "acquire", key, answers, ErrNotAcquired,
 			fmt.Sprintf("validity %s after %s is below MinValidity %s", left.Round(time.Microsecond),
 				time.Since(t0).Round(time.Microsecond), c.cfg.MinValidity))
 	}
@@ -297,28 +310,9 @@ func parseAcquire(res any, err error) answer {
 	return answer{vote: v, counter: ns[1], ms: ns[2], created: ns[3], high: ns[4], server: ns[5]}
 }
 
-// distinctQuorumDone is quorumDone counting one yes per server (docs/design.md S7): two
-// nodes that answer with the same run_id are one vote.
-func (c *Client) distinctQuorumDone(as []answer, got []bool) bool {
-	yes, open := 0, 0
-	var seen [inlineNodes]int64
-	for i, a := range as {
-		switch {
-		case !got[i]:
-			open++
-		case a.vote == voteYes && (a.server == 0 || !containsServer(seen[:min(yes, inlineNodes)], a.server)):
-			if yes < inlineNodes {
-				seen[yes] = a.server
-			}
-			yes++
-		}
-	}
-	return yes >= c.quorum || yes+open < c.quorum
-}
-
 // dedupe turns a second yes from the same server (same run_id) into an
 // error vote and returns the number of distinct yes votes.
-func (c *Client) dedupe(nodes []*node, as []answer) int {
+func dedupe(nodes []*node, as []answer) int {
 	yes := 0
 	for i := range as {
 		a := &as[i]
@@ -336,12 +330,10 @@ func (c *Client) dedupe(nodes []*node, as []answer) int {
 	return yes
 }
 
-// containsServer reports whether ids holds id.
-func containsServer(ids []int64, id int64) bool { return slices.Contains(ids, id) }
-
-// quorumError builds the *QuorumError of a failed request.
-func (c *Client) quorumError(nodes []*node, op, key string, answers []answer, target error, reason string) *QuorumError {
-	qe := &QuorumError{Op: op, Key: key, Need: c.quorum, Reason: reason, target: target}
+// newQuorumError builds the *QuorumError of a failed request that needed
+// need yes votes.
+func newQuorumError(need int, nodes []*node, op, key string, answers []answer, target error, reason string) *QuorumError {
+	qe := &QuorumError{Op: op, Key: key, Need: need, Reason: reason, target: target}
 	for i, a := range answers {
 		if a.vote == voteYes {
 			qe.Yes++
@@ -390,11 +382,4 @@ func IsFinal(err error) bool {
 	// majority. A failed fence is never final: its error lists only one
 	// attempt's yes-nodes, and the next attempt may find others.
 	return qe.Op != "fence" && final > 0 && final > len(qe.Nodes)-qe.Need
-}
-
-// acquireCall is the acquire call of an attempt of value on key (standalone
-// nodes' keys) for ttl.
-func (c *Client) acquireCall(key, value string, ttl time.Duration) *scriptCall {
-	return newCall(scriptAcquire, []string{key, key + ":fence", markerKey},
-		value, ttl.Milliseconds(), c.args.maxTTL, c.args.mode, c.args.counterTTL, c.args.fromZero, c.args.layout)
 }

@@ -25,7 +25,7 @@ import (
 type Client struct {
 	cfg    Config
 	nodes  []*node   // the voters of a key in bucket 0: every key's, but on a bucketed cluster
-	sets   [][]*node // the voters of each bucket (one set but on a bucketed cluster)
+	sets   voterSets // the voters of each bucket (one set but on a bucketed cluster)
 	all    []*node   // every set's nodes, set after set
 	quorum int
 	log    hclog.Logger
@@ -40,6 +40,7 @@ type Client struct {
 	raising atomic.Bool          // a raisePass is running
 	ready   quarantine.Readiness // when the next raisePass is due (readiness.go)
 	args    scriptArgs           // constant script arguments
+	fan     *fanout              // one request to every node at once (fanout.go)
 
 	cluster   *redis.ClusterClient // NewCluster only
 	placement placement.Watcher    // where a NewCluster Client's copies live (internal/placement)
@@ -78,6 +79,7 @@ func New(ctx context.Context, cfg Config, nodes ...redis.UniversalClient) (*Clie
 	c := &Client{cfg: cfg, quorum: len(nodes)/2 + 1, closing: make(chan struct{})}
 	c.log = quietLogger{cfg.Logger, c}
 	c.args = newScriptArgs(&c.cfg)
+	c.fan = newFanout(c)
 	seen := make(map[string]int, len(nodes))
 	given := make(map[uintptr]int, len(nodes)) // one client object twice
 	for i, nc := range nodes {
@@ -150,7 +152,7 @@ func (c *Client) Close() error {
 	owned := c.owned
 	c.closed, c.owned = true, nil
 	c.mu.Unlock()
-	done := c.drained()
+	done := drained(&c.wg)
 	finished := waitFor(done, c.closeGrace()) // see close.go
 	for _, rc := range owned {
 		_ = rc.Close() // ends the requests stuck on a silent node at once

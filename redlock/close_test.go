@@ -115,7 +115,7 @@ func TestCloseDoesNotWaitForASubscriptionOnASilentNode(t *testing.T) {
 			})
 			silence(t, rig, kind)
 
-			sub, err := c.subscribe(context.Background(), "close/notices")
+			sub, err := c.Internal().Subscribe(context.Background(), "close/notices")
 			require.NoError(t, err, "a majority subscribed")
 			require.NoError(t, sub.Close())
 			t0 := time.Now()

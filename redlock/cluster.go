@@ -9,7 +9,6 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/redlease/redlease/internal/clusterkey"
-	"github.com/redlease/redlease/internal/notice"
 	"github.com/redlease/redlease/internal/placement"
 )
 
@@ -78,6 +77,7 @@ func NewCluster(ctx context.Context, cfg Config, cluster *redis.ClusterClient, n
 	c := &Client{cfg: cfg, quorum: n/2 + 1, closing: make(chan struct{}), cluster: cluster}
 	c.log = quietLogger{cfg.Logger, c}
 	c.args = newScriptArgs(&c.cfg)
+	c.fan = newFanout(c)
 	c.args.layout = clusterkey.Layout(n, buckets)
 	var copies []placement.Copy
 	for b := range buckets {
@@ -131,26 +131,6 @@ func (c *Client) checkLayout(ctx context.Context) error {
 			ErrInvalidConfig, mine, old, clusterkey.LayoutKey)
 	}
 	return nil
-}
-
-// nodesFor is the set of nodes that vote on key.
-func (c *Client) nodesFor(key string) []*node {
-	if len(c.sets) == 1 {
-		return c.nodes
-	}
-	return c.sets[clusterkey.Bucket(key, len(c.sets))]
-}
-
-// nodesForChannel is the set of nodes that carry a Pub/Sub channel: those of
-// its key for a key's notice channel (internal/notice.Channel: the release
-// script publishes in the lock's slot), of the channel's own name
-// otherwise.
-func (c *Client) nodesForChannel(channel string) []*node {
-	if len(c.sets) == 1 {
-		return c.nodes
-	}
-	key, _ := notice.KeyOf(channel) // the channel itself when not a notice channel
-	return c.nodesFor(key)
 }
 
 // serverID is the server identity acquire.lua replies: the first 48 bits

@@ -69,9 +69,9 @@ func RunAcquireScript(ctx context.Context, c redis.UniversalClient, key, value s
 func (c *Client) ScriptArgv(script, key, value string, ttl time.Duration) []any {
 	switch script {
 	case "acquire":
-		return c.acquireCall(key, value, ttl).argv
+		return c.args.acquireCall(key, value, ttl).argv
 	case "extend":
-		return c.extendCall(key, value, ttl, false).argv
+		return c.args.extendCall(key, value, ttl, false).argv
 	case "release":
 		return releaseCall(key, value, "", "", "0").argv
 	}

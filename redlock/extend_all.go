@@ -3,7 +3,6 @@ package redlock
 import (
 	"context"
 	"fmt"
-	"strconv"
 	"sync"
 	"time"
 
@@ -30,19 +29,32 @@ const maxExtendBatch = lockrule.MaxExtendBatch
 // the client's Hooks, as from Extend. When ctx ends first, each error
 // also matches ctx's error.
 func (c *Client) ExtendAll(ctx context.Context, locks []*Lock) []error {
-	errs := c.extendAll(ctx, locks)
+	errs := make([]error, len(locks))
+	batches, wait := batchesOf(c, locks, errs)
+	if len(batches) > 0 {
+		if err := c.enter(); err != nil {
+			for _, b := range batches {
+				for _, it := range b {
+					errs[it.i] = err
+				}
+			}
+		} else {
+			runBatches(ctx, wait, batches, errs)
+			c.mu.RUnlock()
+		}
+	}
 	for i, err := range errs {
 		errs[i] = joinCtx(ctx, err)
 	}
 	return errs
 }
 
-// extendAll is ExtendAll without the context's error joined. Each request
-// waits as long as the shortest wait of the locks given (Lock.wait:
-// NodeTimeout, unless the locks were acquired with
-// internal/redlockx.ExtendWait, as the lease package's are).
-func (c *Client) extendAll(ctx context.Context, locks []*Lock) []error {
-	errs := make([]error, len(locks))
+// batchesOf groups c's locks in batches, and sets errs of the locks that
+// cannot be extended. Each request of the batches waits as long as the
+// shortest wait of the locks given (Lock.wait: NodeTimeout, unless the
+// locks were acquired with internal/redlockx.ExtendWait, as the lease
+// package's are).
+func batchesOf(c *Client, locks []*Lock, errs []error) ([]extendBatch, time.Duration) {
 	wait := time.Duration(1<<63 - 1)
 	// One batch holds locks of one set of voters (on a bucketed cluster,
 	// one bucket: its n copies, one slot each) and one TTL (extend_many
@@ -51,8 +63,8 @@ func (c *Client) extendAll(ctx context.Context, locks []*Lock) []error {
 		set *node
 		ttl time.Duration
 	}
-	open := map[batchKey][]extendItem{}
-	var batches [][]extendItem
+	open := map[batchKey]extendBatch{}
+	var batches []extendBatch
 	for i, l := range locks {
 		if l == nil || l.c != c {
 			errs[i] = fmt.Errorf("%w: lock %d is nil or of another client", ErrInvalidArgument, i)
@@ -77,28 +89,21 @@ func (c *Client) extendAll(ctx context.Context, locks []*Lock) []error {
 			batches = append(batches, b)
 		}
 	}
-	if len(batches) == 0 {
-		return errs
-	}
-	if err := c.enter(); err != nil {
-		for _, b := range batches {
-			for _, it := range b {
-				errs[it.i] = err
-			}
-		}
-		return errs
-	}
-	defer c.mu.RUnlock()
+	return batches, wait
+}
+
+// runBatches runs the batches concurrently, each request bounded by wait,
+// and returns when every batch has set errs of its locks.
+func runBatches(ctx context.Context, wait time.Duration, batches []extendBatch, errs []error) {
 	if len(batches) == 1 {
-		c.extendBatch(ctx, wait, batches[0], errs)
-		return errs
+		batches[0].run(ctx, wait, errs)
+		return
 	}
 	var wg sync.WaitGroup
 	for _, b := range batches {
-		wg.Go(func() { c.extendBatch(ctx, wait, b, errs) })
+		wg.Go(func() { b.run(ctx, wait, errs) })
 	}
 	wg.Wait()
-	return errs
 }
 
 // extendItem is one lock of an ExtendAll: its place in the caller's slice,
@@ -109,51 +114,70 @@ type extendItem struct {
 	ttl time.Duration
 }
 
-// extendBatch runs one extend_many call per node for the batch and sets
-// errs of its locks (each batch writes its own places only).
-func (c *Client) extendBatch(ctx context.Context, wait time.Duration, batch []extendItem, errs []error) {
+// extendBatch is the locks of one extend_many call per node: locks of one
+// Client, one set of voters and one TTL.
+type extendBatch []extendItem
+
+// run runs one extend_many call per node for the batch and sets errs of
+// its locks (each batch writes its own places only).
+func (b extendBatch) run(ctx context.Context, wait time.Duration, errs []error) {
+	c := b[0].l.c
 	t0 := time.Now()
-	fence := c.fenceDue(t0, batch)
-	nodes := batch[0].l.nodes
-	plain := extendManyCall(c, nil, batch, fence)
+	fence := fenceDue(c.args.fenceEvery, t0, b)
+	nodes := b[0].l.nodes
+	plain := c.args.extendManyCall(nil, b, fence)
 	votes := make([][]int64, len(nodes)) // node -> lock -> 1 or 0, set before its answer is sent
-	answers := c.fanoutWithin(ctx, wait, nodes, func(ctx context.Context, n *node) answer {
-		sc := plain
-		if n.tag != "" {
-			sc = extendManyCall(c, n, batch, fence)
-		}
-		if err := c.admit(ctx, n); err != nil {
-			return answer{vote: voteError, err: err}
-		}
-		res, err := n.run(ctx, sc)
-		if err != nil {
-			return answer{vote: voteError, err: err}
-		}
-		a, ok := res.([]any)
-		if !ok || len(a) != len(batch) {
-			return answer{vote: voteError, err: badReply(res)}
-		}
-		vs := make([]int64, len(a))
-		if err := intsOf(a, vs, seq(len(a))...); err != nil {
-			return answer{vote: voteError, err: err}
-		}
-		for _, v := range vs {
-			if v != 0 && v != 1 {
-				return answer{vote: voteError, err: badReply(res)}
-			}
-		}
-		votes[n.idx] = vs
-		return answer{vote: voteYes} // the script ran; votes[n.idx] has its answers
-	}, c.batchDone(votes, len(batch)), func(n *node, a answer) {
+	answers := c.fan.RunWithin(ctx, wait, nodes, func(ctx context.Context, n *node) answer {
+		return b.request(ctx, n, plain, fence, votes)
+	}, batchDone(votes, len(b), c.quorum), func(n *node, a answer) {
 		if a.vote == voteYes { // votes[n.idx] was set before, in this request's goroutine
-			for j, it := range batch {
+			for j, it := range b {
 				it.l.noteCopy(n.idx, voteOf(votes[n.idx][j]))
 			}
 		}
 	})
+	b.extended(t0, fence, answers, votes, errs)
+}
 
-	per := make([]answer, len(nodes))
-	for j, it := range batch {
+// request is the batch's request to node n: extend_many with the call
+// plain (on the node's own keys on a cluster); its votes go to
+// votes[n.idx], and its answer is yes when the script ran.
+func (b extendBatch) request(ctx context.Context, n *node, plain *scriptCall, fence bool, votes [][]int64) answer {
+	c := b[0].l.c
+	sc := plain
+	if n.tag != "" {
+		sc = c.args.extendManyCall(n, b, fence)
+	}
+	if err := c.admit(ctx, n); err != nil {
+		return answer{vote: voteError, err: err}
+	}
+	res, err := n.run(ctx, sc)
+	if err != nil {
+		return answer{vote: voteError, err: err}
+	}
+	a, ok := res.([]any)
+	if !ok || len(a) != len(b) {
+		return answer{vote: voteError, err: badReply(res)}
+	}
+	vs := make([]int64, len(a))
+	if err := intsOf(a, vs, seq(len(a))...); err != nil {
+		return answer{vote: voteError, err: err}
+	}
+	for _, v := range vs {
+		if v != 0 && v != 1 {
+			return answer{vote: voteError, err: badReply(res)}
+		}
+	}
+	votes[n.idx] = vs
+	return answer{vote: voteYes} // the script ran; votes[n.idx] has its answers
+}
+
+// extended counts the answers of the batch's call, which started at t0,
+// for each of its locks, and sets its result in errs.
+func (b extendBatch) extended(t0 time.Time, fence bool, answers []answer, votes [][]int64, errs []error) {
+	c := b[0].l.c
+	per := make([]answer, len(answers))
+	for j, it := range b {
 		for i, a := range answers {
 			switch {
 			case a.vote != voteYes:
@@ -191,11 +215,12 @@ func voteOf(v int64) vote {
 // counterTTLFactor x MaxTTL; leases refreshed together stay in one batch,
 // so a batch sets them all once in a while. (A counter that expires anyway
 // is safe: the next grant starts from the node's high-water mark, 3.4.)
-func (c *Client) fenceDue(now time.Time, batch []extendItem) bool {
-	if c.args.fenceEvery <= 0 {
+// every is the Client's scriptArgs.fenceEvery.
+func fenceDue(every time.Duration, now time.Time, batch []extendItem) bool {
+	if every <= 0 {
 		return false
 	}
-	stale := now.Add(-c.args.fenceEvery)
+	stale := now.Add(-every)
 	for _, it := range batch {
 		it.l.mu.Lock()
 		old := it.l.fencedAt.Before(stale)
@@ -205,65 +230,6 @@ func (c *Client) fenceDue(now time.Time, batch []extendItem) bool {
 		}
 	}
 	return false
-}
-
-// batchDone is a fanout done func for extendBatch: every lock of the batch
-// has a majority of yes, or can no longer get one.
-func (c *Client) batchDone(votes [][]int64, k int) func([]answer, []bool) bool {
-	return func(as []answer, got []bool) bool {
-		for j := range k {
-			yes, open := 0, 0
-			for i, a := range as {
-				switch {
-				case !got[i]:
-					open++
-				case a.vote == voteYes && votes[i][j] == 1:
-					yes++
-				}
-			}
-			if yes < c.quorum && yes+open >= c.quorum {
-				return false
-			}
-		}
-		return true
-	}
-}
-
-// extendManyCall is the extend_many call of a batch (its locks share one
-// TTL), on node n's keys (nil: the keys as named, for standalone nodes);
-// fence: set the fencing counters' TTL too (only then are the counters'
-// keys sent).
-func extendManyCall(c *Client, n *node, batch []extendItem, fence bool) *scriptCall {
-	nk := 1 + len(batch)
-	if fence {
-		nk += len(batch)
-	}
-	keys := make([]string, 0, nk)
-	args := make([]any, 0, 4+len(batch))
-	if n == nil {
-		keys = append(keys, markerKey)
-	} else {
-		keys = append(keys, n.marker())
-	}
-	args = append(args, c.args.maxTTL, c.args.mode, c.counterArg(fence), strconv.FormatInt(batch[0].ttl.Milliseconds(), 10))
-	for _, it := range batch {
-		if n == nil {
-			keys = append(keys, it.l.key)
-		} else {
-			keys = append(keys, n.lockKey(it.l.key))
-		}
-		args = append(args, it.l.value)
-	}
-	if fence {
-		for _, it := range batch {
-			if n == nil {
-				keys = append(keys, it.l.key+":fence")
-			} else {
-				keys = append(keys, n.fenceKey(it.l.key))
-			}
-		}
-	}
-	return newCall(scriptMany, keys, args...)
 }
 
 // seq returns 0, 1, ..., n-1.

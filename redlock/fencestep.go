@@ -72,7 +72,7 @@ func (f *fenceStep) token(ctx context.Context) (uint64, error) {
 func (f *fenceStep) writeBack(ctx context.Context) []answer {
 	key, t := f.key, f.t // the requests may outlive the step: f stays on the stack
 	plain := newCall(scriptFence, []string{key, key + ":fence", markerKey}, f.value, strconv.FormatInt(t, 10), f.c.args.counterTTL)
-	return f.c.fanout(ctx, f.behind, func(ctx context.Context, n *node) answer {
+	return f.c.fan.Run(ctx, f.behind, func(ctx context.Context, n *node) answer {
 		sc := plain
 		if n.tag != "" {
 			sc = plain.withKeys(n.lockKey(key), n.fenceKey(key), n.marker())

@@ -633,7 +633,7 @@ func clientReplies(t *testing.T, data []byte) {
 			t.Fatalf("Inspect: %q held on %d nodes, reported as the holder", in.Value, held)
 		}
 	}
-	if n, _ := c.publish(ctx, "k:notice", "m"); n < 0 || n > fuzzNodes {
+	if n, _ := c.Internal().Publish(ctx, "k:notice", "m"); n < 0 || n > fuzzNodes {
 		t.Fatalf("Publish: %d nodes", n)
 	}
 }

@@ -19,7 +19,7 @@ func TestEventOutcome(t *testing.T) {
 	}
 	no := NodeResult{Node: "n"}
 	yes := NodeResult{Node: "n", Yes: true}
-	late := NodeResult{Node: "n", Err: errNodeTimeout{50 * time.Millisecond, true}}
+	late := NodeResult{Node: "n", Err: errNodeTimeout{D: 50 * time.Millisecond, NodeTimeout: true}}
 	down := NodeResult{Node: "n", Err: errors.New("dial tcp: connection refused")}
 	wrongType := NodeResult{Node: "n", Err: reply("WRONGTYPE Operation against a key holding the wrong kind of value")}
 	quarantined := NodeResult{Node: "n", Quarantined: true, Quarantine: time.Second}
@@ -35,7 +35,7 @@ func TestEventOutcome(t *testing.T) {
 		{ErrClosed, "refused"},
 		{reply("NOPERM this user has no permissions to access one of the keys"), "refused"},
 		{qe(2, late, late, yes), "timeout"},
-		{errNodeTimeout{time.Second, false}, "timeout"},
+		{errNodeTimeout{D: time.Second, NodeTimeout: false}, "timeout"},
 		{context.DeadlineExceeded, "timeout"},
 		{qe(2, down, late, yes), "error"},
 		{qe(2, quarantined, quarantined, yes), "error"},

@@ -67,9 +67,9 @@ func (c *Client) Inspect(ctx context.Context, key string) (*Inspection, error) {
 	defer c.mu.RUnlock()
 	t0 := time.Now()
 	args := []any{c.args.maxTTL, c.args.mode, c.args.layout}
-	nodes := c.nodesFor(key)
-	answers := c.fanout(ctx, nodes, func(ctx context.Context, n *node) answer {
-		return c.inspectOn(ctx, n, key, args)
+	nodes := c.sets.forKey(key)
+	answers := c.fan.Run(ctx, nodes, func(ctx context.Context, n *node) answer {
+		return inspectOn(ctx, c, n, key, args)
 	}, nil, nil)
 	elapsed := time.Since(t0)
 	c.readinessDue() // what this read saw may call for a pass now
@@ -95,8 +95,9 @@ func holderTTLs(value string, states []NodeState) []time.Duration {
 	return ttls
 }
 
-// inspectOn is Inspect's request to node n: inspect.lua, its reply read.
-func (c *Client) inspectOn(ctx context.Context, n *node, key string, args []any) answer {
+// inspectOn is an Inspect's request of c's to node n: inspect.lua, its
+// reply read, what it says of the node's quarantine noted.
+func inspectOn(ctx context.Context, c *Client, n *node, key string, args []any) answer {
 	if err := c.admit(ctx, n); err != nil {
 		return answer{vote: voteError, err: err}
 	}

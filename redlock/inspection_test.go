@@ -89,7 +89,7 @@ func TestInspectionTokenWithSilentNode(t *testing.T) {
 			answers[i] = answer{vote: voteYes, value: "a", ms: 900, counter: c, ready: true}
 		}
 		if silent >= 0 {
-			answers[silent] = answer{vote: voteError, err: errNodeTimeout{50 * time.Millisecond, true}}
+			answers[silent] = answer{vote: voteError, err: errNodeTimeout{D: 50 * time.Millisecond, NodeTimeout: true}}
 		}
 		in, err := inspection("k", nodes, answers, 2, 0, noDrift)
 		require.NoError(t, err, "node %d silent", silent)
@@ -111,7 +111,7 @@ func TestInspectionTokenWithLateSpares(t *testing.T) {
 			answers[i] = answer{vote: voteYes, value: "a", ms: 900, counter: c, ready: true}
 		}
 		if silent >= 0 {
-			answers[silent] = answer{vote: voteError, err: errNodeTimeout{50 * time.Millisecond, true}}
+			answers[silent] = answer{vote: voteError, err: errNodeTimeout{D: 50 * time.Millisecond, NodeTimeout: true}}
 		}
 		in, err := inspection("k", nodes, answers, 3, 0, noDrift)
 		require.NoError(t, err)

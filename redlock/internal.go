@@ -1,7 +1,6 @@
 package redlock
 
 import (
-	"context"
 	"time"
 
 	"github.com/redlease/redlease/internal/reach"
@@ -24,17 +23,7 @@ type internal struct{ c *Client }
 
 func (i internal) Quorum() int { return i.c.quorum }
 
-func (i internal) Publish(ctx context.Context, channel, message string) (int, error) {
-	return i.c.publish(ctx, channel, message)
-}
-
-func (i internal) Subscribe(ctx context.Context, channel string) (redlockx.Subscription, error) {
-	s, err := i.c.subscribe(ctx, channel)
-	if err != nil {
-		return nil, err // not a nil *subscription in an interface
-	}
-	return s, nil
-}
+// Publish and Subscribe: see notice.go.
 
 func (i internal) LastMajority() time.Time {
 	hs := make([]*reach.Heard, len(i.c.nodes))

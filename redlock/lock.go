@@ -126,9 +126,9 @@ func (l *Lock) extend(ctx context.Context, ttl, wait time.Duration) error {
 	t0 := time.Now()
 	// The counter's TTL only when it was last set long ago, as a batch
 	// does it (fenceDue): not a command on every extend.
-	fence := c.fenceDue(t0, []extendItem{{l: l}})
-	plain := c.extendCall(l.key, l.value, ttl, fence)
-	answers := c.fanoutWithin(ctx, wait, l.nodes, func(ctx context.Context, n *node) answer {
+	fence := fenceDue(c.args.fenceEvery, t0, []extendItem{{l: l}})
+	plain := c.args.extendCall(l.key, l.value, ttl, fence)
+	answers := c.fan.RunWithin(ctx, wait, l.nodes, func(ctx context.Context, n *node) answer {
 		sc := plain
 		if n.tag != "" {
 			// This node's names of the keys plain has (the counter's
@@ -158,16 +158,6 @@ func (l *Lock) extend(ctx context.Context, ttl, wait time.Duration) error {
 		l.setFencedAt(t0)
 	}
 	return err
-}
-
-// extendCall is the extend call of the lock of value on key (standalone
-// nodes' keys), to ttl; fence: set its counter's TTL too (fenceDue).
-func (c *Client) extendCall(key, value string, ttl time.Duration, fence bool) *scriptCall {
-	if fence {
-		return newCall(scriptExtend, []string{key, markerKey, key + ":fence"},
-			value, ttl.Milliseconds(), c.args.maxTTL, c.args.mode, c.args.counterTTL)
-	}
-	return newCall(scriptExtend, []string{key, markerKey}, value, ttl.Milliseconds(), c.args.maxTTL, c.args.mode)
 }
 
 // setFencedAt records that a call started at t set the lock's counter TTL.
@@ -218,12 +208,12 @@ func (l *Lock) extended(t0 time.Time, ttl time.Duration, answers []answer) error
 		// a late yes must not bring it back (docs/design.md S4).
 		l.released = true
 		l.strag.gone.Store(true)
-		c.wg.Go(func() { c.releaseAll(l.nodes, l.key, l.value, l.notice, l.msg) }) // wakes waiters
+		c.wg.Go(func() { l.unlock().all(c.fan, l.nodes) }) // wakes waiters
 		return fmt.Errorf("%w: %q: the local deadline passed during extend", ErrNotHeld, l.key)
 	case yes < c.quorum:
-		return c.quorumError(l.nodes, "extend", l.key, answers, errNotExtended, "")
+		return newQuorumError(c.quorum, l.nodes, "extend", l.key, answers, errNotExtended, "")
 	case newUntil.Sub(now) <= c.cfg.MinValidity:
-		return c.quorumError(l.nodes, "extend", l.key, answers, errNotExtended, "validity after extend below MinValidity")
+		return newQuorumError(c.quorum, l.nodes, "extend", l.key, answers, errNotExtended, "validity after extend below MinValidity")
 	}
 	l.validUntil, l.ttl = newUntil, ttl
 	return nil
@@ -274,7 +264,7 @@ func (l *Lock) release(ctx context.Context) (int, error) {
 	defer c.mu.RUnlock()
 	// The caller's ctx may already be cancelled: cleaning up must not
 	// depend on it (docs/design.md S8). NodeTimeout bounds every request.
-	answers := c.release(context.WithoutCancel(ctx), l.nodes, l.key, l.value, l.notice, l.msg, c.deletedOnMajority, l.strag.acquiring)
+	answers := l.unlock().on(context.WithoutCancel(ctx), c.fan, l.nodes, deletedOnMajority(c.quorum), l.strag.acquiring)
 	deleted, errs := 0, 0
 	for _, a := range answers {
 		switch {
@@ -288,80 +278,14 @@ func (l *Lock) release(ctx context.Context) (int, error) {
 	case deleted >= c.quorum:
 		return deleted, nil
 	case errs > 0:
-		return deleted, c.quorumError(l.nodes, "release", l.key, answers, errNotReleased, "")
+		return deleted, newQuorumError(c.quorum, l.nodes, "release", l.key, answers, errNotReleased, "")
 	case deleted == 0:
 		return 0, fmt.Errorf("%w: %q: no node held it any more", ErrNotHeld, l.key)
 	}
 	return deleted, nil
 }
 
-// deletedOnMajority is a fanout done func: a majority said yes.
-func (c *Client) deletedOnMajority(as []answer, got []bool) bool {
-	yes := 0
-	for i, a := range as {
-		if got[i] && a.vote == voteYes {
-			yes++
-		}
-	}
-	return yes >= c.quorum
-}
-
-// release runs release.lua on every node but those that skip reports
-// (nil: none); done decides when to stop waiting (nil: for every node,
-// bounded by NodeTimeout). Skipped nodes answer errStillAcquiring.
-func (c *Client) release(ctx context.Context, set []*node, key, value, notice, msg string, done func([]answer, []bool) bool, skip func(i int) bool) []answer {
-	nodes := set
-	if skip != nil {
-		nodes = make([]*node, 0, len(set))
-		for i, n := range set {
-			if !skip(i) {
-				nodes = append(nodes, n)
-			}
-		}
-	}
-	plain := releaseCall(key, value, notice, msg, "0")
-	answers := c.fanout(ctx, nodes, func(ctx context.Context, n *node) answer {
-		sc := plain
-		if n.tag != "" {
-			ch, sharded := notice, "0"
-			if notice != "" {
-				ch, sharded = n.lockKey(notice), "1" // SPUBLISH in the copy's slot
-			}
-			sc = releaseCall(n.lockKey(key), value, ch, msg, sharded)
-		}
-		return releaseReply(n.run(ctx, sc))
-	}, done, nil)
-	if len(nodes) == len(set) {
-		return answers
-	}
-	all := make([]answer, len(set))
-	for i := range all {
-		all[i] = answer{vote: voteError, err: errStillAcquiring}
-	}
-	for j, n := range nodes {
-		all[n.idx] = answers[j]
-	}
-	return all
-}
-
-func releaseCall(key, value, notice, msg, sharded string) *scriptCall {
-	return newCall(scriptRelease, []string{key}, value, notice, msg, sharded)
-}
-
-func releaseReply(res any, err error) answer {
-	v, err := intReply(res, err)
-	return yesNo(v, err, func(v int64) error { return badReply(v) })
-}
-
-// releaseAll undoes a failed or lost acquisition on every node, with its
-// own bounded context (docs/design.md S8); used in the background.
-func (c *Client) releaseAll(nodes []*node, key, value, notice, msg string) {
-	c.release(context.Background(), nodes, key, value, notice, msg, nil, nil)
-}
-
-// releaseOn undoes one node's late yes with sc, its release call.
-func (c *Client) releaseOn(n *node, sc *scriptCall) {
-	ctx, cancel := context.WithTimeout(context.Background(), c.cfg.NodeTimeout)
-	defer cancel()
-	n.run(ctx, sc)
+// unlock is what a release of l deletes, and the notice it publishes.
+func (l *Lock) unlock() unlock {
+	return unlock{key: l.key, value: l.value, notice: l.notice, msg: l.msg}
 }

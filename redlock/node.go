@@ -9,6 +9,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/redlease/redlease/internal/placement"
+	"github.com/redlease/redlease/internal/quorum"
 	"github.com/redlease/redlease/internal/reach"
 	"github.com/redlease/redlease/internal/workers"
 )
@@ -33,7 +34,7 @@ type node struct {
 	bucket int      // its set: the bucket of a cluster Client's keys (docs/design.md §4.11)
 	// ownDeadline: the go-redis client cuts its own requests at the
 	// context's deadline (a *redis.Client with ContextTimeoutEnabled), so
-	// a request to it may run in the caller's goroutine (see fanoutWithin).
+	// a request to it may run in the caller's goroutine (quorum.Fanout).
 	ownDeadline bool
 	// tag, when set, is the hash tag that every key of this node carries,
 	// so that the lock, its counter and the marker share one slot.
@@ -47,9 +48,9 @@ type node struct {
 	// cluster Client), and name adds the master serving it.
 	bySlot bool
 
-	batch batcher            // requests to this node (see batch.go)
-	jobs  *workers.Pool[job] // its requests' worker goroutines (worker.go)
-	conf  nodeConf           // what its configuration allows (see conf.go)
+	batch batcher                   // requests to this node (see batch.go)
+	jobs  *workers.Pool[quorum.Job] // its requests' worker goroutines (docs/design.md §4.13)
+	conf  nodeConf                  // what its configuration allows (see conf.go)
 
 	// For a copy of a NewCluster Client: the master that serves its slot
 	// as the last placement check saw it, and the server that last
@@ -81,10 +82,17 @@ func (n *node) name() string {
 // newNode makes a node named name; fixed says that the name names one
 // server (see configuredName).
 func newNode(c redis.UniversalClient, name string, fixed bool) *node {
-	n := &node{client: c, addr: name, jobs: workers.New[job]()}
+	n := &node{client: c, addr: name, jobs: workers.New[quorum.Job]()}
 	n.nm.init(name, fixed)
 	return n
 }
+
+// Workers is the pool that runs the node's requests (quorum.Node).
+func (n *node) Workers() *workers.Pool[quorum.Job] { return n.jobs }
+
+// OwnDeadline reports that the node's go-redis client cuts its requests
+// at the context's deadline (quorum.Node).
+func (n *node) OwnDeadline() bool { return n.ownDeadline }
 
 func (n *node) lockKey(key string) string {
 	if n.tag == "" {

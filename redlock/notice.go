@@ -15,14 +15,15 @@ import (
 // forged by anyone who can publish, so a receiver always confirms with a
 // majority read or an attempt of its own.
 
-// publish sends message on channel to every node at once and returns how
+// Publish sends message on channel to every node at once and returns how
 // many nodes took it, waiting at most NodeTimeout (redlockx.Client.Publish).
-func (c *Client) publish(ctx context.Context, channel, message string) (int, error) {
+func (i internal) Publish(ctx context.Context, channel, message string) (int, error) {
+	c := i.c
 	if err := c.enter(); err != nil {
 		return 0, err
 	}
 	defer c.mu.RUnlock()
-	answers := c.fanout(ctx, c.nodesForChannel(channel), func(ctx context.Context, n *node) answer {
+	answers := c.fan.Run(ctx, c.sets.forChannel(channel), func(ctx context.Context, n *node) answer {
 		var err error
 		if n.tag != "" {
 			err = n.client.SPublish(ctx, n.lockKey(channel), message).Err()
@@ -53,7 +54,7 @@ type subscription struct {
 	cancel context.CancelFunc
 }
 
-// subscribe listens on channel on every node (redlockx.Client.Subscribe). The
+// Subscribe listens on channel on every node (redlockx.Client.Subscribe). The
 // nodes' subscriptions are made concurrently, each in its node's
 // goroutine; subscribe returns once a majority of them were tried (made,
 // or refused), or after NodeTimeout, or when ctx ends, so that a node
@@ -65,15 +66,16 @@ type subscription struct {
 // (internal/notice.Channel) is carried by the slots of its key's copies,
 // where the release of a lock on key publishes its notice (releaseNotice).
 // Other channels are carried in the slots of their own name.
-func (c *Client) subscribe(ctx context.Context, channel string) (*subscription, error) {
+func (i internal) Subscribe(ctx context.Context, channel string) (redlockx.Subscription, error) {
+	c := i.c
 	if err := c.enter(); err != nil {
-		return nil, err
+		return nil, err // not a nil *subscription in an interface
 	}
 	// Not cut by the caller's cancellation (only by Close): a dial in
 	// progress is abandoned at Close, since the context is the dial's.
 	lctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	s := &subscription{c: make(chan redlockx.Notice, 64), cancel: cancel}
-	nodes := c.nodesForChannel(channel)
+	nodes := c.sets.forChannel(channel)
 	tried := make(chan struct{}, len(nodes))
 	for _, n := range nodes {
 		c.wg.Go(func() { s.listen(lctx, c.closing, n, channel, tried) })

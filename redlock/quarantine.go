@@ -64,7 +64,7 @@ func (c *Client) raisePass() {
 	}
 	c.wg.Go(func() {
 		defer c.raising.Store(false)
-		answers := c.fanout(context.Background(), c.all, c.probeMarker, nil, nil)
+		answers := c.fan.Run(context.Background(), c.all, c.probeMarker, nil, nil)
 		seen := c.ready.High() // tokens this client saw handed out or reported
 		k := len(c.nodes)
 		for b, set := range c.sets {

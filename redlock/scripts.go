@@ -113,15 +113,6 @@ func counterTTLArg(cfg *Config) string {
 	return strconv.FormatInt(counterTTL(cfg).Milliseconds(), 10)
 }
 
-// counterArg is the counter-TTL argument of an extend_many call: the counters'
-// TTL when fence (fenceDue said so), else "0" (leave it as it is).
-func (c *Client) counterArg(fence bool) any {
-	if fence {
-		return c.args.counterTTL
-	}
-	return "0"
-}
-
 // quarantineArg is the scripts' quarantine argument (lua/quarantine.lua):
 // "0" off, "1" on, "2" on without the replication-ID check (a control).
 func quarantineArg(cfg *Config) string {

@@ -1,7 +1,6 @@
 package redlock
 
 import (
-	"context"
 	"errors"
 	"strconv"
 	"sync"
@@ -35,10 +34,6 @@ type stragglers struct {
 	gbuf [inlineNodes]atomic.Int64 // grants' storage
 }
 
-// inlineNodes is how many nodes the per-call state of an acquisition or a
-// fan-out keeps inline (one allocation instead of several).
-const inlineNodes = 7
-
 func newStragglers(n int) *stragglers {
 	s := &stragglers{}
 	if n <= inlineNodes {
@@ -67,7 +62,7 @@ func (s *stragglers) late(c *Client, n *node, a answer, key, value string) {
 		if n.tag != "" {
 			sc = releaseCall(n.lockKey(key), value, "", "", "0")
 		}
-		c.releaseOn(n, sc)
+		n.runAlone(c.cfg.NodeTimeout, sc)
 		return
 	}
 	if a.vote != voteYes || a.counter <= 0 {
@@ -75,7 +70,7 @@ func (s *stragglers) late(c *Client, n *node, a answer, key, value string) {
 	}
 	s.grants[n.idx].Store(a.counter)
 	if t := s.token.Load(); t > 0 && a.counter > t {
-		c.wg.Go(func() { c.settleLate(n, key, value, t) })
+		c.wg.Go(func() { s.settle(c, n, key, value, t) })
 	}
 }
 
@@ -93,21 +88,19 @@ func (s *stragglers) fenced(c *Client, nodes []*node, t uint64, key, value strin
 	s.token.Store(int64(t))
 	for i := range s.grants {
 		if g := s.grants[i].Load(); g > int64(t) {
-			c.wg.Go(func() { c.settleLate(nodes[i], key, value, int64(t)) })
+			c.wg.Go(func() { s.settle(c, nodes[i], key, value, int64(t)) })
 		}
 	}
 }
 
-// settleLate lowers node n's counter of key to the token t where the
-// node holds value with a counter above t (settle.lua), bounded by
+// settle lowers node n's counter of key to the token t where the node
+// holds value with a counter above t (settle.lua), bounded by c's
 // NodeTimeout like the releases; run in the background.
-func (c *Client) settleLate(n *node, key, value string, t int64) {
+func (s *stragglers) settle(c *Client, n *node, key, value string, t int64) {
 	if c.cfg.unsafeOff.noSettle() {
 		return // the negative control
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), c.cfg.NodeTimeout)
-	defer cancel()
-	n.run(ctx, newCall(scriptSettle, []string{n.lockKey(key), n.fenceKey(key)}, value, strconv.FormatInt(t, 10)))
+	n.runAlone(c.cfg.NodeTimeout, newCall(scriptSettle, []string{n.lockKey(key), n.fenceKey(key)}, value, strconv.FormatInt(t, 10)))
 }
 
 // release is the release call of a standalone node, shared by the

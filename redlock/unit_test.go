@@ -490,8 +490,8 @@ func TestDedupeOneServerOneVote(t *testing.T) {
 	c := &Client{quorum: 2, nodes: []*node{newNode(nil, "a", true), newNode(nil, "b", true), newNode(nil, "c", true)}}
 	as := []answer{{vote: voteYes, server: 0x1a1}, {vote: voteYes, server: 0x1a1}, {vote: voteNo, server: 0x2b2}}
 	got := []bool{true, true, true}
-	assert.True(t, c.distinctQuorumDone(as, got), "2 yes from one server cannot reach quorum 2")
-	assert.Equal(t, 1, c.dedupe(c.nodes, as))
+	assert.True(t, distinctQuorumDone(c.quorum)(as, got), "2 yes from one server cannot reach quorum 2")
+	assert.Equal(t, 1, dedupe(c.nodes, as))
 	assert.Equal(t, voteError, as[1].vote)
 	assert.Contains(t, as[1].err.Error(), "same server as a")
 }
@@ -575,7 +575,7 @@ func TestUncheckedNodeDoesNotVote(t *testing.T) {
 // (a node timed out) lists only that attempt's yes-nodes; Acquire must
 // retry it, not give up as if a majority had refused for good.
 func TestFailedFenceIsNotFinal(t *testing.T) {
-	timeout := errNodeTimeout{time.Second, true}
+	timeout := errNodeTimeout{D: time.Second, NodeTimeout: true}
 	fence := &QuorumError{Op: "fence", Key: "k", Need: 2, Yes: 1, target: ErrNotAcquired,
 		Nodes: []NodeResult{{Yes: true}, {Err: timeout}}}
 	assert.False(t, IsFinal(fence), "%v", fence)

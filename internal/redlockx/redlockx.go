@@ -10,9 +10,9 @@ package redlockx
 
 import (
 	"context"
-	"errors"
 	"time"
 
+	"github.com/redlease/redlease/internal/quorum"
 	"github.com/redlease/redlease/internal/reach"
 )
 
@@ -84,7 +84,7 @@ func Drain(sub Subscription) {
 // ErrNotAwaited is the Err of a redlock.NodeResult whose node was still
 // answering when the other nodes' answers had decided the outcome. It says
 // nothing about that node: it may be healthy, only slower.
-var ErrNotAwaited = errors.New("not awaited: the outcome was decided without this node")
+var ErrNotAwaited = quorum.ErrNotAwaited
 
 // AcquireOptions are what a redlock.AcquireOption sets for one
 // acquisition. redlock.WithValue and redlock.WithRetry set the first two;
