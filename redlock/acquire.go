@@ -232,7 +232,7 @@ func (at acquisition) grant(ctx context.Context, n *node, plain *scriptCall) ans
 	c := at.c
 	sc := plain
 	if n.tag != "" {
-		sc = plain.withKeys(n.lockKey(at.key), n.fenceKey(at.key), n.marker())
+		sc = plain.WithKeys(n.lockKey(at.key), n.fenceKey(at.key), n.marker())
 	}
 	if err := c.admit(ctx, n); err != nil {
 		return answer{vote: voteError, err: err}

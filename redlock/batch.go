@@ -9,6 +9,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 	"github.com/redlease/redlease/internal/rediserr"
+	"github.com/redlease/redlease/internal/scripts"
 )
 
 // Requests to one node are batched: while maxInFlight requests or pipelines
@@ -60,7 +61,7 @@ func (n *node) runBatched(ctx context.Context, sc *scriptCall) (any, error) {
 		b.inFlight++
 		b.mu.Unlock()
 		// Alone: no pipeline. Then pass the lead on.
-		res, err := sc.run(ctx, n.client)
+		res, err := sc.Run(ctx, n.client)
 		n.handOff(ctx)
 		return res, classify(err)
 	}
@@ -162,7 +163,7 @@ func annotate(sc *scriptCall, err error) error {
 		return err
 	}
 	return fmt.Errorf("%s script on keys %s (commands %s): %w",
-		scriptNames[sc.script], strings.Join(sc.keys(), ", "), scriptCommands[sc.script], err)
+		scripts.Name(sc.Script()), strings.Join(sc.Keys(), ", "), scripts.Commands(sc.Script()), err)
 }
 
 // pipeline runs a batch with EVALSHA, and again with EVAL for the requests
@@ -172,20 +173,20 @@ func pipeline(ctx context.Context, c redis.UniversalClient, batch []*batchReq) {
 	cmds := make([]*redis.Cmd, len(batch))
 	_, _ = c.Pipelined(ctx, func(p redis.Pipeliner) error {
 		for i, r := range batch {
-			cmds[i] = p.Do(ctx, r.call.argv...)
+			cmds[i] = p.Do(ctx, r.call.Argv()...)
 		}
 		return nil
 	})
 	var retry []int
 	for i, cmd := range cmds {
-		if noScript(cmd.Err()) {
+		if scripts.NoScript(cmd.Err()) {
 			retry = append(retry, i)
 		}
 	}
 	if len(retry) > 0 {
 		_, _ = c.Pipelined(ctx, func(p redis.Pipeliner) error {
 			for _, i := range retry {
-				cmds[i] = p.Do(ctx, batch[i].call.evalArgv()...)
+				cmds[i] = p.Do(ctx, batch[i].call.EvalArgv()...)
 			}
 			return nil
 		})

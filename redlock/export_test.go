@@ -52,7 +52,7 @@ func (g *AcquireGate) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.
 func RunAcquireScript(ctx context.Context, c redis.UniversalClient, key, value string, ttl, maxTTL time.Duration) ([]any, error) {
 	sc := newCall(scriptAcquire, []string{key, key + ":fence", markerKey}, value, ttl.Milliseconds(), maxTTL.Milliseconds(),
 		"1", strconv.FormatInt(counterTTLFactor*maxTTL.Milliseconds(), 10), "0")
-	res, err := sc.run(ctx, c)
+	res, err := sc.Run(ctx, c)
 	if err != nil {
 		return nil, err
 	}
@@ -69,11 +69,11 @@ func RunAcquireScript(ctx context.Context, c redis.UniversalClient, key, value s
 func (c *Client) ScriptArgv(script, key, value string, ttl time.Duration) []any {
 	switch script {
 	case "acquire":
-		return c.args.acquireCall(key, value, ttl).argv
+		return c.args.acquireCall(key, value, ttl).Argv()
 	case "extend":
-		return c.args.extendCall(key, value, ttl, false).argv
+		return c.args.extendCall(key, value, ttl, false).Argv()
 	case "release":
-		return releaseCall(key, value, "", "", "0").argv
+		return releaseCall(key, value, "", "", "0").Argv()
 	}
 	panic("ScriptArgv: no script " + script)
 }

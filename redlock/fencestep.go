@@ -75,7 +75,7 @@ func (f *fenceStep) writeBack(ctx context.Context) []answer {
 	return f.c.fan.Run(ctx, f.behind, func(ctx context.Context, n *node) answer {
 		sc := plain
 		if n.tag != "" {
-			sc = plain.withKeys(n.lockKey(key), n.fenceKey(key), n.marker())
+			sc = plain.WithKeys(n.lockKey(key), n.fenceKey(key), n.marker())
 		}
 		v, err := intReply(n.run(ctx, sc))
 		return fenceAnswer(v, err, t)

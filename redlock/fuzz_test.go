@@ -21,6 +21,7 @@ import (
 
 	"github.com/redlease/redlease/internal/notice"
 	"github.com/redlease/redlease/internal/redlockx"
+	"github.com/redlease/redlease/internal/scripts"
 )
 
 // Fuzzing of every reply redlock reads. Replies are trees of the values
@@ -364,14 +365,14 @@ var (
 	fuzzBySrc = sync.OnceValue(func() map[string]string {
 		m := map[string]string{}
 		for _, s := range fuzzScripts {
-			m[scriptSource[s.s]] = s.name
+			m[scripts.Source(s.s)] = s.name
 		}
 		return m
 	})
 	knownDigests = sync.OnceValue(func() map[string]string {
 		m := map[string]string{}
 		for _, s := range fuzzScripts {
-			m[scriptSource[s.s]] = s.s.Hash()
+			m[scripts.Source(s.s)] = s.s.Hash()
 		}
 		return m
 	})

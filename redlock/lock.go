@@ -134,7 +134,7 @@ func (l *Lock) extend(ctx context.Context, ttl, wait time.Duration) error {
 			// This node's names of the keys plain has (the counter's
 			// only when extendCall put it in).
 			keys := [...]string{n.lockKey(l.key), n.marker(), n.fenceKey(l.key)}
-			sc = plain.withKeys(keys[:plain.nkeys]...)
+			sc = plain.WithKeys(keys[:plain.NKeys()]...)
 		}
 		if err := c.admit(ctx, n); err != nil {
 			return answer{vote: voteError, err: err}

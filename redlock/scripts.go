@@ -2,76 +2,25 @@ package redlock
 
 import (
 	"context"
-	_ "embed"
 	"strconv"
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/redlease/redlease/internal/scripts"
 )
 
-// The scripts, one per file under lua/, each opened by its contract
-// (KEYS, ARGV, reply). The quarantine prelude is prepended to those that
-// check a node's marker.
+// The scripts (internal/scripts), by the names redlock's files use.
 var (
-	//go:embed lua/quarantine.lua
-	luaQuarantine string
-	//go:embed lua/acquire.lua
-	luaAcquire string
-	//go:embed lua/fence.lua
-	luaFence string
-	//go:embed lua/extend.lua
-	luaExtend string
-	//go:embed lua/extend_many.lua
-	luaExtendMany string
-	//go:embed lua/release.lua
-	luaRelease string
-	//go:embed lua/probe.lua
-	luaProbe string
-	//go:embed lua/raise.lua
-	luaRaise string
-	//go:embed lua/inspect.lua
-	luaInspect string
-	//go:embed lua/settle.lua
-	luaSettle string
-
-	scriptAcquire = redis.NewScript(luaQuarantine + luaAcquire)
-	scriptFence   = redis.NewScript(luaFence)
-	scriptExtend  = redis.NewScript(luaExtend)
-	scriptRelease = redis.NewScript(luaRelease)
-	scriptMany    = redis.NewScript(luaExtendMany)
-	scriptProbe   = redis.NewScript(luaQuarantine + luaProbe)
-	scriptRaise   = redis.NewScript(luaRaise)
-	scriptInspect = redis.NewScript(luaQuarantine + luaInspect)
-	scriptSettle  = redis.NewScript(luaSettle)
-)
-
-// scriptSource is each script's text, for SCRIPT LOAD.
-var scriptSource = map[*redis.Script]string{
-	scriptAcquire: luaQuarantine + luaAcquire, scriptFence: luaFence, scriptExtend: luaExtend,
-	scriptMany:    luaExtendMany,
-	scriptRelease: luaRelease, scriptProbe: luaQuarantine + luaProbe, scriptRaise: luaRaise,
-	scriptInspect: luaQuarantine + luaInspect, scriptSettle: luaSettle,
-}
-
-// scriptNames and scriptCommands describe the scripts in errors (a refusal
-// by an ACL names what the user needs; see the README's Security section).
-var (
-	scriptNames = map[*redis.Script]string{
-		scriptAcquire: "acquire", scriptFence: "fence", scriptExtend: "extend", scriptMany: "extend_many", scriptRelease: "release",
-		scriptProbe: "probe", scriptRaise: "raise", scriptInspect: "inspect", scriptSettle: "settle",
-	}
-	quarantineCommands = "TIME, INFO, HMGET, HGET, HSET"
-	scriptCommands     = map[*redis.Script]string{
-		scriptAcquire: "SET, PTTL, PEXPIRE, GET, INCR, DEL, " + quarantineCommands,
-		scriptFence:   "GET, SET, HGET, HSET",
-		scriptExtend:  "GET, PEXPIRE, HGET",
-		scriptMany:    "MGET, TIME, PEXPIREAT, PEXPIRE, HGET",
-		scriptRelease: "GET, DEL, PUBLISH or SPUBLISH",
-		scriptProbe:   "EXISTS, " + quarantineCommands,
-		scriptRaise:   "HMGET, HSET",
-		scriptInspect: "GET, PTTL, " + quarantineCommands,
-		scriptSettle:  "GET, SET",
-	}
+	scriptAcquire = scripts.Acquire
+	scriptFence   = scripts.Fence
+	scriptExtend  = scripts.Extend
+	scriptRelease = scripts.Release
+	scriptMany    = scripts.ExtendMany
+	scriptProbe   = scripts.Probe
+	scriptRaise   = scripts.Raise
+	scriptInspect = scripts.Inspect
+	scriptSettle  = scripts.Settle
 )
 
 // scriptArgs are the script arguments that are the same for every call of
@@ -140,9 +89,9 @@ var preloaded = scriptSet{scriptAcquire, scriptFence, scriptExtend, scriptMany, 
 // the first error, classified and naming the script.
 func (set scriptSet) load(ctx context.Context, c redis.UniversalClient, odd func(*redis.Script)) error {
 	for _, s := range set {
-		sha, err := c.ScriptLoad(ctx, scriptSource[s]).Result()
+		sha, err := c.ScriptLoad(ctx, scripts.Source(s)).Result()
 		if err != nil {
-			return annotate(&scriptCall{script: s}, classify(err))
+			return annotate(newCall(s, nil), classify(err))
 		}
 		if sha != s.Hash() {
 			odd(s)

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/redlease/redlease/internal/scripts"
 	"github.com/redlease/redlease/internal/testing/testnodes"
 	"github.com/redlease/redlease/internal/unsafeopt"
 )
@@ -61,11 +62,11 @@ func TestScriptArgs(t *testing.T) {
 func TestScriptSetLoad(t *testing.T) {
 	_, cs := testnodes.Minis(t, 1)
 	ctx := context.Background()
-	require.NoError(t, preloaded.load(ctx, cs[0], func(s *redis.Script) { t.Errorf("odd digest for %s", scriptNames[s]) }))
+	require.NoError(t, preloaded.load(ctx, cs[0], func(s *redis.Script) { t.Errorf("odd digest for %s", scripts.Name(s)) }))
 	for _, s := range preloaded {
 		ok, err := s.Exists(ctx, cs[0]).Result()
 		require.NoError(t, err)
-		assert.Equal(t, []bool{true}, ok, "%s is loaded", scriptNames[s])
+		assert.Equal(t, []bool{true}, ok, "%s is loaded", scripts.Name(s))
 	}
 	ok, err := scriptProbe.Exists(ctx, cs[0]).Result()
 	require.NoError(t, err)
@@ -79,7 +80,7 @@ func TestScriptSetOddDigest(t *testing.T) {
 	rc := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1})
 	t.Cleanup(func() { _ = rc.Close() })
 	var odd []string
-	require.NoError(t, preloaded.load(context.Background(), rc, func(s *redis.Script) { odd = append(odd, scriptNames[s]) }))
+	require.NoError(t, preloaded.load(context.Background(), rc, func(s *redis.Script) { odd = append(odd, scripts.Name(s)) }))
 	assert.Equal(t, []string{"acquire", "fence", "extend", "extend_many", "release", "raise", "inspect", "settle"}, odd)
 }
 
@@ -93,5 +94,5 @@ func TestScriptSetRefused(t *testing.T) {
 	require.Error(t, err)
 	assert.True(t, accessDenied(err))
 	assert.Contains(t, err.Error(), "acquire script")
-	assert.Contains(t, err.Error(), "(commands "+scriptCommands[scriptAcquire]+")")
+	assert.Contains(t, err.Error(), "(commands "+scripts.Commands(scriptAcquire)+")")
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/redlease/redlease/internal/logx"
 	"github.com/redlease/redlease/internal/rediserr"
 	"github.com/redlease/redlease/internal/redlockx"
+	"github.com/redlease/redlease/internal/scripts"
 )
 
 // probeInfo is what a node reports about itself at start-up.
@@ -178,7 +179,7 @@ func (c *Client) probe(ctx context.Context, n *node, bootstrap bool) (probeInfo,
 	// bucket do it.
 	if n.bucket == 0 {
 		if err := preloaded.load(ctx, n.client, func(s *redis.Script) {
-			c.log.Warn("node returned an unexpected script digest; its scripts will run by EVAL", "node", n.name(), "script", scriptNames[s])
+			c.log.Warn("node returned an unexpected script digest; its scripts will run by EVAL", "node", n.name(), "script", scripts.Name(s))
 		}); err != nil {
 			return probeInfo{}, err
 		}

@@ -119,7 +119,7 @@ func (c Class) String() string {
 }
 
 // ScriptCode is the code of the error replies of redlease's own scripts
-// (redis.error_reply('REDLEASE ...') in lua/*.lua).
+// (redis.error_reply('REDLEASE ...') in internal/scripts/lua/*.lua).
 const ScriptCode = "REDLEASE"
 
 // codes maps the first word of an error reply to its class. Codes not
