@@ -32,16 +32,7 @@ func (c *Client) ExtendAll(ctx context.Context, locks []*Lock) []error {
 	errs := make([]error, len(locks))
 	batches, wait := batchesOf(c, locks, errs)
 	if len(batches) > 0 {
-		if err := c.enter(); err != nil {
-			for _, b := range batches {
-				for _, it := range b {
-					errs[it.i] = err
-				}
-			}
-		} else {
-			runBatches(ctx, wait, batches, errs)
-			c.mu.RUnlock()
-		}
+		runBatches(ctx, c, wait, batches, errs)
 	}
 	for i, err := range errs {
 		errs[i] = joinCtx(ctx, err)
@@ -92,9 +83,18 @@ func batchesOf(c *Client, locks []*Lock, errs []error) ([]extendBatch, time.Dura
 	return batches, wait
 }
 
-// runBatches runs the batches concurrently, each request bounded by wait,
-// and returns when every batch has set errs of its locks.
-func runBatches(ctx context.Context, wait time.Duration, batches []extendBatch, errs []error) {
+// runBatches runs the batches of c's locks concurrently, each request
+// bounded by wait, and returns when every batch has set errs of its locks.
+func runBatches(ctx context.Context, c *Client, wait time.Duration, batches []extendBatch, errs []error) {
+	if err := c.enter(); err != nil {
+		for _, b := range batches {
+			for _, it := range b {
+				errs[it.i] = err
+			}
+		}
+		return
+	}
+	defer c.mu.RUnlock()
 	if len(batches) == 1 {
 		batches[0].run(ctx, wait, errs)
 		return
