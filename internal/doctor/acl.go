@@ -47,7 +47,7 @@ func acl(ctx context.Context, cfg *Config, c redis.UniversalClient) Finding {
 	for _, cmd := range cmds {
 		res, err := c.Do(ctx, append([]any{"ACL", "DRYRUN", user}, cmd...)...).Text()
 		if err != nil {
-			return tryACL(ctx, cfg, c, fmt.Sprintf("ACL DRYRUN for user %q failed (%v)", user, err))
+			return tryACL(ctx, cfg, c, fmt.Sprintf("ACL DRYRUN failed (%v)", err))
 		}
 		if res != "OK" {
 			denied = append(denied, fmt.Sprintf("%s (%s)", cmdName(cmd), res))
@@ -82,5 +82,12 @@ func aclFinding(found, user string, denied []string) Finding {
 	}
 	return Finding{ID: CheckACL, Severity: Fail, Found: found + ": denied: " + strings.Join(denied, "; "),
 		Risk: "the node refuses redlease: New fails, or acquisitions stop with ErrAccessDenied",
-		Fix:  fmt.Sprintf("grant them to user %q: the rule is in SECURITY.md (ACL SETUSER ... with ~PREFIX* ~%s &PREFIX*:notice)", user, markerKey)}
+		Fix:  fmt.Sprintf("grant them to %s: the rule is in SECURITY.md (ACL SETUSER ... with ~PREFIX* ~%s &PREFIX*:notice)", userText(user), markerKey)}
+}
+
+func userText(user string) string {
+	if user == "" {
+		return "the nodes' user"
+	}
+	return fmt.Sprintf("user %q", user)
 }
