@@ -50,6 +50,6 @@ func TestDoctorACLTried(t *testing.T) {
 	f = finding(t, run(t, cfg, "doctor", s.Addr()), 0, doctor.CheckACL)
 	assertRisky(t, f, doctor.Fail, "HGET: ")
 	assert.Contains(t, f.Found, "PUBLISH app:job:notice (")
-	assert.Contains(t, f.Found, "PUBLISH: ") // from the script too
+	assert.Contains(t, f.Found, "PUBLISH: ")     // from the script too
 	assert.NotRegexp(t, `(: |; )GET: `, f.Found) // GET was allowed
 }
