@@ -134,11 +134,11 @@ func TestDoctorPersistence(t *testing.T) {
 	assert.Equal(t, doctor.OK, finding(t, rep, 0, doctor.CheckAppendfsync).Severity)
 }
 
-// maxmemory-policy: allkeys-* fails, volatile-* warns, noeviction is ok.
+// maxmemory-policy: allkeys-* and volatile-* fail (New refuses both), noeviction is ok.
 func TestDoctorEviction(t *testing.T) {
 	s, c := start(t)
 	for policy, want := range map[string]doctor.Severity{"allkeys-lru": doctor.Fail, "allkeys-random": doctor.Fail,
-		"volatile-ttl": doctor.Warn, "volatile-lru": doctor.Warn} {
+		"volatile-ttl": doctor.Fail, "volatile-lru": doctor.Fail} {
 		configSet(t, c, "maxmemory-policy", policy)
 		assertRisky(t, finding(t, run(t, fast(), "", s.Addr()), 0, doctor.CheckEviction), want, policy)
 	}

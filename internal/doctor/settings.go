@@ -55,7 +55,9 @@ func eviction(conf map[string]string) Finding {
 	case strings.HasPrefix(p, "allkeys-"):
 		f.Severity, f.Risk = Fail, "at maxmemory the server evicts any key, a held lock's among them: granted twice; redlock refuses this node"
 	case strings.HasPrefix(p, "volatile-"):
-		f.Severity, f.Risk = Warn, "at maxmemory the server evicts keys with a TTL, and every lock key has one: granted twice; redlock refuses this node"
+		// A fail, not a warn: every lock key has a TTL, so volatile-* evicts
+		// them as readily as allkeys-*, and New refuses the node alike.
+		f.Severity, f.Risk = Fail, "at maxmemory the server evicts keys with a TTL, and every lock key has one: granted twice; redlock refuses this node"
 	default:
 		f.Severity, f.Risk = Warn, "a policy this version does not know: it may evict lock keys"
 	}
