@@ -14,7 +14,7 @@ import (
 const markerKey = "{redlease}:marker"
 
 // aclCommands are the commands redlease sends, at the top level and from
-// its scripts (redlock/lua/*.lua), as ACL DRYRUN takes them, on the keys
+// its scripts (internal/scripts/lua/*.lua), as ACL DRYRUN takes them, on the keys
 // and the channel of the lock called name.
 func aclCommands(name string) [][]any {
 	key, fence, ch := name, name+":fence", name+":notice"
