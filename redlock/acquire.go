@@ -70,8 +70,8 @@ func newNonce() string {
 // [Lock.ValidUntil], which is ttl minus the time the acquisition took minus
 // the drift allowance.
 func (c *Client) Acquire(ctx context.Context, key string, ttl time.Duration, opts ...AcquireOption) (*Lock, error) {
-	at := acquisition{c: c, key: key, ttl: ttl, o: options(opts)}
-	retry := at.o.Retry
+	at, o := acquisition{c: c, key: key, ttl: ttl}, options(opts)
+	retry := o.Retry
 	if retry == nil {
 		retry = c.cfg.Retry
 	}
@@ -79,7 +79,7 @@ func (c *Client) Acquire(ctx context.Context, key string, ttl time.Duration, opt
 		retry = expRetry(c.cfg.RetryDelay)
 	}
 	for attempt := 1; ; attempt++ {
-		l, err := at.observed(ctx)
+		l, err := at.observed(ctx, o)
 		if err == nil {
 			return l, nil
 		}
@@ -110,7 +110,7 @@ func (c *Client) Acquire(ctx context.Context, key string, ttl time.Duration, opt
 // [Client.Acquire]. It fails with an error matching ErrNotAcquired when the
 // lock is held elsewhere or a majority could not be reached.
 func (c *Client) TryAcquire(ctx context.Context, key string, ttl time.Duration, opts ...AcquireOption) (*Lock, error) {
-	l, err := acquisition{c: c, key: key, ttl: ttl, o: options(opts)}.observed(ctx)
+	l, err := acquisition{c: c, key: key, ttl: ttl}.observed(ctx, options(opts))
 	if err != nil && ctx.Err() != nil {
 		err = errors.Join(err, ctx.Err())
 	}
@@ -139,19 +139,18 @@ func checkKey(key string) error {
 	return nil
 }
 
-// acquisition is one attempt of c's to take the lock on key for ttl.
+// acquisition is an attempt of c's to take the lock on key for ttl.
 type acquisition struct {
 	c   *Client
 	key string
 	ttl time.Duration
-	o   acquireOptions
 }
 
 // observed is run, reported to the Hooks (EventAcquire).
-func (at acquisition) observed(ctx context.Context) (*Lock, error) {
+func (at acquisition) observed(ctx context.Context, o acquireOptions) (*Lock, error) {
 	c := at.c
 	t0 := time.Now()
-	l, err := at.run(ctx)
+	l, err := at.run(ctx, o)
 	if c.cfg.Hooks != nil {
 		ev := Event{Kind: EventAcquire, Key: at.key, Duration: time.Since(t0), Err: err, Outcome: outcome(err)}
 		if l != nil {
@@ -163,8 +162,8 @@ func (at acquisition) observed(ctx context.Context) (*Lock, error) {
 }
 
 // run is one run of the Redlock algorithm (docs/design.md §4.2, §4.5).
-func (at acquisition) run(ctx context.Context) (*Lock, error) {
-	c, key, ttl, o := at.c, at.key, at.ttl, at.o
+func (at acquisition) run(ctx context.Context, o acquireOptions) (*Lock, error) {
+	c, key, ttl := at.c, at.key, at.ttl
 	value, err := lockValue(&c.cfg, key, ttl, o)
 	if err != nil {
 		return nil, err
@@ -188,7 +187,7 @@ func (at acquisition) run(ctx context.Context) (*Lock, error) {
 	plain := c.args.acquireCall(key, value, ttl)
 	answers := c.fan.Run(ctx, nodes, func(ctx context.Context, n *node) answer {
 		defer s.running[n.idx].Store(false)
-		return at.grant(ctx, n, plain)
+		return grant(ctx, c, n, key, plain)
 	}, distinctQuorumDone(c.quorum), undoLate)
 	token, qe := at.decide(ctx, nodes, value, answers, t0, validUntil)
 	if qe != nil {
@@ -226,13 +225,13 @@ func lockValue(cfg *Config, key string, ttl time.Duration, o acquireOptions) (st
 	return value, nil
 }
 
-// grant is an attempt's request to node n: acquire.lua with the call
-// plain (on the node's own keys on a cluster), its answer noted.
-func (at acquisition) grant(ctx context.Context, n *node, plain *scriptCall) answer {
-	c := at.c
+// grant is the request of an attempt of c's on key to node n: acquire.lua
+// with the call plain (on the node's own keys on a cluster), its answer
+// noted.
+func grant(ctx context.Context, c *Client, n *node, key string, plain *scriptCall) answer {
 	sc := plain
 	if n.tag != "" {
-		sc = plain.WithKeys(n.lockKey(at.key), n.fenceKey(at.key), n.marker())
+		sc = plain.WithKeys(n.lockKey(key), n.fenceKey(key), n.marker())
 	}
 	if err := c.admit(ctx, n); err != nil {
 		return answer{vote: voteError, err: err}

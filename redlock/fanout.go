@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 
-	"github.com/redlease/redlease/internal/placement"
 	"github.com/redlease/redlease/internal/quorum"
 )
 
@@ -35,20 +34,20 @@ func newFanout(c *Client) *fanout {
 			c.placement.Due()
 			c.readinessDue()
 		},
-		Settle: func(ctx context.Context, n *node, a answer, timedOut error) answer {
-			return settle(ctx, n, a, timedOut, &c.placement, c.observe)
+		Settle: func(ctx context.Context, n *node, a answer, timedOut errNodeTimeout) answer {
+			return settle(ctx, c, n, a, timedOut)
 		},
 		Missing: func(err error) answer { return answer{vote: voteError, err: err} },
 	}
 }
 
-// settle records node n's answer a to a request of a call whose caller's
+// settle records node n's answer a to a request of c's whose caller's
 // context is ctx: an error cut by the fan-out's own deadline (wherever the
 // request was stuck: queued, on the wire, in a configuration check) is
 // said one way, timedOut; an answer marks the node as answering, an error
-// as failed (for a cluster's copy, to its placement), reported to observe
+// as failed (for a cluster's copy, to its placement), reported to Hooks
 // unless the caller stopped waiting.
-func settle(ctx context.Context, n *node, a answer, timedOut error, pl *placement.Watcher, observe func(Event)) answer {
+func settle(ctx context.Context, c *Client, n *node, a answer, timedOut errNodeTimeout) answer {
 	if a.vote == voteError && errors.Is(a.err, context.DeadlineExceeded) && ctx.Err() == nil {
 		a.err = timedOut
 	}
@@ -56,10 +55,10 @@ func settle(ctx context.Context, n *node, a answer, timedOut error, pl *placemen
 		n.heard.Answered()
 	} else {
 		if n.cluster != nil {
-			pl.Failed(n.cluster, a.err)
+			c.placement.Failed(n.cluster, a.err)
 		}
 		if ctx.Err() == nil {
-			observe(Event{Kind: EventNodeError, Node: n.addr, Err: a.err})
+			c.observe(Event{Kind: EventNodeError, Node: n.addr, Err: a.err})
 		}
 	}
 	return a

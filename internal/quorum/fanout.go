@@ -47,7 +47,7 @@ type Fanout[N Node, A any] struct {
 	// Settle records node n's answer a to a request of a round whose
 	// caller's context is ctx, and returns the answer to report; an error
 	// cut by the round's own deadline should be said as timedOut.
-	Settle func(ctx context.Context, n N, a A, timedOut error) A
+	Settle func(ctx context.Context, n N, a A, timedOut TimeoutError) A
 	// Missing is the answer of a node that gave none, saying why.
 	Missing func(err error) A
 }

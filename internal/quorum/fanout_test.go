@@ -51,7 +51,7 @@ func newFanout(t *testing.T, n int) (*Fanout[*fakeNode, reply], []*fakeNode, *[]
 	closing := make(chan struct{})
 	f := &Fanout[*fakeNode, reply]{Timeout: time.Minute, Wait: &wg, Closing: closing,
 		Before: func() {},
-		Settle: func(_ context.Context, _ *fakeNode, a reply, timedOut error) reply {
+		Settle: func(_ context.Context, _ *fakeNode, a reply, timedOut TimeoutError) reply {
 			if errors.Is(a.err, context.DeadlineExceeded) {
 				a.err = timedOut
 			}
