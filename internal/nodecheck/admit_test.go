@@ -73,7 +73,9 @@ func TestAdmitNoEviction(t *testing.T) {
 // A node that refuses CONFIG GET is accepted and never read again.
 func TestAdmitUncheckable(t *testing.T) {
 	ch, wg := newChecker(t)
-	n := &fakeNode{read: func() (map[string]string, error) { return nil, replyErr("NOPERM User has no permissions to run the 'config|get' command") }}
+	n := &fakeNode{read: func() (map[string]string, error) {
+		return nil, replyErr("NOPERM User has no permissions to run the 'config|get' command")
+	}}
 	assert.NoError(t, ch.Admit(context.Background(), n))
 	wg.Wait()
 	assert.NoError(t, ch.Admit(context.Background(), n))
