@@ -177,7 +177,7 @@ func (at acquisition) run(ctx context.Context, o acquireOptions) (*Lock, error) 
 	s := newStragglers(len(nodes))
 	undoLate := func(n *node, a answer) {
 		if a.vote == voteQuarantined {
-			c.ready.Want() // not seen by raiseForgetful: the next pass raises it
+			c.guard.Ready.Want() // not seen by raiseForgetful: the next pass raises it
 		}
 		s.late(c, n, a, key, value)
 	}
@@ -233,7 +233,7 @@ func grant(ctx context.Context, c *Client, n *node, key string, plain *scriptCal
 	if n.tag != "" {
 		sc = plain.WithKeys(n.lockKey(key), n.fenceKey(key), n.marker())
 	}
-	if err := c.admit(ctx, n); err != nil {
+	if err := c.check.Admit(ctx, n); err != nil {
 		return answer{vote: voteError, err: err}
 	}
 	res, err := n.run(ctx, sc)
@@ -244,12 +244,12 @@ func grant(ctx context.Context, c *Client, n *node, key string, plain *scriptCal
 		// answer that comes too late for it, by the next pass
 		// (undoLate); without a healthy majority, by the pass at the
 		// end of its quarantine.
-		c.ready.SawQuarantine(time.Duration(a.ms)*time.Millisecond, true)
+		c.guard.Ready.SawQuarantine(time.Duration(a.ms)*time.Millisecond, true)
 		n.heard.SawQuarantine(time.Duration(a.ms)*time.Millisecond, false)
 	case voteYes, voteNo:
 		n.heard.SawVote()
 	}
-	c.noticeIdentity(n, a)
+	c.guard.NoticeIdentity(n, a.marker())
 	if n.cluster != nil {
 		c.placement.AnsweredBy(&n.server, a.server)
 		a.server = 0 // copies on one master are a placement warning, not a refusal
@@ -263,7 +263,7 @@ func grant(ctx context.Context, c *Client, n *node, key string, plain *scriptCal
 func (at acquisition) decide(ctx context.Context, nodes []*node, value string, answers []answer, t0, validUntil time.Time) (uint64, *QuorumError) {
 	c, key := at.c, at.key
 	yes := dedupe(nodes, answers)
-	c.raiseForgetful(nodes, answers)
+	raiseForgetful(&c.guard, nodes, answers)
 	if yes < c.quorum {
 		return 0, newQuorumError(c.quorum, nodes, "acquire", key, answers, ErrNotAcquired, "")
 	}

@@ -33,8 +33,8 @@ const closeGraceMin = 250 * time.Millisecond
 // deadline and its late release's, each NodeTimeout (a longer wait than
 // NodeTimeout, as the lease's refreshes ask, is cut at closeGrace too),
 // at least closeGraceMin.
-func (c *Client) closeGrace() time.Duration {
-	return max(2*c.cfg.NodeTimeout, closeGraceMin)
+func closeGrace(nodeTimeout time.Duration) time.Duration {
+	return max(2*nodeTimeout, closeGraceMin)
 }
 
 // drained returns a channel closed when every goroutine that wg counts

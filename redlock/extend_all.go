@@ -148,7 +148,7 @@ func (b extendBatch) request(ctx context.Context, n *node, plain *scriptCall, fe
 	if n.tag != "" {
 		sc = c.args.extendManyCall(n, b, fence)
 	}
-	if err := c.admit(ctx, n); err != nil {
+	if err := c.check.Admit(ctx, n); err != nil {
 		return answer{vote: voteError, err: err}
 	}
 	res, err := n.run(ctx, sc)

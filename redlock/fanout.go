@@ -32,7 +32,7 @@ func newFanout(c *Client) *fanout {
 	return &fanout{Timeout: c.cfg.NodeTimeout, Wait: &c.wg, Closing: c.closing,
 		Before: func() {
 			c.placement.Due()
-			c.readinessDue()
+			c.guard.PassIfDue()
 		},
 		Settle: func(ctx context.Context, n *node, a answer, timedOut errNodeTimeout) answer {
 			return settle(ctx, c, n, a, timedOut)

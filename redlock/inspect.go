@@ -72,7 +72,7 @@ func (c *Client) Inspect(ctx context.Context, key string) (*Inspection, error) {
 		return inspectOn(ctx, c, n, key, args)
 	}, nil, nil)
 	elapsed := time.Since(t0)
-	c.readinessDue() // what this read saw may call for a pass now
+	c.guard.PassIfDue() // what this read saw may call for a pass now
 	in, err := inspection(key, nodes, answers, c.quorum, elapsed, c.cfg.drift)
 	if err == nil {
 		in.Expires = expires(holderTTLs(in.Value, in.Nodes), len(nodes), c.quorum, t0)
@@ -98,7 +98,7 @@ func holderTTLs(value string, states []NodeState) []time.Duration {
 // inspectOn is an Inspect's request of c's to node n: inspect.lua, its
 // reply read, what it says of the node's quarantine noted.
 func inspectOn(ctx context.Context, c *Client, n *node, key string, args []any) answer {
-	if err := c.admit(ctx, n); err != nil {
+	if err := c.check.Admit(ctx, n); err != nil {
 		return answer{vote: voteError, err: err}
 	}
 	res, err := n.run(ctx, newCall(scriptInspect, []string{n.lockKey(key), n.fenceKey(key), n.marker()}, args...))
@@ -116,7 +116,7 @@ func inspectOn(ctx context.Context, c *Client, n *node, key string, args []any) 
 	v := voteYes
 	if ns[2] > 0 || ns[3] != 1 {
 		v = voteQuarantined
-		c.ready.SawQuarantine(time.Duration(ns[2])*time.Millisecond, ns[3] == 1)
+		c.guard.Ready.SawQuarantine(time.Duration(ns[2])*time.Millisecond, ns[3] == 1)
 		n.heard.SawQuarantine(time.Duration(ns[2])*time.Millisecond, ns[3] == 1)
 	} else {
 		n.heard.SawVote()
