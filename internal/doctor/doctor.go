@@ -2,14 +2,16 @@
 // it assumes of them (docs/design.md §3.2): persistence against the
 // quarantine, no eviction of lock keys, one master per node and one vote
 // per server, the scripting features and ACL permissions the library
-// uses, a server clock that runs at the client's rate, and round trips
-// that leave a TTL room. `redlease doctor` prints its [Report].
+// uses, a server clock that runs at the client's rate, round trips that
+// leave a TTL room, and what the quarantine markers recorded; on a Redis
+// Cluster ([RunCluster]) also the copies of each lock on distinct masters.
+// `redlease doctor` prints its [Report].
 //
 // It reads and tries, it does not guess: settings come from CONFIG GET and
 // INFO, permissions from ACL DRYRUN (or, where DRYRUN is refused, from
 // running the commands on a scratch key), clocks from TIME. It writes only
 // scratch keys under the checked name, which expire within a second, and
-// never the quarantine marker, so it starts no quarantine.
+// never a quarantine marker (it reads them), so it starts no quarantine.
 //
 // It imports go-redis and internal helpers only: the settings of the
 // redlock client it checks for come in as plain values ([Config]).
