@@ -3,6 +3,7 @@ package doctor_test
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/redis/go-redis/v9"
@@ -110,4 +111,36 @@ func TestDoctorClusterPlacement(t *testing.T) {
 
 	require.NoError(t, cl.MigrateSlot(slot1, home))
 	assertOK(t, clusterFinding(t, runCluster(t, cfg, cc, 3, 0), doctor.CheckPlacement), "each copy of a bucket on its own")
+}
+
+// clusterRule is SECURITY.md's rule for a cluster and the prefix app:.
+const clusterRule = "+evalsha +eval +script|load +get +mget +set +incr +pexpire +pexpireat +pttl +del +hget +hmget +hset +time +info|server +spublish +ssubscribe +ping +cluster|slots +command +asking ~{rl*}:app:* ~{rl*}:marker &{rl*}:app:*:notice"
+
+// The ACL of a cluster, on the copy's keys and sharded channel on each
+// master: SECURITY.md's cluster rule passes, by ACL DRYRUN or (where the
+// user may not run it) by trying the commands; without +spublish, SPUBLISH
+// is named.
+func TestDoctorClusterACL(t *testing.T) {
+	cl := redistest.StartCluster(t, 3, 0)
+	cfg := fast()
+	cfg.Name = "app:job"
+	cc := redis.NewClusterClient(&redis.ClusterOptions{Addrs: cl.Addrs(), Username: "doctor", Password: "pw"})
+	t.Cleanup(func() { _ = cc.Close() })
+	check := func(rule string, want doctor.Severity, found string) {
+		t.Helper()
+		for _, m := range cl.Masters() {
+			aclUser(t, m.Client(t), rule)
+		}
+		rep := runCluster(t, cfg, cc, 3, 0)
+		require.Len(t, rep.Nodes, 3)
+		for i := range rep.Nodes {
+			f := finding(t, rep, i, doctor.CheckACL)
+			assert.Equal(t, want, f.Severity, "%+v", f)
+			assert.Contains(t, f.Found, found)
+		}
+	}
+	check(clusterRule+" +acl|dryrun +acl|whoami", doctor.OK, "all allowed")
+	check(clusterRule, doctor.Info, "tried the commands instead")
+	check(strings.Replace(clusterRule, "+spublish ", "", 1), doctor.Fail, "SPUBLISH {rl")
+	check(strings.Replace(clusterRule, "+spublish ", "", 1)+" +acl|dryrun +acl|whoami", doctor.Fail, "SPUBLISH {rl")
 }
