@@ -67,7 +67,7 @@ func TestDoctorCluster(t *testing.T) {
 		configSet(t, m.Client(t), "cluster-require-full-coverage", "no")
 	}
 	ctx := context.Background()
-	rl, err := redlock.NewCluster(ctx, redlock.Config{}, cl.Client(t), 3)
+	rl, err := redlock.NewCluster(ctx, redlock.Config{NodeTimeout: slowNode}, cl.Client(t), 3)
 	require.NoError(t, err)
 	require.NoError(t, rl.Close())
 	rep = runCluster(t, cfg, cc, 3, 0)

@@ -13,13 +13,18 @@ import (
 	"github.com/redlease/redlease/redlock"
 )
 
+// slowNode is the NodeTimeout of the redlock clients that write markers:
+// far above a loaded machine's round trips, so that every marker is
+// written before New returns (a node that times out is only logged).
+const slowNode = 2 * time.Second
+
 // touch has a redlock client of MaxTTL maxTTL meet the node (New writes
 // its marker), bootstrapping it when asked, and closes it.
 func touch(t *testing.T, maxTTL time.Duration, bootstrap bool, addr string) {
 	t.Helper()
 	ctx := context.Background()
 	c := redistest.NewClient(t, redistest.FastOptions(addr))
-	rl, err := redlock.New(ctx, redlock.Config{MaxTTL: maxTTL}, c)
+	rl, err := redlock.New(ctx, redlock.Config{MaxTTL: maxTTL, NodeTimeout: slowNode}, c)
 	require.NoError(t, err)
 	if bootstrap {
 		require.NoError(t, rl.Bootstrap(ctx))
