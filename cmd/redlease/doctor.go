@@ -44,12 +44,31 @@ and how to fix it:
   clock-rate    the server's clock against this host's monotonic clock over
                 --clock-interval (fail beyond the drift allowance, 1%)
   latency       PING p50/p99 over --pings against --node-timeout and --ttl
+  marker        the quarantine marker, read: none yet, written by another
+                server process or dataset (a restart, a failover), in
+                quarantine (info), or voting (ok)
+  max-ttl       the MaxTTL the markers record against --max-ttl (warn if
+                another: clients with different MaxTTLs share the node)
+
+With --cluster, the nodes are seeds: every master that serves a slot is
+checked on the keys and markers of the copies it serves (--replicas
+copies in 16 buckets), with
+
+  coverage      cluster-require-full-coverage yes (warn: one failed master
+                stops every lock until it is replaced)
+
+and the cluster as a whole:
+
+  placement     the copies of each bucket on distinct masters (fail when
+                two share one; warn with fewer masters than copies)
+  layout        the layout the cluster's clients recorded against
+                --replicas (fail if another)
 
 It writes only scratch keys NAME:doctor-scratch* (when ACL DRYRUN is
-refused; they expire within a second), never the quarantine marker. With
---accept, the named findings (config, appendfsync, replicas, version,
-clock-offset, latency) are lowered to info: settings a managed service
-will not let you change. Standalone nodes only (not --cluster).
+refused; they expire within a second), never a quarantine marker nor the
+cluster's layout. With --accept, the named findings (config, appendfsync,
+replicas, version, clock-offset, latency, coverage) are lowered to info:
+settings a managed service will not let you change.
 
 Exits 0 when every finding is ok or info, 1 with a warning, 2 with a
 failure, 3 on a usage error or when no node answered.`
@@ -69,7 +88,7 @@ func cmdDoctor(ctx context.Context, args []string, out *outputs) int {
 	c := newCommand("doctor", doctorUsage, out)
 	var f doctorFlags
 	c.fs.BoolVar(&f.asJSON, "json", false, "print the report as one JSON object")
-	c.fs.StringVar(&f.accept, "accept", "", "comma-separated finding `IDs` to lower to info (config, appendfsync, replicas, version, clock-offset, latency)")
+	c.fs.StringVar(&f.accept, "accept", "", "comma-separated finding `IDs` to lower to info ("+strings.Join(doctor.Acceptable, ", ")+")")
 	c.fs.DurationVar(&f.ttl, "ttl", 10*time.Second, "the lock or lease TTL whose budget the round trips are checked against")
 	c.fs.StringVar(&f.name, "name", "redlease-doctor", "an election `name` whose keys and channel the ACL must allow")
 	c.fs.StringVar(&f.aclUser, "acl-user", "", "the ACL `user` to check (ACL DRYRUN); default: the nodes' own")
@@ -86,13 +105,7 @@ func cmdDoctor(ctx context.Context, args []string, out *outputs) int {
 	if err != nil {
 		return doctorCode(c.fail(err))
 	}
-	nodes := make([]doctor.Node, len(set.specs))
-	for i, s := range set.specs {
-		rc := redis.NewClient(s.opts)
-		defer rc.Close()
-		nodes[i] = doctor.Node{Name: s.opts.Addr, Client: rc}
-	}
-	rep, err := doctor.Run(ctx, cfg, nodes)
+	rep, err := runDoctor(ctx, cfg, &c.conn, set)
 	if err != nil {
 		return doctorCode(c.fail(usagef("%v", err)))
 	}
@@ -106,6 +119,23 @@ func cmdDoctor(ctx context.Context, args []string, out *outputs) int {
 	return doctorExit(rep)
 }
 
+// runDoctor checks the nodes of set: independent nodes, or with
+// --cluster the cluster they are seeds of.
+func runDoctor(ctx context.Context, cfg doctor.Config, conn *connFlags, set *nodeSet) (*doctor.Report, error) {
+	if conn.cluster {
+		cc := redis.NewClusterClient(set.clusterOptions())
+		defer cc.Close()
+		return doctor.RunCluster(ctx, cfg, doctor.Cluster{Client: cc, Replicas: conn.replicas})
+	}
+	nodes := make([]doctor.Node, len(set.specs))
+	for i, s := range set.specs {
+		rc := redis.NewClient(s.opts)
+		defer rc.Close()
+		nodes[i] = doctor.Node{Name: s.opts.Addr, Client: rc}
+	}
+	return doctor.Run(ctx, cfg, nodes)
+}
+
 // config checks the flags and makes the checks' configuration.
 func (f *doctorFlags) config(c *command) (doctor.Config, error) {
 	cfg := doctor.Config{NodeTimeout: c.conn.nodeTimeout, MaxTTL: c.conn.maxTTL, TTL: f.ttl, Name: f.name,
@@ -116,8 +146,6 @@ func (f *doctorFlags) config(c *command) (doctor.Config, error) {
 		}
 	}
 	switch {
-	case c.conn.cluster:
-		return cfg, usagef("--cluster: doctor checks standalone nodes only; give the masters with --nodes")
 	case c.conn.bootstrap:
 		return cfg, usagef("--bootstrap: doctor writes nothing; run 'redlease bootstrap'")
 	case f.ttl <= 0 || f.pings < 1 || f.clockInterval <= 0 || f.name == "":
@@ -154,7 +182,8 @@ func doctorExit(rep *doctor.Report) int {
 }
 
 // printDoctor prints the report: per node a line, a row per finding, and
-// the risk and fix under each warning and failure; then the verdict.
+// the risk and fix under each warning and failure; then those on the
+// cluster as a whole, and the verdict.
 func printDoctor(w io.Writer, rep *doctor.Report) {
 	for _, n := range rep.Nodes {
 		fmt.Fprintf(w, "%s", n.Node)
@@ -162,18 +191,28 @@ func printDoctor(w io.Writer, rep *doctor.Report) {
 			fmt.Fprintf(w, " (%s)", n.Server)
 		}
 		fmt.Fprintln(w)
-		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-		for _, f := range n.Findings {
-			sev := f.Severity.String()
-			if f.Accepted {
-				sev += " (accepted " + f.Original.String() + ")"
-			}
-			fmt.Fprintf(tw, "  %s\t%s\t%s\n", sev, f.ID, f.Found)
-			if f.Risk != "" {
-				fmt.Fprintf(tw, "  \t\trisk: %s\n  \t\tfix: %s\n", f.Risk, f.Fix)
-			}
-		}
-		_ = tw.Flush()
+		printFindings(w, n.Findings)
+	}
+	if len(rep.Cluster) > 0 {
+		fmt.Fprintln(w, "cluster")
+		printFindings(w, rep.Cluster)
 	}
 	fmt.Fprintf(w, "worst: %s; %d of %d nodes answered (exit %d)\n", rep.Worst, rep.Reachable(), len(rep.Nodes), doctorExit(rep))
+}
+
+// printFindings prints a row per finding, with the risk and the fix under
+// each one that has them.
+func printFindings(w io.Writer, fs []doctor.Finding) {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	for _, f := range fs {
+		sev := f.Severity.String()
+		if f.Accepted {
+			sev += " (accepted " + f.Original.String() + ")"
+		}
+		fmt.Fprintf(tw, "  %s\t%s\t%s\n", sev, f.ID, f.Found)
+		if f.Risk != "" {
+			fmt.Fprintf(tw, "  \t\trisk: %s\n  \t\tfix: %s\n", f.Risk, f.Fix)
+		}
+	}
+	_ = tw.Flush()
 }

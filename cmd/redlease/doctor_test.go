@@ -101,7 +101,8 @@ func TestDoctorCLIUsage(t *testing.T) {
 	}{
 		{[]string{"--nodes=127.0.0.1:1", "--accept", "role"}, `finding "role" cannot be accepted`},
 		{[]string{"--nodes=127.0.0.1:1", "--accept", "nosuch"}, `no finding is called "nosuch"`},
-		{[]string{"--nodes=127.0.0.1:1", "--cluster"}, "--cluster: doctor checks standalone nodes only"},
+		{[]string{"--nodes=127.0.0.1:1", "--cluster", "--replicas", "2"}, "--replicas (2) must be odd"},
+		{[]string{"--nodes=127.0.0.1:1", "--replicas", "3"}, "--replicas (3) applies to --cluster only"},
 		{[]string{"--nodes=127.0.0.1:1", "--pings", "0"}, "--pings (0)"},
 		{[]string{"--nodes=127.0.0.1:1", "--frob"}, "flag provided but not defined: -frob"},
 		{[]string{"--nodes=127.0.0.1:1", "extra"}, `unexpected argument "extra"`},
@@ -118,4 +119,33 @@ func TestDoctorCLIUsage(t *testing.T) {
 	for _, id := range doctor.Checks {
 		assert.Contains(t, stdout, "  "+id+" ")
 	}
+}
+
+// doctor --cluster checks every master of the seeds' cluster, and the
+// cluster as a whole: the default 3 copies on 3 masters are placed well
+// (exit 0); 5 copies warn (exit 1), under "cluster" in the table; a
+// cluster that does not answer exits 3.
+func TestDoctorCLICluster(t *testing.T) {
+	cl := redistest.StartCluster(t, 3, 0, redistest.Options{Extra: []string{"cluster-require-full-coverage no"}})
+	seed := "--nodes=" + cl.Addrs()[1]
+	code, rep := doctorJSON(t, seed, "--cluster", "--name", "app:job")
+	assert.Equal(t, exitOK, code, "%+v", rep)
+	require.Len(t, rep.Nodes, 3)
+	for _, n := range rep.Nodes {
+		assert.Contains(t, cl.Addrs(), n.Node)
+	}
+	require.Len(t, rep.Cluster, 2)
+	assert.Equal(t, doctor.CheckPlacement, rep.Cluster[0].ID)
+	assert.Equal(t, doctor.OK, rep.Cluster[0].Severity)
+	assert.Equal(t, doctor.OK, nodeFinding(t, rep, doctor.CheckCoverage).Severity)
+
+	code, stdout, stderr := doctorCLI(t, seed, "--cluster", "--replicas", "5", "--name", "app:job")
+	assert.Equal(t, exitDoctorWarn, code, stderr)
+	assert.Regexp(t, `(?m)^cluster\n  warn\s+placement\s+3 masters for 5 copies: `, stdout)
+	assert.Regexp(t, `(?m)^  ok\s+layout\s+no layout recorded yet: the first client records n=5 B=16`, stdout)
+	assert.Regexp(t, `(?m)^worst: warn; 3 of 3 nodes answered \(exit 1\)$`, stdout)
+
+	code, stdout, _ = doctorCLI(t, "--nodes=127.0.0.1:1", "--cluster")
+	assert.Equal(t, exitDoctorUsage, code)
+	assert.Regexp(t, `(?m)^  fail\s+reachable\s+CLUSTER SLOTS: `, stdout)
 }

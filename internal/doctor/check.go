@@ -12,8 +12,9 @@ import (
 
 // nodeState is one node's report and what the checks across nodes need.
 type nodeState struct {
-	report NodeReport
-	runID  string // INFO server's run_id; "" when unknown
+	report  NodeReport
+	runID   string   // INFO server's run_id; "" when unknown
+	markers []marker // as read; nil when not read
 }
 
 func (s *nodeState) add(fs ...Finding) { s.report.Findings = append(s.report.Findings, fs...) }
@@ -46,7 +47,13 @@ func check(ctx context.Context, cfg *Config, n Node) *nodeState {
 	} else {
 		s.add(replicas(info, conf, confErr == nil), role(info), version(info))
 	}
-	s.add(scripting(ctx, n.Client), acl(ctx, cfg, n.Client))
+	s.add(scripting(ctx, n.Client), acl(ctx, cfg, n.scope, n.Client))
+	fs, ms := markers(ctx, cfg, n.scope, n.Client, info)
+	s.add(fs...)
+	s.markers = ms
+	if n.scope.cluster {
+		s.add(coverage(ctx, n.Client))
+	}
 	s.add(clock(ctx, cfg, n.Client)...)
 	s.add(latency(ctx, cfg, n.Client))
 	return s

@@ -64,6 +64,11 @@ const (
 	CheckClockOffset = "clock-offset"
 	CheckClockRate   = "clock-rate"
 	CheckLatency     = "latency"
+	CheckMarker      = "marker"
+	CheckMaxTTL      = "max-ttl"
+	CheckCoverage    = "coverage"  // a cluster master's cluster-require-full-coverage
+	CheckPlacement   = "placement" // across a cluster: distinct masters for the copies
+	CheckLayout      = "layout"    // across a cluster: the layout its clients recorded
 )
 
 // Acceptable are the checks whose findings Config.Accept may lower: the
@@ -71,11 +76,12 @@ const (
 // a network one may know to be slow. The others stay: a replica as a node,
 // one server twice, an evicting policy, a denied command, a clock of
 // another rate or a missing feature break locks whatever the reason.
-var Acceptable = []string{CheckConfig, CheckAppendfsync, CheckReplicas, CheckVersion, CheckClockOffset, CheckLatency}
+var Acceptable = []string{CheckConfig, CheckAppendfsync, CheckReplicas, CheckVersion, CheckClockOffset, CheckLatency, CheckCoverage}
 
 // Checks are every check's ID, in report order.
 var Checks = []string{CheckReachable, CheckConfig, CheckPersistence, CheckAppendfsync, CheckEviction, CheckReplicas,
-	CheckRole, CheckDistinct, CheckVersion, CheckScripting, CheckACL, CheckClockOffset, CheckClockRate, CheckLatency}
+	CheckRole, CheckDistinct, CheckVersion, CheckScripting, CheckACL, CheckClockOffset, CheckClockRate, CheckLatency,
+	CheckMarker, CheckMaxTTL, CheckCoverage, CheckPlacement, CheckLayout}
 
 // withDefaults returns c with its defaults, or an error naming a bad value.
 func (c Config) withDefaults() (Config, error) {

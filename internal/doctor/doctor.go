@@ -2,14 +2,16 @@
 // it assumes of them (docs/design.md §3.2): persistence against the
 // quarantine, no eviction of lock keys, one master per node and one vote
 // per server, the scripting features and ACL permissions the library
-// uses, a server clock that runs at the client's rate, and round trips
-// that leave a TTL room. `redlease doctor` prints its [Report].
+// uses, a server clock that runs at the client's rate, round trips that
+// leave a TTL room, and what the quarantine markers recorded; on a Redis
+// Cluster ([RunCluster]) also the copies of each lock on distinct masters.
+// `redlease doctor` prints its [Report].
 //
 // It reads and tries, it does not guess: settings come from CONFIG GET and
 // INFO, permissions from ACL DRYRUN (or, where DRYRUN is refused, from
 // running the commands on a scratch key), clocks from TIME. It writes only
 // scratch keys under the checked name, which expire within a second, and
-// never the quarantine marker, so it starts no quarantine.
+// never a quarantine marker (it reads them), so it starts no quarantine.
 //
 // It imports go-redis and internal helpers only: the settings of the
 // redlock client it checks for come in as plain values ([Config]).
@@ -79,10 +81,13 @@ type NodeReport struct {
 	Findings  []Finding `json:"findings"`
 }
 
-// Report is the result of [Run].
+// Report is the result of [Run] and [RunCluster].
 type Report struct {
 	Nodes []NodeReport `json:"nodes"`
-	Worst Severity     `json:"worst"` // the worst severity of any finding
+	// Cluster is the findings of RunCluster on the cluster as a whole
+	// (placement, layout); none from Run.
+	Cluster []Finding `json:"cluster,omitempty"`
+	Worst   Severity  `json:"worst"` // the worst severity of any finding
 }
 
 // Reachable counts the nodes that answered.
@@ -101,6 +106,7 @@ func (r *Report) Reachable() int {
 type Node struct {
 	Name   string
 	Client redis.UniversalClient
+	scope  scope // where redlease keeps its keys there (RunCluster's); zero: a standalone node
 }
 
 // Run checks every node, at once, and the nodes against each other. Its
@@ -115,14 +121,30 @@ func Run(ctx context.Context, cfg Config, nodes []Node) (*Report, error) {
 	if len(nodes) == 0 {
 		return nil, fmt.Errorf("%w: no nodes", ErrInvalidConfig)
 	}
+	states := checkAll(ctx, &cfg, nodes)
+	return report(&cfg, states, nil), nil
+}
+
+// checkAll checks every node at once, then the nodes against each other.
+func checkAll(ctx context.Context, cfg *Config, nodes []Node) []*nodeState {
 	states := make([]*nodeState, len(nodes))
 	var wg sync.WaitGroup
 	for i, n := range nodes {
-		wg.Go(func() { states[i] = check(ctx, &cfg, n) })
+		wg.Go(func() { states[i] = check(ctx, cfg, n) })
 	}
 	wg.Wait()
 	distinct(states)
-	rep := &Report{}
+	return states
+}
+
+// report is the Report of the nodes' states and the findings on the
+// cluster as a whole, after cfg.Accept.
+func report(cfg *Config, states []*nodeState, cluster []Finding) *Report {
+	rep := &Report{Cluster: cluster}
+	cfg.accept(rep.Cluster)
+	for _, f := range rep.Cluster {
+		rep.Worst = max(rep.Worst, f.Severity)
+	}
 	for _, s := range states {
 		cfg.accept(s.report.Findings)
 		rep.Nodes = append(rep.Nodes, s.report)
@@ -130,5 +152,5 @@ func Run(ctx context.Context, cfg Config, nodes []Node) (*Report, error) {
 			rep.Worst = max(rep.Worst, f.Severity)
 		}
 	}
-	return rep, nil
+	return rep
 }

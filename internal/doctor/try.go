@@ -4,6 +4,7 @@ import (
 	"context"
 	_ "embed"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -24,9 +25,10 @@ const subscribeWait = 2 * time.Second
 // (NAME:doctor-scratch, which expires within a second), and those of the
 // scripts from a script of its own (try.lua). It reads the marker but
 // does not write it: that would start a quarantine.
-func tryACL(ctx context.Context, cfg *Config, c redis.UniversalClient, why string) Finding {
-	scratch := cfg.Name + ":doctor-scratch"
-	keys, ch := []string{scratch, scratch + ":fence", markerKey}, cfg.Name+":notice"
+func tryACL(ctx context.Context, cfg *Config, sc scope, c redis.UniversalClient, why string) Finding {
+	scratch := sc.key(cfg.Name) + ":doctor-scratch"
+	keys, ch := []string{scratch, scratch + ":fence", sc.marker()}, sc.channel(cfg.Name)
+	pub := strings.ToUpper(sc.publish())
 	var denied []string
 	deny := func(what string, err error) {
 		if rediserr.Denied(err) {
@@ -35,16 +37,16 @@ func tryACL(ctx context.Context, cfg *Config, c redis.UniversalClient, why strin
 	}
 	deny("INFO server", c.Info(ctx, "server").Err())
 	deny("SCRIPT LOAD", tryScript.Load(ctx, c).Err())
-	deny("PUBLISH "+ch, c.Publish(ctx, ch, "doctor").Err())
-	deny("SUBSCRIBE "+ch, subscribe(ctx, c, ch))
-	inner, err := c.EvalSha(ctx, tryScript.Hash(), keys, ch).StringSlice()
+	deny(pub+" "+ch, c.Do(ctx, pub, ch, "doctor").Err())
+	deny(strings.ToUpper(sc.subscribe())+" "+ch, subscribe(ctx, sc, c, ch))
+	inner, err := c.EvalSha(ctx, tryScript.Hash(), keys, ch, pub).StringSlice()
 	deny("EVALSHA", err)
 	if err != nil {
-		inner, err = c.Eval(ctx, trySource, keys, ch).StringSlice()
+		inner, err = c.Eval(ctx, trySource, keys, ch, pub).StringSlice()
 		deny("EVAL", err)
 	}
 	denied = append(denied, inner...)
-	found := fmt.Sprintf("%s; tried the commands instead on %s (HSET on the marker not tried: it would start a quarantine)", why, keysText(cfg.Name))
+	found := fmt.Sprintf("%s; tried the commands instead on %s (HSET on the marker not tried: it would start a quarantine)", why, keysText(sc, cfg.Name))
 	f := aclFinding(found, "", denied)
 	if f.Severity == OK {
 		f.Severity = Info
@@ -52,11 +54,17 @@ func tryACL(ctx context.Context, cfg *Config, c redis.UniversalClient, why strin
 	return f
 }
 
-// subscribe subscribes to ch and waits for the answer.
-func subscribe(ctx context.Context, c redis.UniversalClient, ch string) error {
+// subscribe subscribes to ch (SSUBSCRIBE on a cluster) and waits for the
+// answer.
+func subscribe(ctx context.Context, sc scope, c redis.UniversalClient, ch string) error {
 	ctx, cancel := context.WithTimeout(ctx, subscribeWait)
 	defer cancel()
-	ps := c.Subscribe(ctx, ch)
+	var ps *redis.PubSub
+	if sc.cluster {
+		ps = c.SSubscribe(ctx, ch)
+	} else {
+		ps = c.Subscribe(ctx, ch)
+	}
 	defer ps.Close()
 	_, err := ps.Receive(ctx)
 	return err

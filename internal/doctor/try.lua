@@ -1,7 +1,8 @@
 -- doctor's ACL try: runs each command redlease's scripts run, on a scratch
 -- key and its counter (expiring within a second, deleted at the end), and
 -- reads the marker. KEYS[1] scratch key, KEYS[2] its counter, KEYS[3] the
--- quarantine marker; ARGV[1] a notice channel. Reply: "COMMAND: error" for
+-- quarantine marker; ARGV[1] a notice channel, ARGV[2] PUBLISH or SPUBLISH
+-- (a cluster's sharded Pub/Sub). Reply: "COMMAND: error" for
 -- each command refused.
 local denied = {}
 local function try(name, ...)
@@ -27,5 +28,5 @@ redis.pcall('PEXPIRE', KEYS[2], 1000)
 redis.pcall('DEL', KEYS[1], KEYS[2])
 try('HGET', 'HGET', KEYS[3], 'c')
 try('HMGET', 'HMGET', KEYS[3], 'c', 'r')
-try('PUBLISH', 'PUBLISH', ARGV[1], 'doctor')
+try(ARGV[2], ARGV[2], ARGV[1], 'doctor')
 return denied
