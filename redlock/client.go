@@ -77,10 +77,7 @@ func New(ctx context.Context, cfg Config, nodes ...redis.UniversalClient) (*Clie
 	if len(nodes) == 0 {
 		return nil, fmt.Errorf("%w: no nodes given", ErrInvalidConfig)
 	}
-	c := &Client{cfg: cfg, quorum: len(nodes)/2 + 1, closing: make(chan struct{})}
-	c.log = quietLogger{cfg.Logger, c}
-	c.args = newScriptArgs(&c.cfg)
-	c.fan = newFanout(c)
+	c := emptyClient(cfg, len(nodes)/2+1)
 	seen := make(map[string]int, len(nodes))
 	given := make(map[uintptr]int, len(nodes)) // one client object twice
 	for i, nc := range nodes {
@@ -126,6 +123,16 @@ func New(ctx context.Context, cfg Config, nodes ...redis.UniversalClient) (*Clie
 		return nil, err
 	}
 	return c, nil
+}
+
+// emptyClient is a Client with cfg (defaults filled in) and quorum, and no
+// nodes yet: its logger, constant script arguments and fan-out.
+func emptyClient(cfg Config, quorum int) *Client {
+	c := &Client{cfg: cfg, quorum: quorum, closing: make(chan struct{})}
+	c.log = quietLogger{cfg.Logger, c}
+	c.args = newScriptArgs(&c.cfg)
+	c.fan = newFanout(c)
+	return c
 }
 
 // Bootstrap declares the nodes brand new: every node that has no quarantine

@@ -75,10 +75,8 @@ func NewCluster(ctx context.Context, cfg Config, cluster *redis.ClusterClient, n
 	}
 	cfg = cfg.withDefaults()
 	buckets := cfg.Buckets
-	c := &Client{cfg: cfg, quorum: n/2 + 1, closing: make(chan struct{}), cluster: cluster}
-	c.log = quietLogger{cfg.Logger, c}
-	c.args = newScriptArgs(&c.cfg)
-	c.fan = newFanout(c)
+	c := emptyClient(cfg, n/2+1)
+	c.cluster = cluster
 	c.args.layout = clusterkey.Layout(n, buckets)
 	var copies []placement.Copy
 	for b := range buckets {

@@ -9,7 +9,7 @@ import (
 )
 
 // marker is one quarantine marker as read (docs/design.md §4.7.1; the
-// fields of redlock/lua/quarantine.lua): who wrote it, when, and the
+// fields of internal/scripts/lua/quarantine.lua): who wrote it, when, and the
 // MaxTTL and cluster layout it records.
 type marker struct {
 	key     string
