@@ -63,7 +63,7 @@ func watchAll(t testing.TB, ctx context.Context, o *observer.Observer) *seen {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		for ev := range w.C() {
+		for ev := range w {
 			s.mu.Lock()
 			switch {
 			case ev.Err != nil:

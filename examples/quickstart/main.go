@@ -121,7 +121,7 @@ func (d *demo) join(ctx context.Context, wg *sync.WaitGroup, id string, addrs []
 			return err
 		}
 		wg.Go(func() {
-			for ev := range o.Watch(ctx).C() {
+			for ev := range o.Watch(ctx) {
 				d.say("observer: %s", ev)
 			}
 		})

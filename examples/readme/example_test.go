@@ -82,11 +82,10 @@ func watchLeader(ctx context.Context, client *redlock.Client) error {
 	if err != nil {
 		return err
 	}
-	w := o.Watch(ctx)
-	for ev := range w.C() {
+	for ev := range o.Watch(ctx) {
 		fmt.Println(ev) // a new leader, no leader, or unknown (no majority answered for Config.UnknownGrace, 1s)
 	}
-	return w.Err() // why the watch ended: ctx's error
+	return ctx.Err() // the channel closes when ctx ends
 }
 
 func Example_observer() {

@@ -156,7 +156,7 @@ func (in *instance) serve(ctx context.Context) error {
 	wg.Go(func() { _ = in.e.Run(ctx) }) // hands the term over when ctx ends
 	w := in.o.Watch(ctx)
 	wg.Go(func() {
-		for ev := range w.C() {
+		for ev := range w {
 			in.seen.Store(&ev)
 			in.logf("%s: sees %s", in.id, ev) // "leader b (token 2)", "no leader", "unknown: ..."
 		}
