@@ -36,7 +36,7 @@ import (
 // (redlock.ErrInvalidArgument), a closed client (redlock.ErrClosed).
 //
 // The lease is bound to ctx: when ctx is cancelled after acquisition, the
-// lease ends (its Err is context.Cause(ctx)) and its keys are released.
+// lease ends (the cause of [Lease.Context] is context.Cause(ctx)) and its keys are released.
 // To bound only the wait, give Acquire a context that is cancelled only
 // when the wait runs too long: e.g. ctx, cancel := context.WithCancel(parent);
 // t := time.AfterFunc(maxWait, cancel); l, err := Acquire(ctx, ...); and if

@@ -54,9 +54,9 @@ type Config struct {
 
 	// SafetyMargin is how long before its validity ends ([Lease.ValidUntil],
 	// already net of redlock's drift allowance) the lease gives up: at
-	// ValidUntil - SafetyMargin, by a local timer, [Lease.Done] closes and
-	// [Lease.Held] turns false. It is the holder's time to notice and stop
-	// acting (a goroutine that checks Done between steps, a write already in
+	// ValidUntil - SafetyMargin, by a local timer, [Lease.Context] is
+	// cancelled and [Lease.Held] turns false. It is the holder's time to
+	// notice and stop acting (a goroutine that checks the context between steps, a write already in
 	// flight, a GC pause) while the keys are still ours on the nodes, so
 	// that nobody else can hold the lease until the holder has stopped.
 	// RenewInterval + SafetyMargin must be below TTL - drift. Default:

@@ -13,7 +13,7 @@ var (
 	// ErrLeaseLost: the lease ended before it was released, because it
 	// could not be refreshed before its local deadline (ValidUntil minus
 	// SafetyMargin), or because a majority of nodes no longer held it. The
-	// error returned by [Lease.Err] wraps it together with the reason,
+	// cause of [Lease.Context] (context.Cause) wraps it together with the reason,
 	// usually the last refresh error (a *redlock.QuorumError).
 	ErrLeaseLost = errors.New("lease: lost")
 

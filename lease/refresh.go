@@ -1,6 +1,7 @@
 package lease
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"time"
@@ -115,7 +116,7 @@ func (l *Lease) ended() {
 		stop()
 	}
 	l.sched.unschedule(l)
-	err := l.Err()
+	err := context.Cause(l.ctx)
 	switch {
 	case errors.Is(err, ErrReleased):
 		return // Release deletes the keys itself

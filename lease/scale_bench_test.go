@@ -259,10 +259,10 @@ func benchLeaseScale(b *testing.B, n int) {
 	var lostErr error
 	for _, l := range leases {
 		select {
-		case <-l.Done():
+		case <-l.Context().Done():
 			lost++
 			if lostErr == nil {
-				lostErr = l.Err()
+				lostErr = context.Cause(l.Context())
 			}
 		default:
 		}

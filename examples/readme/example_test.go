@@ -106,10 +106,11 @@ func leaseJob(ctx context.Context, client *redlock.Client) error {
 		return err
 	}
 	defer l.Release(ctx)
+	lctx := l.Context() // cancelled when the lease ends, with the reason as its cause
 	select {
-	case <-l.Done(): // lost, before its validity ended: l.Err() says why
-		return l.Err()
-	case <-work(l.Context(), l.Token()): // l.Context() is cancelled with the cause
+	case <-lctx.Done(): // lost, before its validity ended
+		return context.Cause(lctx) // matches lease.ErrLeaseLost, with the reason
+	case <-work(lctx, l.Token()):
 		return nil
 	}
 }

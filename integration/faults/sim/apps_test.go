@@ -261,14 +261,14 @@ func (p *proc) holdLease(ctx context.Context, l *lease.Lease, h *held, believed 
 		p.r.emit(wire.Event{Ev: wire.Stepdown, ID: p.name, PID: p.pid, TS: h.ts, Token: h.token})
 		p.r.emit(wire.Event{Ev: wire.Demoted, ID: p.name, PID: p.pid, TS: h.ts, Token: h.token, VU: p.r.of(l.ValidUntil()), Cause: cause})
 	}
-	done := l.Done()
+	done := l.Context().Done()
 	if p.ignoreDeadline() {
 		done = nil
 	}
 	select {
 	case <-done:
 		p.gate()
-		stepdown(fmt.Sprint(l.Err()))
+		stepdown(fmt.Sprint(context.Cause(l.Context())))
 	case <-hold.C:
 		p.gate()
 		stepdown("released")
