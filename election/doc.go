@@ -49,7 +49,7 @@
 // [Callbacks], and the [Elector.Events] channel ([Event], of kinds
 // [EventElected], [EventDemoted] and [EventLeaderChanged]). Standbys that
 // never campaign use observer.Observer.Watch; metrics and logs use the
-// client's redlock.Hooks, which the elector reports the same events to.
+// client's hooks (redlock.Config.Hooks), which the elector reports the same events to.
 // docs/notifications.md says which to use for what.
 //
 // Run's loop runs on the goroutine that called Run. OnDemoted and

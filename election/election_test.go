@@ -296,7 +296,7 @@ func TestEventsDropped(t *testing.T) {
 	cfg := unitCfg(t, "d")
 	cfg.EventBuffer = 1
 	ccfg := unitClientCfg
-	ccfg.Hooks = h
+	ccfg.Hooks = h.Observe
 	e := newElector(t, newClient(t, ccfg, nodes), "dropped", cfg)
 	r := start(t, e)
 	within(t, wait, e.IsLeader, "elected")

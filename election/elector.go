@@ -28,7 +28,7 @@ type Elector struct {
 	cfg    Config // validated, defaults filled in (those of cfg.Lease too)
 	obs    *observer.Observer
 	log    hclog.Logger
-	hooks  redlock.Hooks // the client's; nil: none
+	hooks  func(redlock.Event) // the client's; nil: none
 
 	h       health // what the health checks read
 	events  chan Event
@@ -141,7 +141,7 @@ func (e *Elector) Resign(ctx context.Context) error {
 func (e *Elector) observe(ev redlock.Event) {
 	if e.hooks != nil {
 		ev.Key, ev.Outcome = e.name, e.client.Internal().Outcome(ev.Err)
-		e.hooks.Observe(ev)
+		e.hooks(ev)
 	}
 }
 

@@ -23,7 +23,7 @@ func TestHooks(t *testing.T) {
 	ms, nodes := testnodes.Minis(t, 5)
 	h := &hookstest.Recorder{}
 	ccfg := unitClientCfg
-	ccfg.Hooks = h
+	ccfg.Hooks = h.Observe
 	cfg := unitCfg(t, "h")
 	cfg.Lease.TTL = 2 * time.Second
 	e := newElector(t, newClient(t, ccfg, nodes), "hooks", cfg)

@@ -35,7 +35,7 @@ func line(k redlock.EventKind, h redlock.Holder) string {
 func startNotified(t *testing.T, nodes []redis.UniversalClient, id string, gate <-chan struct{}) *notified {
 	n := &notified{hooks: &hookstest.Recorder{}, fwd: make(chan Event, 64), read: make(chan struct{})}
 	ccfg := unitClientCfg
-	ccfg.Hooks = n.hooks
+	ccfg.Hooks = n.hooks.Observe
 	cfg := unitCfg(t, id)
 	cfg.Callbacks = Callbacks{
 		OnElected: func(ctx context.Context, term Term) {

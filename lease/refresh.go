@@ -135,7 +135,7 @@ func (l *Lease) ended() {
 func (l *Lease) reportLost(err error) {
 	l.log.Warn("lease lost", "key", l.key(), "token", l.Token(), "error", err)
 	if h := l.client.Config().Hooks; h != nil {
-		h.Observe(redlock.Event{Kind: redlock.EventLost, Key: l.key(), Token: l.Token(), Err: err, Outcome: l.client.Internal().Outcome(err)})
+		h(redlock.Event{Kind: redlock.EventLost, Key: l.key(), Token: l.Token(), Err: err, Outcome: l.client.Internal().Outcome(err)})
 	}
 }
 

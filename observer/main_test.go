@@ -23,7 +23,7 @@ func testLogger(t testing.TB) hclog.Logger { return testnodes.Logger(t, hclog.De
 // newClient makes a bootstrapped redlock.Client over nodes, with a
 // NodeTimeout far above a round trip (miniredis is slow under -race),
 // closed on cleanup.
-func newClient(t testing.TB, nodes []redis.UniversalClient, hooks ...redlock.Hooks) *redlock.Client {
+func newClient(t testing.TB, nodes []redis.UniversalClient, hooks ...func(redlock.Event)) *redlock.Client {
 	t.Helper()
 	cfg := redlock.Config{NodeTimeout: 500 * time.Millisecond, Logger: testLogger(t)}
 	if len(hooks) > 0 {

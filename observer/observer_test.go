@@ -165,7 +165,7 @@ func TestWatch(t *testing.T) {
 	defer cancel()
 	_, nodes := testnodes.Minis(t, 3)
 	h := &hookstest.Recorder{}
-	c := newClient(t, nodes, h)
+	c := newClient(t, nodes, h.Observe)
 	o, err := New(c, "svc", Config{Logger: testLogger(t)})
 	require.NoError(t, err)
 	w := o.Watch(ctx)

@@ -147,7 +147,7 @@ func (c *Client) observedAttempt(ctx context.Context, key string, ttl time.Durat
 		if l != nil {
 			ev.Token = l.token
 		}
-		c.cfg.Hooks.Observe(ev)
+		c.cfg.Hooks(ev)
 	}
 	return l, err
 }

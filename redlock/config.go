@@ -114,11 +114,20 @@ type Config struct {
 	// (silent).
 	Logger hclog.Logger
 
-	// Hooks receives a typed [Event] for every acquisition attempt,
-	// extension, release and node error of the client, and for every lost
-	// lease, term and change of leader of the leases, electors and
-	// observers built on it. Default: none.
-	Hooks Hooks
+	// Hooks, when set, is called with a typed [Event] for every
+	// acquisition attempt, extension, release and node error of the
+	// client, and for every lost lease, term and change of leader seen by
+	// an elector of the leases and electors built on it: one function sees
+	// each event of the process once. It is the path for metrics and logs
+	// (docs/notifications.md compares it with an elector's callbacks and
+	// events and an observer's Watch); contrib/prometheus and contrib/otel
+	// are ready-made adapters (docs/observability.md lists their metrics):
+	// Hooks: adapter.Observe. It is called synchronously, where the event
+	// happens, from the goroutine of the call, lease or elector: it must be
+	// safe for concurrent use, must not block, and must not call back into
+	// the Client (increment a counter, observe a histogram, and return).
+	// The Event is a value; it may be kept. Default: none.
+	Hooks func(Event)
 
 	// unsafeOff: guards turned off by a test's negative control
 	// (unsafe.go); none in every other use.

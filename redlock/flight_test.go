@@ -159,7 +159,7 @@ func TestFanoutCallerCancels(t *testing.T) {
 func TestFanoutErrorVote(t *testing.T) {
 	c, nodes := bareClient(t, 3)
 	var seen []Event
-	c.cfg.Hooks = hookFunc(func(ev Event) { seen = append(seen, ev) })
+	c.cfg.Hooks = func(ev Event) { seen = append(seen, ev) }
 	boom := errors.New("boom")
 	got := c.fanout(context.Background(), nodes[:1], func(context.Context, *node) answer {
 		return answer{vote: voteError, err: boom}
@@ -169,7 +169,3 @@ func TestFanoutErrorVote(t *testing.T) {
 	assert.Equal(t, EventNodeError, seen[0].Kind)
 	assert.Equal(t, "node#0", seen[0].Node)
 }
-
-type hookFunc func(Event)
-
-func (f hookFunc) Observe(ev Event) { f(ev) }

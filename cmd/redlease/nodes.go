@@ -43,7 +43,7 @@ type connFlags struct {
 	nodeTimeout time.Duration
 	maxTTL      time.Duration
 	verbose     bool
-	hooks       redlock.Hooks // not a flag: the command's (nil: none)
+	hooks       func(redlock.Event) // not a flag: the command's (nil: none)
 }
 
 func (c *connFlags) register(fs *flag.FlagSet) {

@@ -134,7 +134,7 @@ func cmdRun(ctx context.Context, args []string, out *outputs) int {
 func runCampaign(ctx context.Context, c *command, out *outputs, set *nodeSet, r *runner, id, metricsAddr string, waitMajority time.Duration) int {
 	log := out.logger(hclog.Info, c.conn.verbose)
 	hooks := newRunHooks(log, waitMajority)
-	c.conn.hooks = hooks
+	c.conn.hooks = hooks.Observe
 	if metricsAddr != "" {
 		m := newCLIMetrics()
 		stop, err := serveMetrics(metricsAddr, m, log)
@@ -142,7 +142,7 @@ func runCampaign(ctx context.Context, c *command, out *outputs, set *nodeSet, r 
 			return c.fail(err)
 		}
 		defer stop()
-		c.conn.hooks = hooksList{c.conn.hooks, m}
+		c.conn.hooks = hooksList{c.conn.hooks, m.Observe}.Observe
 	}
 	ns, err := c.conn.connect(ctx, set, log)
 	if err != nil {
