@@ -226,7 +226,7 @@ func TestHandoverGuardNegativeControl(t *testing.T) {
 				first = h.next(t, wait)
 			}
 			for _, e := range es {
-				require.ErrorIs(t, e.stop(t), ErrStopped)
+				require.ErrorIs(t, e.stop(t), context.Canceled)
 			}
 			err := checkTenures(h.tenures())
 			if guard {

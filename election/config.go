@@ -41,8 +41,9 @@ type Callbacks struct {
 	// OnDemoted is called once per term that began, after the term's
 	// context was cancelled, after OnElected returned (or the term's
 	// validity ran out) and after the term was released, with the reason
-	// the term ended: an error matching ErrResigned, ErrStopped,
-	// ErrCallbackPanicked, or lease.ErrLeaseLost. It runs in the elector's
+	// the term ended: an error matching ErrResigned, ErrCallbackPanicked,
+	// lease.ErrLeaseLost, or the error (and cause) of Run's context when
+	// it ended. It runs in the elector's
 	// callback goroutine, in order with OnLeaderChange; the elector does
 	// not campaign again until it returned.
 	OnDemoted func(t Term, cause error)
@@ -107,8 +108,8 @@ type Config struct {
 	StopTimeout time.Duration
 
 	// EventBuffer is the capacity of the [Elector.Events] channel. Events
-	// that do not fit are dropped, never waited for ([Elector.Dropped]
-	// counts them). Default: 64.
+	// that do not fit are dropped, never waited for (each drop is logged
+	// as a warning, with the count so far). Default: 64.
 	EventBuffer int
 
 	// Callbacks are called as terms begin and end and as the leader

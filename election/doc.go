@@ -63,7 +63,7 @@
 // a term, releasing it, sending events, or returning from Run (which waits
 // at most StopTimeout for callbacks). [Elector.Events] is a buffered
 // channel that the elector never waits on: events that do not fit are
-// dropped and counted.
+// dropped, each with a warning in the log.
 //
 // # Guarantees
 //

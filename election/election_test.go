@@ -91,10 +91,10 @@ func TestCallbacksAndEventsInOrder(t *testing.T) {
 	assert.GreaterOrEqual(t, ev.At.Sub(firstAt), cfg.ResignDelay, "stood aside")
 
 	err = r.stop(t)
-	require.ErrorIs(t, err, ErrStopped)
+	require.ErrorIs(t, err, context.Canceled)
 	require.ErrorIs(t, err, context.Canceled)
 	ev = waitEvent(t, e.Events(), wait, kind(EventDemoted))
-	assert.ErrorIs(t, ev.Err, ErrStopped)
+	assert.ErrorIs(t, ev.Err, context.Canceled)
 	for range e.Events() { // closed when Run returned
 	}
 	assert.False(t, e.IsLeader())
@@ -114,7 +114,7 @@ func TestCallbacksAndEventsInOrder(t *testing.T) {
 		"leader none",
 		"demoted 2: election: stopped: context canceled",
 	}, others.get(), "OnLeaderChange and OnDemoted in the order seen; its own terms are OnElected's")
-	assert.Zero(t, e.Dropped())
+	assert.Zero(t, e.dropped.Load())
 	assert.ErrorIs(t, e.Run(context.Background()), ErrAlreadyRun)
 }
 
@@ -222,7 +222,7 @@ func TestBlockingOnElected(t *testing.T) {
 
 	// Run returns after StopTimeout although OnElected still runs.
 	start := time.Now()
-	require.ErrorIs(t, a.stop(t), ErrStopped)
+	require.ErrorIs(t, a.stop(t), context.Canceled)
 	assert.Less(t, time.Since(start), wait)
 	close(unblock)
 	within(t, wait, func() bool {
@@ -262,8 +262,8 @@ func TestPanickingCallbacks(t *testing.T) {
 
 	ev = waitEvent(t, e.Events(), wait, kind(EventElected))
 	assert.Equal(t, uint64(2), ev.Leader.Token, "re-elected after a panic")
-	require.ErrorIs(t, r.stop(t), ErrStopped)
-	assert.ErrorIs(t, <-causes, ErrStopped)
+	require.ErrorIs(t, r.stop(t), context.Canceled)
+	assert.ErrorIs(t, <-causes, context.Canceled)
 }
 
 // Callbacks that block (OnLeaderChange, OnDemoted) delay only the
@@ -284,7 +284,7 @@ func TestBlockingCallbacksDoNotWedge(t *testing.T) {
 	require.NoError(t, e.Resign(context.Background()))
 	waitEvent(t, e.Events(), wait, kind(EventDemoted))
 	waitEvent(t, e.Events(), wait, kind(EventLeaderChanged))
-	require.ErrorIs(t, r.stop(t), ErrStopped)
+	require.ErrorIs(t, r.stop(t), context.Canceled)
 	close(unblock)
 }
 
@@ -302,8 +302,8 @@ func TestEventsDropped(t *testing.T) {
 	within(t, wait, e.IsLeader, "elected")
 	require.NoError(t, e.Resign(context.Background()))
 	within(t, wait, e.IsLeader, "elected again")
-	require.ErrorIs(t, r.stop(t), ErrStopped)
-	assert.NotZero(t, e.Dropped())
+	require.ErrorIs(t, r.stop(t), context.Canceled)
+	assert.NotZero(t, e.dropped.Load())
 	assert.Len(t, h.Of(EventElected), 2)
 	assert.Len(t, h.Of(EventDemoted), 2)
 	won := 0

@@ -78,14 +78,11 @@ func New(client *redlock.Client, name string, cfg Config) (*Elector, error) {
 // OnDemoted), sent just before the callback is queued. A term of this
 // elector is EventElected, not also EventLeaderChanged. The elector never
 // waits for a reader: events that do not fit in its buffer
-// (Config.EventBuffer) are dropped and counted by [Elector.Dropped]. The
+// (Config.EventBuffer) are dropped, each with a warning in the log. The
 // channel is closed when Run returns (never, if Run is not called).
 // docs/notifications.md compares it with the callbacks, an observer's
 // Watch and the Hooks.
 func (e *Elector) Events() <-chan Event { return e.events }
-
-// Dropped returns how many events did not fit in the Events buffer.
-func (e *Elector) Dropped() uint64 { return e.dropped.Load() }
 
 // IsLeader reports whether this elector leads now: a term began, its
 // context has not been cancelled, and its deadline has not passed by the

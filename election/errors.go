@@ -7,14 +7,9 @@ import (
 
 // Sentinel errors. Errors returned by this package wrap one of them, or an
 // error of the packages below (redlock.ErrInvalidConfig for a bad
-// [Config]; lease.ErrLeaseLost as a demotion cause), so callers
-// test with errors.Is.
+// [Config]; lease.ErrLeaseLost as a demotion cause) or the context's
+// error given to [Elector.Run], so callers test with errors.Is.
 var (
-	// ErrStopped: Run's context ended. Run returns it joined with the
-	// context's error and cause; a term ended by it reports it as the
-	// demotion cause.
-	ErrStopped = errors.New("election: stopped")
-
 	// ErrResigned: the term was ended by [Elector.Resign] (the demotion
 	// cause).
 	ErrResigned = errors.New("election: resigned")

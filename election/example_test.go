@@ -39,7 +39,7 @@ func Example() {
 			stop()                                     // here the service shuts down at once...
 			<-ctx.Done()                               // ...and its work ends with the term
 		},
-		OnDemoted: func(_ election.Term, cause error) { fmt.Println("demoted:", errors.Is(cause, election.ErrStopped)) },
+		OnDemoted: func(_ election.Term, cause error) { fmt.Println("demoted:", errors.Is(cause, context.Canceled)) },
 	}})
 	fmt.Println("run:", e.Run(ctx))
 	// Output:

@@ -62,7 +62,7 @@ func TestHooks(t *testing.T) {
 	nodeErrs := h.Of(redlock.EventNodeError)
 	require.NotEmpty(t, nodeErrs, "the closed nodes' errors are reported")
 	assert.NotEmpty(t, nodeErrs[0].Node)
-	require.ErrorIs(t, r.stop(t), ErrStopped)
+	require.ErrorIs(t, r.stop(t), context.Canceled)
 }
 
 func TestHealthCheck(t *testing.T) {
@@ -93,6 +93,6 @@ func TestHealthCheck(t *testing.T) {
 	code, body = get()
 	assert.Equal(t, http.StatusServiceUnavailable, code)
 	assert.Contains(t, body, "OnElected of term 1 still runs")
-	require.ErrorIs(t, r.stop(t), ErrStopped)
+	require.ErrorIs(t, r.stop(t), context.Canceled)
 	close(unblock)
 }

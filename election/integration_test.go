@@ -207,7 +207,7 @@ func TestIntegrationManyTerms(t *testing.T) {
 			}
 		case i%5 == 4: // the leader's process stops: cancel Run, start afresh
 			stops++
-			require.ErrorIs(t, m.run.stop(t), ErrStopped)
+			require.ErrorIs(t, m.run.stop(t), context.Canceled)
 			m.run = start(t, newElector(t, m.client, "many", cfgFor(m.id)))
 		default:
 			resigns++
@@ -215,7 +215,7 @@ func TestIntegrationManyTerms(t *testing.T) {
 		}
 	}
 	for _, m := range members {
-		require.ErrorIs(t, m.run.stop(t), ErrStopped)
+		require.ErrorIs(t, m.run.stop(t), context.Canceled)
 	}
 	// With a majority of servers frozen, observers say "unknown", not the
 	// last leader and not "no leader".

@@ -94,8 +94,8 @@ func TestEventsAndCallbacksAgree(t *testing.T) {
 
 	// a first: stopped after b, a took the term b's stop released
 	// ("elected a 3" in a clean-clone run).
-	require.ErrorIs(t, a.stop(t), ErrStopped)
-	require.ErrorIs(t, b.stop(t), ErrStopped)
+	require.ErrorIs(t, a.stop(t), context.Canceled)
+	require.ErrorIs(t, b.stop(t), context.Canceled)
 	<-a.read
 	<-b.read
 

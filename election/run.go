@@ -14,7 +14,8 @@ import (
 )
 
 // Run campaigns until ctx ends, and returns why it stopped: an error
-// matching [ErrStopped] joined with ctx's error and cause when ctx ended;
+// matching ctx's error and its cause ("election: stopped: context
+// canceled") when ctx ended;
 // an error matching redlock.ErrClosed when the client was closed; an error
 // that redlock.IsFinal reports (redlock.ErrInvalidArgument,
 // redlock.ErrAccessDenied, ...), or one matching redlock.ErrInvalidConfig,
@@ -86,7 +87,7 @@ func (e *Elector) campaign(ctx context.Context, d *dispatcher) error {
 
 // stopped is the error of a campaign whose ctx ended.
 func stopped(ctx context.Context) error {
-	return fmt.Errorf("%w: %w", ErrStopped, ctxErr(ctx))
+	return fmt.Errorf("election: stopped: %w", ctxErr(ctx))
 }
 
 // ctxErr is ctx.Err(), joined with its cause when that says more, on one

@@ -2,7 +2,6 @@ package fence_test
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -89,7 +88,7 @@ func ExampleTokenFrom() {
 	if err != nil {
 		panic(err)
 	}
-	if err := e.Run(ctx); !errors.Is(err, election.ErrStopped) {
+	if err := e.Run(ctx); ctx.Err() == nil {
 		fmt.Println(err)
 	}
 	// Output:

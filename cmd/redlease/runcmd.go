@@ -274,7 +274,7 @@ func (r *runner) campaign(ctx context.Context, client *redlock.Client, id string
 		return 0, err
 	case code := <-r.exited:
 		stop(errCommandExited) // hands the term over: resigns
-		if err := <-done; !errors.Is(err, election.ErrStopped) {
+		if err := <-done; !errors.Is(err, errCommandExited) {
 			r.log.Warn("election ended with an error", "error", err)
 		}
 		r.log.Info("resigned; exiting with the command's code", "code", code)
@@ -380,7 +380,7 @@ func (r *runner) endTerm(ctx context.Context, t election.Term, c *child, pw *pau
 	if ctx.Err() == nil {
 		_ = r.e.Resign(ctx) // the watchdog ended the command: hand the term over
 	}
-	if errors.Is(cause, election.ErrStopped) {
+	if errors.Is(cause, context.Canceled) { // Run's context ended
 		return
 	}
 	r.log.Info("campaigning again: the command starts afresh when elected", "cause", cause)

@@ -97,7 +97,7 @@ func Scenario(t testing.TB, h func(redlock.Event), c Checks) {
 	}
 	call(c.Elected)
 	stop()
-	require.ErrorIs(t, <-done, election.ErrStopped)
+	require.ErrorIs(t, <-done, context.Canceled)
 	call(c.Demoted)
 }
 

@@ -191,7 +191,7 @@ func (c *candidate) campaign(ctx context.Context) error {
 	stopSampler()
 	<-sampled
 	c.emit(wire.Event{Ev: wire.Exit, Cause: fmt.Sprint(err)})
-	if errors.Is(err, election.ErrStopped) {
+	if ctx.Err() != nil { // stopped
 		return nil
 	}
 	return err

@@ -111,7 +111,7 @@ func run(o options) error {
 		report(w, *tc, value)
 	}
 	stop()
-	if err := <-ran; !errors.Is(err, election.ErrStopped) {
+	if err := <-ran; !errors.Is(err, context.Canceled) {
 		return err
 	}
 	return nil
