@@ -380,10 +380,10 @@ func (c *candidate) isCurrent(m notice.Message) bool {
 }
 
 // finalAttempt reports whether a failed attempt means that no later one
-// can succeed: redlock's own rule (a closed client, a bad argument, a
-// majority refusing the key for good), or a configuration the lease refused.
+// can succeed: redlock's own rule (a closed client, a bad argument or
+// configuration, a majority refusing the key for good).
 func finalAttempt(err error) bool {
-	return redlock.IsFinal(err) || errors.Is(err, redlock.ErrInvalidConfig)
+	return redlock.IsFinal(err)
 }
 
 // released records a release notice from node, and reports whether an

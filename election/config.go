@@ -133,7 +133,7 @@ func (c Config) withDefaults() Config {
 }
 
 // Validate reports the first invalid setting, with its value, as an error
-// wrapping redlock.ErrInvalidConfig: the elector's own fields, then
+// wrapping redlock.ErrInvalidArgument: the elector's own fields, then
 // Lease.Validate's. Zero values are valid (they mean defaults). Validate
 // checks the Config alone; [New] also checks the lease's TTL against the
 // client's settings.
@@ -151,4 +151,4 @@ func (c Config) Validate() error {
 
 // errInvalidConfig starts the errors of Validate about the elector's own
 // fields.
-var errInvalidConfig = fmt.Errorf("%w: election.Config", redlock.ErrInvalidConfig)
+var errInvalidConfig = fmt.Errorf("%w: election.Config", redlock.ErrInvalidArgument)

@@ -6,7 +6,7 @@ import (
 )
 
 // Sentinel errors. Errors returned by this package wrap one of them, or an
-// error of the packages below (redlock.ErrInvalidConfig for a bad
+// error of the packages below (redlock.ErrInvalidArgument for a bad
 // [Config]; lease.ErrLeaseLost as a demotion cause) or the context's
 // error given to [Elector.Run], so callers test with errors.Is.
 var (

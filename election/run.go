@@ -18,8 +18,8 @@ import (
 // canceled") when ctx ended;
 // an error matching redlock.ErrClosed when the client was closed; an error
 // that redlock.IsFinal reports (redlock.ErrInvalidArgument,
-// redlock.ErrAccessDenied, ...), or one matching redlock.ErrInvalidConfig,
-// when the nodes refuse the election's key for good; [ErrAlreadyRun] when Run was
+// redlock.ErrAccessDenied, ...) when the nodes refuse the election's key
+// for good; [ErrAlreadyRun] when Run was
 // called before. Run never returns nil.
 //
 // While it runs, the elector is a standby or the leader. A standby tries

@@ -32,7 +32,7 @@ import (
 // ends first, the error joins the last attempt's error (matching
 // redlock.ErrNotAcquired, with every node's answer) and ctx.Err() (and its
 // cause, when there is one). Errors that a retry cannot cure end the wait
-// at once: an invalid Config (redlock.ErrInvalidConfig), an empty key or nil client
+// at once: an invalid Config (redlock.ErrInvalidArgument), an empty key or nil client
 // (redlock.ErrInvalidArgument), a closed client (redlock.ErrClosed).
 //
 // The lease is bound to ctx: when ctx is cancelled after acquisition, the

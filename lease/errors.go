@@ -24,6 +24,6 @@ var (
 // Errors of redlock that this package returns: [Acquire] and [TryAcquire]
 // fail with redlock.ErrNotAcquired when they did not get the lease, and an
 // invalid [Config] is reported as an error wrapping
-// redlock.ErrInvalidConfig that starts "lease.Config:" and names the bad
+// redlock.ErrInvalidArgument that starts "lease.Config:" and names the bad
 // values.
-var errInvalidConfig = fmt.Errorf("%w: lease.Config", redlock.ErrInvalidConfig)
+var errInvalidConfig = fmt.Errorf("%w: lease.Config", redlock.ErrInvalidArgument)

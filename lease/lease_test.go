@@ -115,7 +115,7 @@ func TestAcquireArguments(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := Acquire(ctx, c, "k", tc.cfg)
-			require.ErrorIs(t, err, redlock.ErrInvalidConfig)
+			require.ErrorIs(t, err, redlock.ErrInvalidArgument)
 			assert.Contains(t, err.Error(), tc.want)
 		})
 	}

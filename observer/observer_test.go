@@ -30,10 +30,10 @@ func TestConfigValidate(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			err := tc.cfg.Validate()
-			require.ErrorIs(t, err, redlock.ErrInvalidConfig)
+			require.ErrorIs(t, err, redlock.ErrInvalidArgument)
 			assert.Contains(t, err.Error(), tc.want)
 			_, err = New(&redlock.Client{}, "k", tc.cfg)
-			require.ErrorIs(t, err, redlock.ErrInvalidConfig)
+			require.ErrorIs(t, err, redlock.ErrInvalidArgument)
 		})
 	}
 	require.NoError(t, Config{}.Validate())

@@ -73,7 +73,7 @@ func New(ctx context.Context, cfg Config, nodes ...redis.UniversalClient) (*Clie
 	}
 	cfg = cfg.withDefaults()
 	if len(nodes) == 0 {
-		return nil, fmt.Errorf("%w: no nodes given", ErrInvalidConfig)
+		return nil, fmt.Errorf("%w: no nodes given", ErrInvalidArgument)
 	}
 	c := &Client{cfg: cfg, quorum: len(nodes)/2 + 1, closing: make(chan struct{})}
 	c.log = quietLogger{cfg.Logger, c}
@@ -82,11 +82,11 @@ func New(ctx context.Context, cfg Config, nodes ...redis.UniversalClient) (*Clie
 	given := make(map[uintptr]int, len(nodes)) // one client object twice
 	for i, nc := range nodes {
 		if isNil(nc) {
-			return nil, fmt.Errorf("%w: node %d is nil", ErrInvalidConfig, i)
+			return nil, fmt.Errorf("%w: node %d is nil", ErrInvalidArgument, i)
 		}
 		if v := reflect.ValueOf(nc); v.Kind() == reflect.Pointer {
 			if j, dup := given[v.Pointer()]; dup {
-				return nil, fmt.Errorf("%w: nodes %d and %d are the same client: one server, one vote", ErrInvalidConfig, j, i)
+				return nil, fmt.Errorf("%w: nodes %d and %d are the same client: one server, one vote", ErrInvalidArgument, j, i)
 			}
 			given[v.Pointer()] = i
 		}
@@ -105,7 +105,7 @@ func New(ctx context.Context, cfg Config, nodes ...redis.UniversalClient) (*Clie
 		if n.nm.fixed {
 			if j, dup := seen[n.name()]; dup {
 				return nil, fmt.Errorf("%w: nodes %d and %d are the same server (%s): one server, one vote",
-					ErrInvalidConfig, j, i, n.name())
+					ErrInvalidArgument, j, i, n.name())
 			}
 			seen[n.name()] = i
 		}

@@ -162,7 +162,7 @@ func confRefused(err error) bool {
 func (c *Client) evicting(n *node, conf map[string]string) error {
 	if p, ok := conf["maxmemory-policy"]; ok && p != "noeviction" && !c.cfg.AllowEviction {
 		return fmt.Errorf("%w: node %s has maxmemory-policy %s, which can evict a lock key and grant it twice; use noeviction or set Config.AllowEviction",
-			ErrInvalidConfig, n.name(), p)
+			ErrInvalidArgument, n.name(), p)
 	}
 	return nil
 }

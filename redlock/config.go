@@ -155,27 +155,27 @@ func (c Config) withDefaults() Config {
 }
 
 // Validate reports the first invalid setting, with its value, as an error
-// wrapping [ErrInvalidConfig]. Zero values are valid (they mean defaults).
+// wrapping [ErrInvalidArgument]. Zero values are valid (they mean defaults).
 func (c Config) Validate() error {
 	c = c.withDefaults()
 	switch {
 	case c.NodeTimeout < 0:
-		return fmt.Errorf("%w: NodeTimeout (%s) must not be negative", ErrInvalidConfig, c.NodeTimeout)
+		return fmt.Errorf("%w: NodeTimeout (%s) must not be negative", ErrInvalidArgument, c.NodeTimeout)
 	case c.DriftFactor < 0 || c.DriftFactor >= 0.5:
-		return fmt.Errorf("%w: DriftFactor (%g) must be in [0, 0.5)", ErrInvalidConfig, c.DriftFactor)
+		return fmt.Errorf("%w: DriftFactor (%g) must be in [0, 0.5)", ErrInvalidArgument, c.DriftFactor)
 	case c.RetryDelay < 0:
-		return fmt.Errorf("%w: RetryDelay (%s) must not be negative", ErrInvalidConfig, c.RetryDelay)
+		return fmt.Errorf("%w: RetryDelay (%s) must not be negative", ErrInvalidArgument, c.RetryDelay)
 	case c.MinValidity < 0:
-		return fmt.Errorf("%w: MinValidity (%s) must not be negative", ErrInvalidConfig, c.MinValidity)
+		return fmt.Errorf("%w: MinValidity (%s) must not be negative", ErrInvalidArgument, c.MinValidity)
 	case c.MaxTTL < 0:
-		return fmt.Errorf("%w: MaxTTL (%s) must not be negative", ErrInvalidConfig, c.MaxTTL)
+		return fmt.Errorf("%w: MaxTTL (%s) must not be negative", ErrInvalidArgument, c.MaxTTL)
 	case c.Buckets < 1 || c.Buckets > clusterkey.MaxBuckets:
-		return fmt.Errorf("%w: Buckets (%d) must be from 1 to %d", ErrInvalidConfig, c.Buckets, clusterkey.MaxBuckets)
+		return fmt.Errorf("%w: Buckets (%d) must be from 1 to %d", ErrInvalidArgument, c.Buckets, clusterkey.MaxBuckets)
 	case c.MaxTTL < time.Millisecond:
-		return fmt.Errorf("%w: MaxTTL (%s) must be at least 1ms", ErrInvalidConfig, c.MaxTTL)
+		return fmt.Errorf("%w: MaxTTL (%s) must be at least 1ms", ErrInvalidArgument, c.MaxTTL)
 	case c.NodeTimeout*2+minDrift >= c.MaxTTL:
 		return fmt.Errorf("%w: MaxTTL (%s) leaves no TTL above NodeTimeout*2 + drift (%s)",
-			ErrInvalidConfig, c.MaxTTL, c.NodeTimeout*2+minDrift)
+			ErrInvalidArgument, c.MaxTTL, c.NodeTimeout*2+minDrift)
 	}
 	return nil
 }

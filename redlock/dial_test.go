@@ -55,7 +55,7 @@ func TestDial(t *testing.T) {
 
 	for _, bad := range [][]string{nil, {"no-port"}, {"redis://user:hunter2@[::1"}} {
 		_, err := redlock.Dial(ctx, redlock.Config{}, bad, redlock.DialOptions{})
-		require.ErrorIs(t, err, redlock.ErrInvalidConfig, "%q", bad)
+		require.ErrorIs(t, err, redlock.ErrInvalidArgument, "%q", bad)
 		assert.NotContains(t, err.Error(), "hunter2", "no password in errors")
 	}
 }

@@ -22,10 +22,10 @@ var (
 	// ErrNoHolder: Inspect found no value held by a majority of nodes.
 	ErrNoHolder = errors.New("redlock: no holder")
 
-	// ErrInvalidConfig: a Config or the node list given to New is invalid.
-	ErrInvalidConfig = errors.New("redlock: invalid config")
-
-	// ErrInvalidArgument: a key, TTL or option given to a call is invalid.
+	// ErrInvalidArgument: an argument of a call is invalid: a key, TTL
+	// or option, a Config (of this package or of the packages built on
+	// it: Validate and New say which field and value), or the node list
+	// given to New.
 	ErrInvalidArgument = errors.New("redlock: invalid argument")
 
 	// ErrClosed: the Client was closed.

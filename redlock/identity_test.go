@@ -75,7 +75,7 @@ func TestNewAcceptsFailoverClients(t *testing.T) {
 	// One client given twice is one server, whatever its address says
 	// (miniredis has no run_id to tell).
 	_, err = New(context.Background(), unitCfg, nodes[0], nodes[1], nodes[0])
-	require.ErrorIs(t, err, ErrInvalidConfig)
+	require.ErrorIs(t, err, ErrInvalidArgument)
 	assert.Contains(t, err.Error(), "nodes 0 and 2 are the same client")
 }
 

@@ -70,6 +70,6 @@ func TestIntegrationSentinelGroups(t *testing.T) {
 		}
 	})
 	_, err = redlock.New(ctx, redlock.Config{NodeTimeout: nodeTimeout}, twice...)
-	require.ErrorIs(t, err, redlock.ErrInvalidConfig)
+	require.ErrorIs(t, err, redlock.ErrInvalidArgument)
 	assert.Contains(t, err.Error(), fmt.Sprintf("nodes failover#0@%s and failover#2@%s are the same server (run_id ", g.Addrs()[0], g.Addrs()[0]))
 }

@@ -99,7 +99,7 @@ type startup struct {
 func (s *startup) node(n *node, info probeInfo, err error) error {
 	c := s.c
 	if err != nil {
-		if errors.Is(err, ErrInvalidConfig) {
+		if errors.Is(err, ErrInvalidArgument) {
 			return err
 		}
 		if accessDenied(err) {
@@ -117,7 +117,7 @@ func (s *startup) node(n *node, info probeInfo, err error) error {
 	if id := info.runID; id != "" && n.cluster == nil {
 		if m, dup := s.byRunID[id]; dup {
 			return fmt.Errorf("%w: nodes %s and %s are the same server (run_id %s): one server, one vote",
-				ErrInvalidConfig, m.name(), n.name(), id)
+				ErrInvalidArgument, m.name(), n.name(), id)
 		}
 		s.byRunID[id] = n
 	}

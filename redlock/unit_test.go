@@ -42,7 +42,7 @@ func TestConfigValidate(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			err := tc.cfg.Validate()
-			require.ErrorIs(t, err, ErrInvalidConfig)
+			require.ErrorIs(t, err, ErrInvalidArgument)
 			assert.Contains(t, err.Error(), tc.want)
 		})
 	}
@@ -58,21 +58,21 @@ func TestNewRefusesBadNodes(t *testing.T) {
 	ctx := context.Background()
 	_, nodes := testnodes.Minis(t, 2)
 	_, err := New(ctx, Config{})
-	require.ErrorIs(t, err, ErrInvalidConfig)
+	require.ErrorIs(t, err, ErrInvalidArgument)
 	assert.Contains(t, err.Error(), "no nodes")
 
 	_, err = New(ctx, Config{}, nodes[0], nil)
-	require.ErrorIs(t, err, ErrInvalidConfig)
+	require.ErrorIs(t, err, ErrInvalidArgument)
 	assert.Contains(t, err.Error(), "node 1 is nil")
 
 	again := redis.NewClient(&redis.Options{Addr: nodes[0].(*redis.Client).Options().Addr})
 	t.Cleanup(func() { _ = again.Close() })
 	_, err = New(ctx, Config{}, nodes[0], nodes[1], again)
-	require.ErrorIs(t, err, ErrInvalidConfig)
+	require.ErrorIs(t, err, ErrInvalidArgument)
 	assert.Contains(t, err.Error(), "nodes 0 and 2 are the same server ("+again.Options().Addr+")")
 
 	_, err = New(ctx, Config{NodeTimeout: -1}, nodes...)
-	require.ErrorIs(t, err, ErrInvalidConfig)
+	require.ErrorIs(t, err, ErrInvalidArgument)
 }
 
 func TestBadArguments(t *testing.T) {

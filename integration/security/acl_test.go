@@ -103,7 +103,7 @@ func TestACLLeastPrivilege(t *testing.T) {
 	// INFO server works inside the scripts: one server behind two
 	// addresses is one vote, refused by its run_id.
 	_, err = redlock.New(ctx, redlock.Config{NodeTimeout: nodeTimeout}, nodes[0], alias(t, g.Server(0).Addr(), "redlease"))
-	require.ErrorIs(t, err, redlock.ErrInvalidConfig)
+	require.ErrorIs(t, err, redlock.ErrInvalidArgument)
 	assert.Contains(t, err.Error(), "run_id")
 
 	t.Run("redlock", func(t *testing.T) { aclLock(t, c) })

@@ -162,7 +162,7 @@ func run(o options) error {
 	}
 	client, err := newClient(ctx, o, cfg, cc, nodes)
 	if err != nil {
-		c.emit(wire.Event{Ev: wire.Refused, PID: os.Getpid(), Cause: err.Error(), OK: errors.Is(err, redlock.ErrInvalidConfig)})
+		c.emit(wire.Event{Ev: wire.Refused, PID: os.Getpid(), Cause: err.Error(), OK: errors.Is(err, redlock.ErrInvalidArgument)})
 		return errRefused
 	}
 	defer client.Close()
