@@ -214,7 +214,7 @@ func (c *candidate) see(l redlock.Holder) {
 	c.view, c.hasView = l, true
 	c.e.log.Debug("leader changed", "leader", l.String(), "token", l.Token)
 	c.e.emit(Event{Kind: EventLeaderChanged, Leader: l})
-	if f := c.e.cfg.Callbacks.OnLeaderChange; f != nil {
+	if f := c.e.cfg.OnLeaderChange; f != nil {
 		c.d.push(func() { c.d.call("OnLeaderChange", func() { f(l) }) })
 	}
 }

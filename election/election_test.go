@@ -30,26 +30,24 @@ func TestCallbacksAndEventsInOrder(t *testing.T) {
 	onElected, others := &recorder{}, &recorder{}
 	cfg := unitCfg(t, "solo")
 	var firstCtx context.Context
-	cfg.Callbacks = Callbacks{
-		OnElected: func(ctx context.Context, term Term) {
-			onElected.add(fmt.Sprintf("elected %d", term.Token))
-			if term.Token == 1 {
-				firstCtx = ctx
-			}
-			<-ctx.Done()
-			onElected.add(fmt.Sprintf("ctx done %d: %v", term.Token, context.Cause(ctx)))
-		},
-		OnDemoted: func(term Term, cause error) {
-			others.add(fmt.Sprintf("demoted %d: %v", term.Token, cause))
-			onElected.add(fmt.Sprintf("demoted %d", term.Token))
-		},
-		OnLeaderChange: func(l redlock.Holder) {
-			if l.Value == "" {
-				others.add("leader none")
-				return
-			}
-			others.add(fmt.Sprintf("leader %s (token %d)", l.ID, l.Token))
-		},
+	cfg.OnElected = func(ctx context.Context, term Term) {
+		onElected.add(fmt.Sprintf("elected %d", term.Token))
+		if term.Token == 1 {
+			firstCtx = ctx
+		}
+		<-ctx.Done()
+		onElected.add(fmt.Sprintf("ctx done %d: %v", term.Token, context.Cause(ctx)))
+	}
+	cfg.OnDemoted = func(term Term, cause error) {
+		others.add(fmt.Sprintf("demoted %d: %v", term.Token, cause))
+		onElected.add(fmt.Sprintf("demoted %d", term.Token))
+	}
+	cfg.OnLeaderChange = func(l redlock.Holder) {
+		if l.Value == "" {
+			others.add("leader none")
+			return
+		}
+		others.add(fmt.Sprintf("leader %s (token %d)", l.ID, l.Token))
 	}
 	e := newElector(t, c, "order", cfg)
 	r := start(t, e)
@@ -127,7 +125,7 @@ func TestResignWaitsForOnElected(t *testing.T) {
 	finish := make(chan struct{})
 	var aReturned time.Time
 	cfgA := unitCfg(t, "a")
-	cfgA.Callbacks.OnElected = func(ctx context.Context, _ Term) {
+	cfgA.OnElected = func(ctx context.Context, _ Term) {
 		<-ctx.Done()
 		close(winding)
 		<-finish // the work winds down
@@ -138,7 +136,7 @@ func TestResignWaitsForOnElected(t *testing.T) {
 
 	cfgB := unitCfg(t, "b")
 	bStarted := make(chan time.Time, 1)
-	cfgB.Callbacks.OnElected = func(ctx context.Context, _ Term) {
+	cfgB.OnElected = func(ctx context.Context, _ Term) {
 		bStarted <- time.Now()
 		<-ctx.Done()
 	}
@@ -190,7 +188,7 @@ func TestBlockingOnElected(t *testing.T) {
 	cfgA := unitCfg(t, "a")
 	cfgA.Lease.TTL = time.Second
 	cfgA.StopTimeout = 50 * time.Millisecond
-	cfgA.Callbacks.OnElected = func(context.Context, Term) { <-unblock }
+	cfgA.OnElected = func(context.Context, Term) { <-unblock }
 	a := start(t, newElector(t, newClient(t, clientCfg, nodes), "blocking", cfgA))
 	waitEvent(t, a.Events(), wait, kind(EventElected))
 	term, ok := a.Term()
@@ -238,19 +236,17 @@ func TestPanickingCallbacks(t *testing.T) {
 	_, nodes := testnodes.Minis(t, 3)
 	cfg := unitCfg(t, "p")
 	causes := make(chan error, 4)
-	cfg.Callbacks = Callbacks{
-		OnElected: func(ctx context.Context, term Term) {
-			if term.Token == 1 {
-				panic("boom")
-			}
-			<-ctx.Done()
-		},
-		OnDemoted: func(_ Term, cause error) {
-			causes <- cause
-			panic("demoted boom")
-		},
-		OnLeaderChange: func(redlock.Holder) { panic("change boom") },
+	cfg.OnElected = func(ctx context.Context, term Term) {
+		if term.Token == 1 {
+			panic("boom")
+		}
+		<-ctx.Done()
 	}
+	cfg.OnDemoted = func(_ Term, cause error) {
+		causes <- cause
+		panic("demoted boom")
+	}
+	cfg.OnLeaderChange = func(redlock.Holder) { panic("change boom") }
 	e := newElector(t, newClient(t, unitClientCfg, nodes), "panics", cfg)
 	r := start(t, e)
 	ev := waitEvent(t, e.Events(), wait, kind(EventDemoted))
@@ -274,10 +270,8 @@ func TestBlockingCallbacksDoNotWedge(t *testing.T) {
 	unblock := make(chan struct{})
 	cfg := unitCfg(t, "w")
 	cfg.StopTimeout = 20 * time.Millisecond
-	cfg.Callbacks = Callbacks{
-		OnLeaderChange: func(redlock.Holder) { <-unblock },
-		OnDemoted:      func(Term, error) { <-unblock },
-	}
+	cfg.OnLeaderChange = func(redlock.Holder) { <-unblock }
+	cfg.OnDemoted = func(Term, error) { <-unblock }
 	e := newElector(t, newClient(t, unitClientCfg, nodes), "wedge", cfg)
 	r := start(t, e)
 	waitEvent(t, e.Events(), wait, kind(EventElected))

@@ -14,7 +14,7 @@ import (
 )
 
 // Elector is one candidate of the election called name: [Elector.Run]
-// campaigns, and while it leads, runs Callbacks.OnElected under the term's
+// campaigns, and while it leads, runs Config.OnElected under the term's
 // context.
 //
 // An Elector campaigns once: Run may be called once, and returns when its

@@ -73,7 +73,7 @@ func TestHealthCheck(t *testing.T) {
 	cfg := unitCfg(t, "hc")
 	cfg.Lease.TTL = time.Second
 	cfg.StopTimeout = time.Millisecond
-	cfg.Callbacks.OnElected = func(context.Context, Term) { <-unblock }
+	cfg.OnElected = func(context.Context, Term) { <-unblock }
 	e := newElector(t, newClient(t, clientCfg, nodes), "health", cfg)
 	h := HealthCheck(e, 0)
 	get := func() (int, string) {

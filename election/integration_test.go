@@ -149,11 +149,12 @@ func TestIntegrationManyTerms(t *testing.T) {
 	clientCfg := redlock.Config{NodeTimeout: 250 * time.Millisecond}
 	h := newHistory()
 	cfgFor := func(id string) Config {
-		return Config{
+		c := Config{
 			Lease: lease.Config{ID: id, TTL: time.Second, RenewInterval: 300 * time.Millisecond, SafetyMargin: 200 * time.Millisecond,
 				RetryDelay: 50 * time.Millisecond, Logger: testLogger(t)},
-			Callbacks: h.callbacks(id, nil),
 		}
+		h.record(&c, id, nil)
+		return c
 	}
 
 	var members []*member

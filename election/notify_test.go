@@ -37,18 +37,16 @@ func startNotified(t *testing.T, nodes []redis.UniversalClient, id string, gate 
 	ccfg := unitClientCfg
 	ccfg.Hooks = n.hooks.Observe
 	cfg := unitCfg(t, id)
-	cfg.Callbacks = Callbacks{
-		OnElected: func(ctx context.Context, term Term) {
-			n.callbacks.add(line(EventElected, term.Holder))
-			<-ctx.Done()
-		},
-		OnDemoted: func(term Term, _ error) { n.callbacks.add(line(EventDemoted, term.Holder)) },
-		OnLeaderChange: func(l redlock.Holder) {
-			if gate != nil {
-				<-gate
-			}
-			n.callbacks.add(line(EventLeaderChanged, l))
-		},
+	cfg.OnElected = func(ctx context.Context, term Term) {
+		n.callbacks.add(line(EventElected, term.Holder))
+		<-ctx.Done()
+	}
+	cfg.OnDemoted = func(term Term, _ error) { n.callbacks.add(line(EventDemoted, term.Holder)) }
+	cfg.OnLeaderChange = func(l redlock.Holder) {
+		if gate != nil {
+			<-gate
+		}
+		n.callbacks.add(line(EventLeaderChanged, l))
 	}
 	n.running = start(t, newElector(t, newClient(t, ccfg, nodes), "notify", cfg))
 	go func() {

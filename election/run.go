@@ -137,7 +137,7 @@ func (c *candidate) begin(t *term) {
 	c.own(t)
 	e.observe(redlock.Event{Kind: EventElected, Token: t.Token})
 	e.emit(Event{Kind: EventElected, Leader: t.Holder, Term: t.Term})
-	f := e.cfg.Callbacks.OnElected
+	f := e.cfg.OnElected
 	if f == nil {
 		close(t.elected)
 		return
@@ -183,7 +183,7 @@ func (c *candidate) handover(t *term, cause error) {
 
 	e.observe(redlock.Event{Kind: EventDemoted, Token: t.Token, Duration: time.Since(t.Start), Err: cause})
 	e.emit(Event{Kind: EventDemoted, Leader: t.Holder, Term: t.Term, Err: cause})
-	f := e.cfg.Callbacks.OnDemoted
+	f := e.cfg.OnDemoted
 	c.d.push(func() {
 		defer close(t.demoted)
 		if f != nil {

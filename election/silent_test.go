@@ -74,7 +74,7 @@ func measureSilent(t *testing.T, c *redlock.Client) {
 	bound := silentNodeTimeout + silentSlack
 	elected := make(chan struct{})
 	cfg := unitCfg(t, "first")
-	cfg.Callbacks.OnElected = func(ctx context.Context, _ Term) {
+	cfg.OnElected = func(ctx context.Context, _ Term) {
 		close(elected)
 		<-ctx.Done()
 	}

@@ -77,13 +77,11 @@ func ExampleTokenFrom() {
 		panic(err)
 	}
 	g := fence.NewRedis(rc)
-	e, err := election.New(client, "example/leader", election.Config{Callbacks: election.Callbacks{
-		OnElected: func(ctx context.Context, t election.Term) {
-			token, ok := fence.TokenFrom(ctx)
-			fmt.Println("context carries the term's token:", ok && token == t.Token)
-			fmt.Println("write:", g.Set(ctx, "report", token, "done", 0))
-			stop()
-		},
+	e, err := election.New(client, "example/leader", election.Config{OnElected: func(ctx context.Context, t election.Term) {
+		token, ok := fence.TokenFrom(ctx)
+		fmt.Println("context carries the term's token:", ok && token == t.Token)
+		fmt.Println("write:", g.Set(ctx, "report", token, "done", 0))
+		stop()
 	}})
 	if err != nil {
 		panic(err)

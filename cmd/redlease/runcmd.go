@@ -249,7 +249,7 @@ func (r *runner) campaign(ctx context.Context, client *redlock.Client, id string
 	e, err := election.New(client, r.name, election.Config{
 		Lease:       lease.Config{ID: id, TTL: r.plan.ttl, RenewInterval: r.plan.renew, SafetyMargin: r.plan.margin, Logger: r.log},
 		ResignDelay: restartDelay,
-		Callbacks:   election.Callbacks{OnElected: r.onElected},
+		OnElected:   r.onElected,
 	})
 	if err != nil {
 		return 0, err

@@ -33,14 +33,12 @@ func serve(ctx context.Context, addrs []string, mux *http.ServeMux) error {
 	defer client.Close()
 	e, err := election.New(client, "reports/leader", election.Config{
 		Lease: lease.Config{ID: "worker-1"},
-		Callbacks: election.Callbacks{
-			OnElected: func(ctx context.Context, t election.Term) {
-				// Lead until ctx ends: it is cancelled before the term's validity
-				// ends, and no new leader starts before this returns.
-				runReports(ctx, t.Token) // the store refuses tokens below the highest it saw
-			},
-			OnDemoted: func(t election.Term, cause error) { fmt.Println("term ended:", cause) },
+		OnElected: func(ctx context.Context, t election.Term) {
+			// Lead until ctx ends: it is cancelled before the term's validity
+			// ends, and no new leader starts before this returns.
+			runReports(ctx, t.Token) // the store refuses tokens below the highest it saw
 		},
+		OnDemoted: func(t election.Term, cause error) { fmt.Println("term ended:", cause) },
 	})
 	if err != nil {
 		return err

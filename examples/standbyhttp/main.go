@@ -129,11 +129,9 @@ func newInstance(ctx context.Context, ns *nodes.Nodes, id, addr string, logf fun
 	in := &instance{id: id, url: "http://" + ln.Addr().String(), ln: ln, client: client, logf: logf}
 	in.e, err = election.New(client, name, election.Config{
 		Lease: lease.Config{ID: id, Metadata: map[string]string{"url": in.url}, TTL: 3 * time.Second},
-		Callbacks: election.Callbacks{
-			OnElected: func(ctx context.Context, t election.Term) {
-				logf("%s: leading (token %d) at %s", id, t.Token, in.url)
-				<-ctx.Done() // the service's leader-only work would run here, under ctx
-			},
+		OnElected: func(ctx context.Context, t election.Term) {
+			logf("%s: leading (token %d) at %s", id, t.Token, in.url)
+			<-ctx.Done() // the service's leader-only work would run here, under ctx
 		},
 	})
 	if err == nil {

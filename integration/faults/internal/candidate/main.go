@@ -169,7 +169,7 @@ func run(o options) error {
 	c.e, err = election.New(client, o.key, election.Config{
 		Lease: lease.Config{ID: o.id, TTL: o.ttl, RetryDelay: o.retryDelay, Logger: log,
 			SafetyMargin: o.margin()},
-		Callbacks: election.Callbacks{OnElected: c.onElected, OnDemoted: c.onDemoted},
+		OnElected: c.onElected, OnDemoted: c.onDemoted,
 	})
 	if err != nil {
 		return err
