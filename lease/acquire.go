@@ -119,7 +119,7 @@ func prepare(client *redlock.Client, key string, cfg Config) (*acquirer, error) 
 		fields: notice.EncodeHolder(cfg.ID, cfg.Metadata), channel: notice.Channel(key),
 		retry: backoff.Exp{Base: cfg.RetryDelay}}
 	a.opts = []redlock.AcquireOption{
-		redlock.WithValue(func(nonce string) string { return notice.EncodeValue(nonce, a.fields) }),
+		redlockx.Value(func(nonce string) string { return notice.EncodeValue(nonce, a.fields) }),
 		redlockx.ReleaseNotice(a.channel, notice.Message{Kind: notice.Released}.Encode()),
 		// Refreshes wait up to RetryInterval for a majority (scheduler.go).
 		redlockx.ExtendWait(cfg.RetryInterval),

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/redlease/redlease/internal/rediserr"
+	"github.com/redlease/redlease/internal/redlockx"
 	"github.com/redlease/redlease/internal/testing/testnodes"
 
 	"github.com/alicebob/miniredis/v2/server"
@@ -102,7 +103,7 @@ func TestBadArguments(t *testing.T) {
 			assert.Less(t, time.Since(start), time.Second)
 		})
 	}
-	_, err := c.TryAcquire(ctx, "k", 5*time.Second, WithValue(func(string) string { return "fixed" }))
+	_, err := c.TryAcquire(ctx, "k", 5*time.Second, AcquireOption(redlockx.Value(func(string) string { return "fixed" })))
 	require.ErrorIs(t, err, ErrInvalidArgument)
 	assert.Contains(t, err.Error(), "nonce")
 	_, err = c.Inspect(ctx, "")
