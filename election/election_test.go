@@ -113,7 +113,7 @@ func TestCallbacksAndEventsInOrder(t *testing.T) {
 		"demoted 2: election: stopped: context canceled",
 	}, others.get(), "OnLeaderChange and OnDemoted in the order seen; its own terms are OnElected's")
 	assert.Zero(t, e.dropped.Load())
-	assert.ErrorIs(t, e.Run(context.Background()), ErrAlreadyRun)
+	assert.ErrorIs(t, e.Run(context.Background()), redlock.ErrInvalidArgument, "Run called twice")
 }
 
 // Resign hands over only after OnElected returned: while the old leader's

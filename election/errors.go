@@ -7,16 +7,13 @@ import (
 
 // Sentinel errors. Errors returned by this package wrap one of them, or an
 // error of the packages below (redlock.ErrInvalidArgument for a bad
-// [Config]; lease.ErrLeaseLost as a demotion cause) or the context's
-// error given to [Elector.Run], so callers test with errors.Is.
+// [Config] or a second [Elector.Run]; lease.ErrLeaseLost as a demotion
+// cause) or the context's error given to Run, so callers test with
+// errors.Is.
 var (
 	// ErrResigned: the term was ended by [Elector.Resign] (the demotion
 	// cause).
 	ErrResigned = errors.New("election: resigned")
-
-	// ErrAlreadyRun: [Elector.Run] was called a second time; an Elector
-	// campaigns once (make a new one to campaign again).
-	ErrAlreadyRun = errors.New("election: Run called twice: an Elector campaigns once; make a new one (election.New) to campaign again")
 
 	// ErrCallbackPanicked: OnElected panicked, and the term ended with an
 	// error wrapping it as its cause; its message names the callback and

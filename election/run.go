@@ -15,11 +15,10 @@ import (
 
 // Run campaigns until ctx ends, and returns why it stopped: an error
 // matching ctx's error and its cause ("election: stopped: context
-// canceled") when ctx ended;
-// an error matching redlock.ErrClosed when the client was closed; an error
-// that redlock.IsFinal reports (redlock.ErrInvalidArgument,
-// redlock.ErrAccessDenied, ...) when the nodes refuse the election's key
-// for good; [ErrAlreadyRun] when Run was
+// canceled") when ctx ended; an error matching redlock.ErrClosed when the
+// client was closed; an error that redlock.IsFinal reports
+// (redlock.ErrAccessDenied, ...) when the nodes refuse the election's key
+// for good; an error matching redlock.ErrInvalidArgument when Run was
 // called before. Run never returns nil.
 //
 // While it runs, the elector is a standby or the leader. A standby tries
@@ -38,7 +37,7 @@ import (
 // Config.StopTimeout, and closes the Events channel.
 func (e *Elector) Run(ctx context.Context) error {
 	if !e.started.CompareAndSwap(false, true) {
-		return ErrAlreadyRun
+		return fmt.Errorf("%w: election: Run called twice: an Elector campaigns once; make a new one (election.New) to campaign again", redlock.ErrInvalidArgument)
 	}
 	defer close(e.events)
 	e.h.runStarted()
