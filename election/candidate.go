@@ -131,7 +131,7 @@ func (c *candidate) loop(ctx context.Context) error {
 // own release as one already tried for.
 func (c *candidate) afterTerm() {
 	redlockx.Drain(c.sub)
-	for _, n := range c.e.client.Nodes() {
+	for _, n := range c.e.client.Internal().Nodes() {
 		c.notices[n] = notice.Released
 	}
 	c.triggered = true

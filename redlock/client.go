@@ -172,25 +172,6 @@ func (c *Client) enter() error {
 	return nil
 }
 
-// Nodes returns the nodes' names, in the order given to New: the address
-// of a redis.Client, the seed addresses of a ClusterClient; for the copies
-// of [NewCluster], a hash slot ("slot 2730") with one bucket, the copy's
-// index ("copy 0") with several (each copy has a slot per bucket). A client whose options name no server (one
-// made by redis.NewFailoverClient for a Sentinel group, or a type redlock
-// does not know) is named by its position, "failover#0" ("node#0"). These
-// names never change; errors and logs add the server that answered last,
-// such as "failover#0@10.0.0.5:6379" (the address the server says the
-// connection reached, CLIENT INFO laddr; "failover#0@run_id:<12 hex
-// digits>..." where CLIENT is refused), which follows a Sentinel group's
-// master. Names are for people: nodes are told apart by run_id.
-func (c *Client) Nodes() []string {
-	out := make([]string, len(c.nodes))
-	for i, n := range c.nodes {
-		out[i] = n.addr
-	}
-	return out
-}
-
 // isNil reports a nil interface or a typed nil pointer inside one.
 func isNil(c redis.UniversalClient) bool {
 	if c == nil {

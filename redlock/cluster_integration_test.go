@@ -355,7 +355,7 @@ func TestClusterFailoverQuarantine(t *testing.T) {
 	heir := c.ReplicaOf(victim)
 	require.NotNil(t, victim)
 	require.NotNil(t, heir)
-	copy1 := b.Nodes()[1]
+	copy1 := b.Internal().Nodes()[1]
 
 	lockA := mustTryAcquire(t, a, "job")
 	// The replica has the marker and A's copy before the kill.

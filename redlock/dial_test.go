@@ -45,7 +45,7 @@ func TestDial(t *testing.T) {
 	require.NoError(t, err)
 	err = l.Release(ctx)
 	require.NoError(t, err)
-	assert.Equal(t, g.Addrs()[:2], c.Nodes()[:2], "nodes are named by address")
+	assert.Equal(t, g.Addrs()[:2], c.Internal().Nodes()[:2], "nodes are named by address")
 	before := connected()
 	require.NoError(t, c.Close())
 	assert.Eventually(t, func() bool { return connected() < before }, waitFor, pollTick, "Close closes Dial's connections")

@@ -67,9 +67,18 @@ func (v vote) String() string {
 // (Err), quarantined (Quarantined), or else no (the key is held by another
 // value, or no longer ours).
 type NodeResult struct {
-	// Node is the node's address as [Client.Nodes] reports it; for a copy
-	// of a [NewCluster] Client, "slot <n>" (one bucket) or "copy <i>"
-	// (several), which never changes.
+	// Node is the node's stable name, the same in every result, event
+	// and log: the address of a redis.Client, the seed addresses of a
+	// ClusterClient; for a copy of a [NewCluster] Client, "slot <n>" (one
+	// bucket) or "copy <i>" (several). A client whose options name no
+	// server (one made by redis.NewFailoverClient for a Sentinel group,
+	// or a type redlock does not know) is named by its position,
+	// "failover#0" ("node#0"). Errors and logs add the server that
+	// answered last, such as "failover#0@10.0.0.5:6379" (the address the
+	// server says the connection reached, CLIENT INFO laddr;
+	// "failover#0@run_id:<12 hex digits>..." where CLIENT is refused),
+	// which follows a Sentinel group's master. Names are for people:
+	// nodes are told apart by run_id.
 	Node string
 	// Master is, for a copy of a NewCluster Client, the address of the
 	// master serving its slot as redlock last saw it (at start-up, after
@@ -131,7 +140,7 @@ type QuorumError struct {
 	Key    string       // the lock's key
 	Need   int          // votes needed: N/2+1
 	Yes    int          // votes granted
-	Nodes  []NodeResult // every node's answer, in the order of [Client.Nodes]
+	Nodes  []NodeResult // every node's answer, in the order given to New
 	Reason string       // why it failed when the votes alone do not say (e.g. validity)
 	target error
 }

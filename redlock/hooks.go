@@ -40,7 +40,7 @@ type Event struct {
 	Kind EventKind
 	// Key is the lock key, lease key or election name.
 	Key string
-	// Node is the node's name as [Client.Nodes] gives it (EventNodeError).
+	// Node is the node's name, as [NodeResult.Node] (EventNodeError).
 	Node string
 	// Token is the fencing token of the lock, lease or term concerned (of
 	// the new leader for election.EventLeaderChanged; 0: nobody leads).

@@ -69,7 +69,7 @@ func TestHooksEvents(t *testing.T) {
 		}
 	}
 	for _, ev := range h.Of(redlock.EventNodeError) {
-		assert.Equal(t, c.Nodes()[1], ev.Node)
+		assert.Equal(t, c.Internal().Nodes()[1], ev.Node)
 		assert.Error(t, ev.Err)
 		assert.Empty(t, ev.Key)
 	}

@@ -66,7 +66,7 @@ func TestNewAcceptsFailoverClients(t *testing.T) {
 	c := newClient(t, unitCfg, nodes)
 	// miniredis has neither CLIENT INFO nor run_id: the names stay the
 	// positions (a real server adds the address; see the Sentinel tests).
-	assert.Equal(t, []string{"failover#0", "failover#1", "failover#2"}, c.Nodes())
+	assert.Equal(t, []string{"failover#0", "failover#1", "failover#2"}, c.Internal().Nodes())
 	l, err := c.TryAcquire(context.Background(), "k", 5*time.Second)
 	require.NoError(t, err)
 	err = l.Release(context.Background())

@@ -55,7 +55,7 @@ func TestIntegrationSentinelGroups(t *testing.T) {
 	c, err := redlock.New(ctx, redlock.Config{NodeTimeout: nodeTimeout}, nodes...)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = c.Close() })
-	assert.Equal(t, []string{"failover#0", "failover#1", "failover#2"}, c.Nodes(), "stable names")
+	assert.Equal(t, []string{"failover#0", "failover#1", "failover#2"}, c.Internal().Nodes(), "stable names")
 	require.NoError(t, c.Bootstrap(ctx))
 	l, err := c.TryAcquire(ctx, "sentinel", 5*time.Second)
 	require.NoError(t, err)

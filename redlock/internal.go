@@ -24,6 +24,14 @@ type internal struct{ c *Client }
 
 func (i internal) Quorum() int { return i.c.quorum }
 
+func (i internal) Nodes() []string {
+	out := make([]string, len(i.c.nodes))
+	for j, n := range i.c.nodes {
+		out[j] = n.addr
+	}
+	return out
+}
+
 func (i internal) Publish(ctx context.Context, channel, message string) (int, error) {
 	return i.c.publish(ctx, channel, message)
 }

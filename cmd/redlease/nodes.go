@@ -250,7 +250,7 @@ func (c *connFlags) connect(ctx context.Context, set *nodeSet, log hclog.Logger)
 			n.Close()
 			return nil, fmt.Errorf("--bootstrap: %w", err)
 		}
-		log.Info("nodes bootstrapped: they vote at once", "nodes", strings.Join(n.client.Nodes(), ","))
+		log.Info("nodes bootstrapped: they vote at once", "nodes", strings.Join(n.client.Internal().Nodes(), ","))
 	}
 	return n, nil
 }

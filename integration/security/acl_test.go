@@ -133,7 +133,7 @@ func aclLock(t *testing.T, c *redlock.Client) {
 // aclLeaseNotices: a lease whose release notice wakes a waiter.
 func aclLeaseNotices(t *testing.T, g *redistest.Group, c *redlock.Client) {
 	ctx := context.Background()
-	nodes := c.Nodes()
+	nodes := c.Internal().Nodes()
 	const key = "app:lease"
 	admins := g.Clients(t)
 	sub, err := c.Internal().Subscribe(ctx, notice.Channel(key))

@@ -23,6 +23,10 @@ type Client interface {
 	// of its nodes (of one bucket's copies, on a bucketed cluster).
 	Quorum() int
 
+	// Nodes returns the nodes' names (redlock.NodeResult.Node), in the
+	// order given to New.
+	Nodes() []string
+
 	// Publish sends message on channel to every node at once and returns
 	// how many nodes took it, waiting at most NodeTimeout. On a bucketed
 	// cluster, a notice channel (internal/notice.Channel) is carried by
@@ -57,7 +61,7 @@ type Client interface {
 }
 
 // Notice is one message received by a [Subscription]: the node it came
-// from (its stable name, as redlock.Client.Nodes has it) and its payload.
+// from (its stable name, as redlock.NodeResult.Node has it) and its payload.
 type Notice struct {
 	Node    string
 	Payload string

@@ -76,7 +76,7 @@ func Scenario(t testing.TB, h func(redlock.Event), c Checks) {
 	lostCopy(t, client, ms, ms[2], rec)
 	call(c.Spare)
 
-	down := client.Nodes()[0]
+	down := client.Internal().Nodes()[0]
 	ms[0].Close()
 	l, err = client.Acquire(ctx, Key+"2", ttl)
 	require.NoError(t, err, "two of three nodes still vote")
