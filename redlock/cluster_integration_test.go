@@ -220,7 +220,7 @@ func TestClusterLocks(t *testing.T) {
 				assert.NoError(t, st.Err, "copy %d", i)
 				assert.Equal(t, l.Value(), st.Value, "copy %d", i)
 				assert.Zero(t, st.Quarantine, "copy %d", i)
-				assert.True(t, st.Ready, "copy %d", i)
+				assert.False(t, st.Quarantined, "copy %d", i)
 			}
 
 			_, err = other.TryAcquire(ctx, key, clusterTTL)

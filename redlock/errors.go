@@ -63,9 +63,11 @@ func (v vote) String() string {
 	}
 }
 
-// NodeResult is one node's answer to one request: yes (Yes), an error
-// (Err), quarantined (Quarantined), or else no (the key is held by another
-// value, or no longer ours).
+// NodeResult is one node's answer to one request: to a vote (acquire,
+// extend, release: in a [QuorumError]) yes (Yes), an error (Err),
+// quarantined (Quarantined), or else no (the key is held by another value,
+// or no longer ours); to a read ([Client.Inspect]) its view of the key
+// (Value, TTL, Counter), an error, and whether it votes.
 type NodeResult struct {
 	// Node is the node's stable name, the same in every result, event
 	// and log: the address of a redis.Client, the seed addresses of a
@@ -85,17 +87,31 @@ type NodeResult struct {
 	// a node error, after a reply from another server than before, and
 	// at least every 10s in use); "" if unknown, and for other nodes.
 	Master string
-	// Yes: the node granted (acquire, extend) or deleted (release).
+	// Yes: the node granted (acquire, extend) or deleted (release); not
+	// set by Inspect.
 	Yes bool
 	// Err is why the node gave no valid answer (a timeout, a connection
 	// error, an error reply); nil when it answered.
 	Err error
 	// Quarantined: the node may have forgotten its locks (restarted empty,
-	// flushed, failed over) and does not vote yet.
+	// flushed, failed over) and does not vote yet: it is in its
+	// quarantine, or its fencing floor is not raised yet to the highest
+	// token of a healthy majority. Raising it needs no lock traffic: any
+	// call of a Client (Inspect included) raises it, in the background,
+	// from its quarantine onwards, or, when no healthy majority could give
+	// a floor then, within one call of its quarantine's end; a Client in
+	// use checks every 10s in any case (docs/design.md §4.9).
 	Quarantined bool
 	// Quarantine is how long the node still refuses to vote, when
 	// Quarantined (0: over, awaiting its fencing floor to be raised).
 	Quarantine time.Duration
+	// Value is, for Inspect, the key's value on the node: "" when the key
+	// is absent (or the node is in error).
+	Value string
+	// TTL is, for Inspect, the key's PTTL on the node; 0 when absent.
+	TTL time.Duration
+	// Counter is, for Inspect, the node's fencing counter for the key.
+	Counter uint64
 }
 
 // vote is r's vote.

@@ -303,7 +303,7 @@ func TestIntegrationInspect(t *testing.T) {
 		if st.Counter == l.Token() {
 			fenced++
 		}
-		assert.True(t, st.Ready, "node %d", i)
+		assert.False(t, st.Quarantined, "node %d", i)
 		assert.Zero(t, st.Quarantine, "node %d", i)
 		assert.NoError(t, st.Err, "node %d", i)
 	}

@@ -473,7 +473,7 @@ func TestInspect(t *testing.T) {
 	assert.Greater(t, in.Remaining, 9*time.Second)
 	require.Len(t, in.Nodes, 5)
 	for _, n := range in.Nodes {
-		assert.True(t, n.Ready)
+		assert.False(t, n.Quarantined)
 		assert.Equal(t, l.Value(), n.Value)
 	}
 
