@@ -97,23 +97,65 @@ func BenchmarkLeaseScale(b *testing.B) {
 }
 
 func benchLeaseScale(b *testing.B, n int) {
-	g := redistest.Start(b, scaleNodes)
-	var (
-		nodes    []redis.UniversalClient
-		counters []*rtCounter
-		admin    []*redis.Client // INFO, outside the counted clients
-	)
-	for _, s := range g.Servers() {
+	r := newScaleRun(b, n)
+	r.acquireAll()
+	startHogs(b)
+	r.rlog.reset() // acquisition's failures are not the window's
+	b.ResetTimer()
+	for range b.N {
+		r.window()
+	}
+	b.StopTimer()
+	r.report()
+	t1 := time.Now()
+	releaseAll(r.leases)
+	r.released.Store(true)
+	b.Logf("released %d leases in %s", n, time.Since(t1).Round(time.Millisecond))
+}
+
+// scaleRun is one sub-benchmark: its servers and clients, its leases, and
+// the figures its windows add up.
+type scaleRun struct {
+	b        *testing.B
+	n        int
+	client   *redlock.Client
+	nodes    []redis.UniversalClient
+	counters []*rtCounter
+	admin    []*redis.Client // INFO, outside the counted clients
+	rlog     *refreshLog
+	cfg      lease.Config
+	leases   []*lease.Lease
+	released atomic.Bool
+	acquire  time.Duration
+
+	wall, cpu            time.Duration
+	total                serverStats
+	rt                   rtSnapshot
+	perNode              []rtSnapshot
+	perServer            []serverStats
+	sched                schedStats
+	timeline             []string
+	refreshes, retried   int
+	maxGap, minMargin    time.Duration
+	lastVU               []time.Time
+	renew, lateThreshold time.Duration
+}
+
+// newScaleRun starts the servers and a client on them, counting round trips.
+func newScaleRun(b *testing.B, n int) *scaleRun {
+	r := &scaleRun{b: b, n: n, perNode: make([]rtSnapshot, scaleNodes), perServer: make([]serverStats, scaleNodes),
+		minMargin: scaleTTL, lastVU: make([]time.Time, n), leases: make([]*lease.Lease, n)}
+	for _, s := range redistest.Start(b, scaleNodes).Servers() {
 		c := redis.NewClient(&redis.Options{Addr: s.Addr(), PoolSize: scalePool})
 		b.Cleanup(func() { _ = c.Close() })
 		h := &rtCounter{}
 		c.AddHook(h)
-		nodes = append(nodes, c)
-		counters = append(counters, h)
-		admin = append(admin, s.Client(b))
+		r.nodes = append(r.nodes, c)
+		r.counters = append(r.counters, h)
+		r.admin = append(r.admin, s.Client(b))
 	}
 	ctx := context.Background()
-	client, err := redlock.New(ctx, redlock.Config{}, nodes...)
+	client, err := redlock.New(ctx, redlock.Config{}, r.nodes...)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -121,20 +163,21 @@ func benchLeaseScale(b *testing.B, n int) {
 	if err := client.Bootstrap(ctx); err != nil {
 		b.Fatal(err)
 	}
-	rlog := &refreshLog{Logger: hclog.NewNullLogger(), reasons: map[string]int{}}
-	cfg := lease.Config{TTL: scaleTTL, ID: "scale-bench", Logger: rlog}
-	full := cfg
-	full.RenewInterval = scaleTTL / 3 // the defaults, spelled out for the metrics
-	full.RetryInterval = full.RenewInterval / 4
-
-	// Acquire, 64 workers.
-	leases := make([]*lease.Lease, n)
-	var released atomic.Bool
+	r.client = client
+	r.rlog = &refreshLog{Logger: hclog.NewNullLogger(), reasons: map[string]int{}}
+	r.cfg = lease.Config{TTL: scaleTTL, ID: "scale-bench", Logger: r.rlog}
+	r.renew = scaleTTL / 3 // the defaults, spelled out for the metrics
+	r.lateThreshold = r.renew + r.renew/4/2
 	b.Cleanup(func() { // on failure paths too; before the client closes
-		if !released.Load() {
-			releaseAll(leases)
+		if !r.released.Load() {
+			releaseAll(r.leases)
 		}
 	})
+	return r
+}
+
+// acquireAll acquires the n leases with scaleWorkers workers.
+func (r *scaleRun) acquireAll() {
 	t0 := time.Now()
 	var (
 		wg      sync.WaitGroup
@@ -145,165 +188,185 @@ func benchLeaseScale(b *testing.B, n int) {
 	)
 	for range scaleWorkers {
 		wg.Go(func() {
-			for {
-				i := int(next.Add(1) - 1)
-				if i >= n {
+			for i := int(next.Add(1) - 1); i < r.n; i = int(next.Add(1) - 1) {
+				if err := r.acquireOne(i, &retries); err != nil {
+					failMu.Lock()
+					failErr = err
+					failMu.Unlock()
 					return
-				}
-				key := fmt.Sprintf("scale:%d:%d", n, i)
-				giveUp := time.Now().Add(scaleAcquireBudget)
-				for attempt := 1; ; attempt++ {
-					l, err := lease.TryAcquire(ctx, client, key, cfg)
-					if err == nil {
-						leases[i] = l
-						break
-					}
-					if time.Now().After(giveUp) {
-						failMu.Lock()
-						failErr = fmt.Errorf("acquire %s: %d attempts: %w", key, attempt, err)
-						failMu.Unlock()
-						return
-					}
-					retries.Add(1)
-					// A failed attempt deletes its keys in the background,
-					// and a copy it could not delete blocks the key on that
-					// node until it expires (TTL): back off.
-					time.Sleep(min(time.Duration(attempt)*100*time.Millisecond, time.Second))
 				}
 			}
 		})
 	}
 	wg.Wait()
-	acquire := time.Since(t0)
+	r.acquire = time.Since(t0)
 	if failErr != nil {
-		diagnose(b, client, nodes)
-		b.Fatal(failErr)
+		diagnose(r.b, r.client, r.nodes)
+		r.b.Fatal(failErr)
 	}
-	b.Logf("acquired %d leases in %s (%.0f/s, %d retried attempts)",
-		n, acquire.Round(time.Millisecond), float64(n)/acquire.Seconds(), retries.Load())
+	r.b.Logf("acquired %d leases in %s (%.0f/s, %d retried attempts)",
+		r.n, r.acquire.Round(time.Millisecond), float64(r.n)/r.acquire.Seconds(), retries.Load())
+	for i, l := range r.leases {
+		r.lastVU[i] = l.ValidUntil()
+	}
+}
 
-	var (
-		wall, cpu                        time.Duration
-		total                            serverStats
-		rt                               rtSnapshot
-		perNode                          = make([]rtSnapshot, scaleNodes)
-		perServer                        = make([]serverStats, scaleNodes)
-		sched                            schedStats
-		timeline                         []string
-		refreshes, retried               int
-		maxGap                           time.Duration
-		minMargin                        = scaleTTL
-		lastVU                           = make([]time.Time, n)
-		lateThreshold                    = full.RenewInterval + full.RetryInterval/2
-		driftAllowance, expectedInterval = redlockDrift(client, scaleTTL), full.RenewInterval
-	)
-	for i, l := range leases {
-		lastVU[i] = l.ValidUntil()
+// acquireOne acquires lease i, retrying within scaleAcquireBudget.
+func (r *scaleRun) acquireOne(i int, retries *atomic.Int64) error {
+	key := fmt.Sprintf("scale:%d:%d", r.n, i)
+	giveUp := time.Now().Add(scaleAcquireBudget)
+	for attempt := 1; ; attempt++ {
+		l, err := lease.TryAcquire(context.Background(), r.client, key, r.cfg)
+		if err == nil {
+			r.leases[i] = l
+			return nil
+		}
+		if time.Now().After(giveUp) {
+			return fmt.Errorf("acquire %s: %d attempts: %w", key, attempt, err)
+		}
+		retries.Add(1)
+		// A failed attempt deletes its keys in the background, and a copy
+		// it could not delete blocks the key on that node until it
+		// expires (TTL): back off.
+		time.Sleep(min(time.Duration(attempt)*100*time.Millisecond, time.Second))
 	}
-	startHogs(b)
-	rlog.reset() // acquisition's failures are not the window's
-	b.ResetTimer()
-	for range b.N {
-		srv0 := readServers(b, admin)
-		rt0 := snapshotAll(counters)
-		cpu0 := processCPU()
-		sched0 := readSched()
-		start := time.Now()
-		tick := time.NewTicker(scaleSample)
-		sec0 := timelinePoint{refreshes: refreshes, failures: rlog.count(), cpu: cpu0, at: start}
-		for end := start.Add(scaleWindow); time.Now().Before(end); {
-			<-tick.C
-			now := time.Now()
-			if now.Sub(sec0.at) >= time.Second {
-				p := timelinePoint{refreshes: refreshes, failures: rlog.count(), cpu: processCPU(), at: now}
-				timeline = append(timeline, p.since(sec0))
-				sec0 = p
-			}
-			for i, l := range leases {
-				if m := lastVU[i].Sub(now); m < minMargin {
-					minMargin = m
-				}
-				vu := l.ValidUntil()
-				if vu.Equal(lastVU[i]) {
-					continue
-				}
-				gap := vu.Sub(lastVU[i]) // between the starts of two refreshes
-				refreshes++
-				maxGap = max(maxGap, gap)
-				if gap > lateThreshold {
-					retried++
-				}
-				lastVU[i] = vu
-			}
-		}
-		tick.Stop()
-		wall += time.Since(start)
-		cpu += processCPU() - cpu0
-		sched = sched.add(readSched().sub(sched0))
-		srv1 := readServers(b, admin)
-		for j := range srv1 {
-			d := srv1[j].sub(srv0[j])
-			perServer[j] = perServer[j].add(d)
-			total = total.add(d)
-		}
-		rt1 := snapshotAll(counters)
-		for j := range rt1 {
-			d := rt1[j].sub(rt0[j])
-			perNode[j] = perNode[j].add(d)
-			rt = rt.add(d)
-		}
-	}
-	b.StopTimer()
+}
 
+// window watches the leases for scaleWindow and adds up its figures.
+func (r *scaleRun) window() {
+	srv0 := readServers(r.b, r.admin)
+	rt0 := snapshotAll(r.counters)
+	cpu0 := processCPU()
+	sched0 := readSched()
+	start := time.Now()
+	tick := time.NewTicker(scaleSample)
+	sec0 := timelinePoint{refreshes: r.refreshes, failures: r.rlog.count(), cpu: cpu0, at: start}
+	for end := start.Add(scaleWindow); time.Now().Before(end); {
+		<-tick.C
+		now := time.Now()
+		if now.Sub(sec0.at) >= time.Second {
+			p := timelinePoint{refreshes: r.refreshes, failures: r.rlog.count(), cpu: processCPU(), at: now}
+			r.timeline = append(r.timeline, p.since(sec0))
+			sec0 = p
+		}
+		r.sample(now)
+	}
+	tick.Stop()
+	r.wall += time.Since(start)
+	r.cpu += processCPU() - cpu0
+	r.sched = r.sched.add(readSched().sub(sched0))
+	for j, s := range readServers(r.b, r.admin) {
+		d := s.sub(srv0[j])
+		r.perServer[j] = r.perServer[j].add(d)
+		r.total = r.total.add(d)
+	}
+	for j, s := range snapshotAll(r.counters) {
+		d := s.sub(rt0[j])
+		r.perNode[j] = r.perNode[j].add(d)
+		r.rt = r.rt.add(d)
+	}
+}
+
+// sample records, for every lease, the margin left and a refresh seen
+// since the last sample (ValidUntil moved).
+func (r *scaleRun) sample(now time.Time) {
+	for i, l := range r.leases {
+		if m := r.lastVU[i].Sub(now); m < r.minMargin {
+			r.minMargin = m
+		}
+		vu := l.ValidUntil()
+		if vu.Equal(r.lastVU[i]) {
+			continue
+		}
+		gap := vu.Sub(r.lastVU[i]) // between the starts of two refreshes
+		r.refreshes++
+		r.maxGap = max(r.maxGap, gap)
+		if gap > r.lateThreshold {
+			r.retried++
+		}
+		r.lastVU[i] = vu
+	}
+}
+
+// lost counts the leases that ended during the windows, with the first
+// one's error.
+func (r *scaleRun) lost() (int, error) {
 	lost := 0
-	var lostErr error
-	for _, l := range leases {
+	var first error
+	for _, l := range r.leases {
 		select {
 		case <-l.Context().Done():
 			lost++
-			if lostErr == nil {
-				lostErr = context.Cause(l.Context())
+			if first == nil {
+				first = context.Cause(l.Context())
 			}
 		default:
 		}
 	}
-	load := loadAverage()
+	return lost, first
+}
 
-	sec := wall.Seconds()
-	b.ReportMetric(100*cpu.Seconds()/sec, "cpu-%")
-	b.ReportMetric(100*total.cpu/sec, "redis-cpu-%")
-	b.ReportMetric(float64(total.commands)/sec, "redis-cmds/s")
-	b.ReportMetric(float64(total.scripts)/sec, "evalsha/s")
-	b.ReportMetric(float64(rt.cmds+rt.pipelines)/sec, "round-trips/s")
-	b.ReportMetric(float64(rt.pipelines)/sec, "pipelines/s")
-	b.ReportMetric(ratio(rt.pipelined, rt.pipelines), "cmds/pipeline")
-	b.ReportMetric(100*ratio(rt.pipelined, rt.pipelined+rt.cmds), "batched-%")
-	b.ReportMetric(float64(refreshes)/sec, "refreshes/s")
-	b.ReportMetric(float64(retried), "retried-refreshes")
-	failures, reasons := rlog.result()
-	b.ReportMetric(float64(failures), "failed-refreshes")
-	b.ReportMetric(maxGap.Seconds(), "max-renew-gap-s")
-	b.ReportMetric(minMargin.Seconds(), "min-margin-s")
-	b.ReportMetric(float64(lost), "lost-leases")
-	b.ReportMetric(acquire.Seconds(), "acquire-s")
-	b.ReportMetric(load, "load1")
+// report reports the metrics and logs the details; it fails the
+// benchmark if a lease was lost.
+func (r *scaleRun) report() {
+	b, sec := r.b, r.wall.Seconds()
+	lost, lostErr := r.lost()
+	load := loadAverage()
+	failures, reasons := r.rlog.result()
+	for _, m := range []struct {
+		v    float64
+		unit string
+	}{
+		{100 * r.cpu.Seconds() / sec, "cpu-%"},
+		{100 * r.total.cpu / sec, "redis-cpu-%"},
+		{float64(r.total.commands) / sec, "redis-cmds/s"},
+		{float64(r.total.scripts) / sec, "evalsha/s"},
+		{float64(r.rt.cmds+r.rt.pipelines) / sec, "round-trips/s"},
+		{float64(r.rt.pipelines) / sec, "pipelines/s"},
+		{ratio(r.rt.pipelined, r.rt.pipelines), "cmds/pipeline"},
+		{100 * ratio(r.rt.pipelined, r.rt.pipelined+r.rt.cmds), "batched-%"},
+		{float64(r.refreshes) / sec, "refreshes/s"},
+		{float64(r.retried), "retried-refreshes"},
+		{float64(failures), "failed-refreshes"},
+		{r.maxGap.Seconds(), "max-renew-gap-s"},
+		{r.minMargin.Seconds(), "min-margin-s"},
+		{float64(lost), "lost-leases"},
+		{r.acquire.Seconds(), "acquire-s"},
+		{load, "load1"},
+	} {
+		b.ReportMetric(m.v, m.unit)
+	}
+	r.logDetails(failures, lost, reasons)
+	diagnose(b, r.client, r.nodes)
+	if lost > 0 {
+		// A failed benchmark prints no metrics line: repeat the main ones.
+		b.Errorf("%d of %d leases lost during the window (cpu %.1f%%, %d failed refreshes, %.0f refreshes/s, load1 %.2f); first: %v",
+			lost, r.n, 100*r.cpu.Seconds()/sec, failures, float64(r.refreshes)/sec, load, lostErr)
+	}
+}
+
+// logDetails logs the expected rate, the per-node figures, the servers'
+// time per script and the most frequent reason a refresh failed.
+func (r *scaleRun) logDetails(failures, lost int, reasons map[string]int) {
+	b, sec := r.b, r.wall.Seconds()
 	b.Logf("window %s: expected %.0f refreshes/s (N/RenewInterval); healthy margin at refresh start TTL - drift - RenewInterval = %s",
-		wall.Round(time.Millisecond), float64(n)/expectedInterval.Seconds(),
-		(scaleTTL - driftAllowance - expectedInterval).Round(time.Millisecond))
+		r.wall.Round(time.Millisecond), float64(r.n)/r.renew.Seconds(),
+		(scaleTTL - redlockDrift(r.client, scaleTTL) - r.renew).Round(time.Millisecond))
 	var nodeLine strings.Builder
-	for j := range perNode {
-		p, s := perNode[j], perServer[j]
+	for j := range r.perNode {
+		p, s := r.perNode[j], r.perServer[j]
 		fmt.Fprintf(&nodeLine, " [%d: %.0f cmds/s, %.0f evalsha/s, cpu %.1f%%; %.0f single + %.0f pipelines/s x %.1f; %d slow]",
 			j, float64(s.commands)/sec, float64(s.scripts)/sec, 100*s.cpu/sec,
 			float64(p.cmds)/sec, float64(p.pipelines)/sec, ratio(p.pipelined, p.pipelines), p.slow)
 	}
 	b.Logf("per node (server: commands, scripts, CPU; client: round trips, slow = round trips >= 50ms):%s", nodeLine.String())
+	t, sc := r.total, r.sched
 	b.Logf("servers: %.1f us per script (inner commands included); INFO: %.0f calls/s, %.1f us each, %.0f%% of script time. "+
 		"Go scheduler (sampled): %d goroutine waits for a thread, %d of them >= 10ms, %d >= 50ms; %d GC cycles",
-		ratio(total.scriptUsec, total.scripts), float64(total.infoCalls)/sec, ratio(total.infoUsec, total.infoCalls),
-		100*ratio(total.infoUsec, total.scriptUsec), sched.waits, sched.over10ms, sched.over50ms, sched.gcs)
+		ratio(t.scriptUsec, t.scripts), float64(t.infoCalls)/sec, ratio(t.infoUsec, t.infoCalls),
+		100*ratio(t.infoUsec, t.scriptUsec), sc.waits, sc.over10ms, sc.over50ms, sc.gcs)
 	if failures > 0 || lost > 0 {
-		b.Logf("timeline, per second (refreshes seen/failed refreshes/process CPU%%): %s", strings.Join(timeline, " "))
+		b.Logf("timeline, per second (refreshes seen/failed refreshes/process CPU%%): %s", strings.Join(r.timeline, " "))
 	}
 	// The most frequent reason (the log keeps 10 lines).
 	keys := slices.Collect(maps.Keys(reasons))
@@ -316,17 +379,6 @@ func benchLeaseScale(b *testing.B, n int) {
 		b.Logf("refresh failed %d times; of %d sampled failures, %d for the most frequent reason (%d other reasons): %s",
 			failures, sampled, reasons[keys[0]], len(keys)-1, keys[0])
 	}
-	diagnose(b, client, nodes)
-	if lost > 0 {
-		// A failed benchmark prints no metrics line: repeat the main ones.
-		b.Errorf("%d of %d leases lost during the window (cpu %.1f%%, %d failed refreshes, %.0f refreshes/s, load1 %.2f); first: %v",
-			lost, n, 100*cpu.Seconds()/sec, failures, float64(refreshes)/sec, load, lostErr)
-	}
-
-	t1 := time.Now()
-	releaseAll(leases)
-	released.Store(true)
-	b.Logf("released %d leases in %s", n, time.Since(t1).Round(time.Millisecond))
 }
 
 // startHogs starts REDLEASE_SCALE_HOGS busy-loop processes, stopped by PID

@@ -160,7 +160,7 @@ func (c *Client) attempt(ctx context.Context, key string, ttl time.Duration, o a
 	s := newStragglers(len(nodes))
 	undoLate := func(n *node, a answer) {
 		if a.vote == voteQuarantined {
-			c.ready.Want() // not seen by raiseForgetful: the next pass raises it
+			c.guard.Ready.Want() // not seen by raiseForgetful: the next pass raises it
 		}
 		s.late(c, n, a, key, value)
 	}
@@ -215,7 +215,7 @@ func (c *Client) grant(ctx context.Context, n *node, key string, plain *scriptCa
 	if n.tag != "" {
 		sc = plain.withKeys(n.lockKey(key), n.fenceKey(key), n.marker())
 	}
-	if err := c.admit(ctx, n); err != nil {
+	if err := c.check.Admit(ctx, n); err != nil {
 		return answer{vote: voteError, err: err}
 	}
 	res, err := n.run(ctx, sc)
@@ -226,12 +226,12 @@ func (c *Client) grant(ctx context.Context, n *node, key string, plain *scriptCa
 		// answer that comes too late for it, by the next pass
 		// (undoLate); without a healthy majority, by the pass at the
 		// end of its quarantine.
-		c.ready.SawQuarantine(time.Duration(a.ms)*time.Millisecond, true)
+		c.guard.Ready.SawQuarantine(time.Duration(a.ms)*time.Millisecond, true)
 		n.heard.SawQuarantine(time.Duration(a.ms)*time.Millisecond, false)
 	case voteYes, voteNo:
 		n.heard.SawVote()
 	}
-	c.noticeIdentity(n, a)
+	c.guard.NoticeIdentity(n, a.marker())
 	if n.cluster != nil {
 		c.placement.AnsweredBy(&n.server, a.server)
 		a.server = 0 // copies on one master are a placement warning, not a refusal
@@ -244,7 +244,7 @@ func (c *Client) grant(ctx context.Context, n *node, key string, plain *scriptCa
 // than MinValidity; otherwise why not.
 func (c *Client) decide(ctx context.Context, nodes []*node, key, value string, answers []answer, t0, validUntil time.Time) (uint64, *QuorumError) {
 	yes := c.dedupe(nodes, answers)
-	c.raiseForgetful(nodes, answers)
+	raiseForgetful(&c.guard, nodes, answers)
 	if yes < c.quorum {
 		return 0, c.quorumError(nodes, "acquire", key, answers, ErrNotAcquired, "")
 	}

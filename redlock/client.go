@@ -10,6 +10,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/redlease/redlease/internal/nodecheck"
 	"github.com/redlease/redlease/internal/placement"
 	"github.com/redlease/redlease/internal/quarantine"
 )
@@ -37,9 +38,9 @@ type Client struct {
 	closeOnce sync.Once
 	left      atomic.Bool // Close returned before every request ended (close.go)
 
-	raising atomic.Bool          // a raisePass is running
-	ready   quarantine.Readiness // when the next raisePass is due (readiness.go)
-	args    scriptArgs           // constant script arguments
+	guard quarantine.Guard  // floors, readiness passes, identity (quarantine.go)
+	check nodecheck.Checker // the nodes' configuration checks (conf.go)
+	args  scriptArgs        // constant script arguments
 
 	cluster   *redis.ClusterClient // NewCluster only
 	placement placement.Watcher    // where a NewCluster Client's copies live (internal/placement)
@@ -112,11 +113,13 @@ func New(ctx context.Context, cfg Config, nodes ...redis.UniversalClient) (*Clie
 		c.nodes = append(c.nodes, n)
 	}
 	c.sets, c.all = [][]*node{c.nodes}, c.nodes
+	c.guard.Init(guardConfig(c))
+	c.check = checker(c)
 	if len(nodes)%2 == 0 {
 		c.log.Warn("even number of nodes: one more node would tolerate one more failure at the same quorum",
 			"nodes", len(nodes), "quorum", c.quorum)
 	}
-	if err := c.checkNodes(ctx, false); err != nil {
+	if err := checkNodes(ctx, c, false); err != nil {
 		_ = c.Close() // waits for the probes still running
 		return nil, err
 	}
@@ -132,7 +135,7 @@ func New(ctx context.Context, cfg Config, nodes ...redis.UniversalClient) (*Clie
 // held elsewhere. Nodes that already vote are left as they are. Bootstrap
 // returns an error naming every node it could not reach.
 func (c *Client) Bootstrap(ctx context.Context) error {
-	return c.checkNodes(ctx, true)
+	return checkNodes(ctx, c, true)
 }
 
 // Close makes further calls fail with ErrClosed. It waits for the
@@ -150,13 +153,13 @@ func (c *Client) Close() error {
 	owned := c.owned
 	c.closed, c.owned = true, nil
 	c.mu.Unlock()
-	done := c.drained()
-	finished := waitFor(done, c.closeGrace()) // see close.go
+	done := drained(&c.wg)
+	finished := waitFor(done, closeGrace(c.cfg.NodeTimeout)) // see close.go
 	for _, rc := range owned {
 		_ = rc.Close() // ends the requests stuck on a silent node at once
 	}
 	if !finished && len(owned) > 0 {
-		finished = waitFor(done, c.closeGrace())
+		finished = waitFor(done, closeGrace(c.cfg.NodeTimeout))
 	}
 	c.left.Store(!finished)
 	return nil

@@ -1,6 +1,7 @@
 package redlock
 
 import (
+	"sync"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -32,16 +33,16 @@ const closeGraceMin = 250 * time.Millisecond
 // deadline and its late release's, each NodeTimeout (a longer wait than
 // NodeTimeout, as the lease's refreshes ask, is cut at closeGrace too),
 // at least closeGraceMin.
-func (c *Client) closeGrace() time.Duration {
-	return max(2*c.cfg.NodeTimeout, closeGraceMin)
+func closeGrace(nodeTimeout time.Duration) time.Duration {
+	return max(2*nodeTimeout, closeGraceMin)
 }
 
-// drained returns a channel closed when every goroutine that c.wg counts
+// drained returns a channel closed when every goroutine that wg counts
 // has ended. The goroutine that waits for them ends with them.
-func (c *Client) drained() <-chan struct{} {
+func drained(wg *sync.WaitGroup) <-chan struct{} {
 	done := make(chan struct{})
 	go func() {
-		c.wg.Wait()
+		wg.Wait()
 		close(done)
 	}()
 	return done

@@ -68,7 +68,7 @@ func closeSilent(t *testing.T, kind, made string) {
 	t0 := time.Now()
 	require.NoError(t, c.Close())
 	took := time.Since(t0)
-	t.Logf("Close took %s with node 0 silent (grace %s)", took, c.closeGrace())
+	t.Logf("Close took %s with node 0 silent (grace %s)", took, closeGrace(c.cfg.NodeTimeout))
 	assert.Less(t, took, closeBound, "Close with one node silent")
 
 	if made == "Dial" {
@@ -121,7 +121,7 @@ func TestCloseDoesNotWaitForASubscriptionOnASilentNode(t *testing.T) {
 			t0 := time.Now()
 			require.NoError(t, c.Close())
 			took := time.Since(t0)
-			t.Logf("Close took %s with a subscription stuck on node 0 (grace %s)", took, c.closeGrace())
+			t.Logf("Close took %s with a subscription stuck on node 0 (grace %s)", took, closeGrace(c.cfg.NodeTimeout))
 			assert.Less(t, took, closeBound, "Close with a subscription stuck on a silent node")
 			require.Eventually(t, func() bool { return len(leftBy(before)) == 0 }, 20*time.Second, 10*time.Millisecond,
 				"the subscription's goroutine ends at go-redis's socket timeouts: %v", leftBy(before))

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/hashicorp/go-hclog"
 	"github.com/redis/go-redis/v9"
 
 	"github.com/redlease/redlease/internal/clusterkey"
@@ -98,32 +99,34 @@ func NewCluster(ctx context.Context, cfg Config, cluster *redis.ClusterClient, n
 	}
 	c.placement.Watch(cluster, copies, buckets, c.log, &c.wg)
 	c.nodes = c.sets[0]
-	if err := c.checkLayout(ctx); err != nil {
+	c.guard.Init(guardConfig(c))
+	c.check = checker(c)
+	if err := checkLayout(ctx, cluster, c.args.layout.(string), max(time.Second, cfg.NodeTimeout), c.log); err != nil {
 		return nil, err
 	}
 	// The placement first: the start-up logs name each copy's master.
 	c.placement.Start()
 	c.placement.Check(ctx)
-	if err := c.checkNodes(ctx, false); err != nil {
+	if err := checkNodes(ctx, c, false); err != nil {
 		return nil, err
 	}
 	return c, nil
 }
 
-// checkLayout records the client's layout in clusterkey.LayoutKey where
-// none is, and refuses another one found there. A cluster that cannot be asked (down,
-// or the key refused to this user) is logged and accepted: every script
-// still checks the layout of the markers it meets.
-func (c *Client) checkLayout(ctx context.Context) error {
-	ctx, cancel := context.WithTimeout(ctx, max(time.Second, c.cfg.NodeTimeout))
+// checkLayout records a cluster client's layout (mine) in
+// clusterkey.LayoutKey where none is, and refuses another one found there,
+// asking for at most wait. A cluster that cannot be asked (down, or the
+// key refused to this user) is logged and accepted: every script still
+// checks the layout of the markers it meets.
+func checkLayout(ctx context.Context, cluster *redis.ClusterClient, mine string, wait time.Duration, log hclog.Logger) error {
+	ctx, cancel := context.WithTimeout(ctx, wait)
 	defer cancel()
-	mine := c.args.layout.(string)
-	old, err := c.cluster.SetArgs(ctx, clusterkey.LayoutKey, mine, redis.SetArgs{Mode: "NX", Get: true}).Result()
+	old, err := cluster.SetArgs(ctx, clusterkey.LayoutKey, mine, redis.SetArgs{Mode: "NX", Get: true}).Result()
 	switch {
 	case err == redis.Nil: // recorded now
 		return nil
 	case err != nil:
-		c.log.Warn("cluster: the layout of the cluster's clients could not be read or recorded; every script checks it in the markers it meets",
+		log.Warn("cluster: the layout of the cluster's clients could not be read or recorded; every script checks it in the markers it meets",
 			"key", clusterkey.LayoutKey, "layout", mine, "error", err)
 		return nil
 	case old != mine:

@@ -84,12 +84,15 @@ func ExampleLock_Token() {
 	_ = first.Release(ctx) // stands in for "first paused until its lock expired"
 
 	second, _ := c.Acquire(ctx, "ledger", 5*time.Second)
+	fmt.Println("second token is higher:", second.Token() > first.Token())
 	fmt.Println("second write:", store.Write(second.Token(), "from second"))
-	fmt.Println("late first write:", store.Write(first.Token(), "late, from first"))
+	late := store.Write(first.Token(), "late, from first")
+	fmt.Println("late first write refused:", errors.Is(late, errStale))
 	fmt.Println("store holds:", store.value)
 	// Output:
+	// second token is higher: true
 	// second write: <nil>
-	// late first write: stale fencing token: 1 < 2
+	// late first write refused: true
 	// store holds: from second
 }
 

@@ -7,13 +7,14 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"github.com/redlease/redlease/internal/nodecheck"
 	"github.com/redlease/redlease/internal/placement"
 	"github.com/redlease/redlease/internal/redlockx"
 )
 
 // Unexported values that the external tests (package redlock_test) use.
 const (
-	ConfStale = confStale
+	ConfStale = nodecheck.Stale
 )
 
 // FenceDigest is the SHA1 digest of the fencing write-back script, so that

@@ -122,7 +122,7 @@ func (c *Client) extendBatch(ctx context.Context, wait time.Duration, batch []ex
 		if n.tag != "" {
 			sc = extendManyCall(c, n, batch, fence)
 		}
-		if err := c.admit(ctx, n); err != nil {
+		if err := c.check.Admit(ctx, n); err != nil {
 			return answer{vote: voteError, err: err}
 		}
 		res, err := n.run(ctx, sc)

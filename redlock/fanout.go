@@ -38,7 +38,7 @@ func (c *Client) fanoutWithin(ctx context.Context, wait time.Duration, nodes []*
 		wait = c.cfg.NodeTimeout
 	}
 	c.placement.Due()
-	c.readinessDue()
+	c.guard.PassIfDue()
 	timedOut := errNodeTimeout{wait, wait == c.cfg.NodeTimeout}
 	if len(nodes) == 1 && nodes[0].ownDeadline {
 		nctx, cancel := deadline(ctx, wait)

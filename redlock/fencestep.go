@@ -50,7 +50,7 @@ func (f *fenceStep) token(ctx context.Context) (uint64, error) {
 		return 0, fmt.Errorf("no fencing counter in the grants")
 	}
 	c := f.c
-	c.ready.SawHigh(f.t)
+	c.guard.Ready.SawHigh(f.t)
 	if f.at >= c.quorum || c.cfg.unsafeOff.fastPathMinority() {
 		return uint64(f.t), nil
 	}

@@ -125,23 +125,3 @@ func TestForgetfulNodeLoggedOnce(t *testing.T) {
 	c2.Close()
 	assert.Equal(t, 2, logs2.Count("[WARN]", "new quarantine marker", node0), logs2.String())
 }
-
-func TestIdentityObserve(t *testing.T) {
-	var id identity
-	a, b := incarnation{0x1a1, 100}, incarnation{0x2b2, 200}
-	_, changed := id.observe(a)
-	assert.False(t, changed, "the first marker seen is no change")
-	_, changed = id.observe(incarnation{})
-	assert.False(t, changed, "no marker (quarantine off, an error) is no change")
-	prev, changed := id.observe(b)
-	assert.True(t, changed)
-	assert.Equal(t, a, prev)
-	_, changed = id.observe(a)
-	assert.False(t, changed, "a late answer from before the change is not another change")
-	_, changed = id.observe(b)
-	assert.False(t, changed)
-
-	assert.True(t, id.firstRaise(200))
-	assert.False(t, id.firstRaise(200))
-	assert.True(t, id.firstRaise(300))
-}

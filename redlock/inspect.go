@@ -44,7 +44,7 @@ func (c *Client) Inspect(ctx context.Context, key string) (*Inspection, error) {
 		return c.inspectOn(ctx, n, key, args)
 	}, nil, nil)
 	elapsed := time.Since(t0)
-	c.readinessDue() // what this read saw may call for a pass now
+	c.guard.PassIfDue() // what this read saw may call for a pass now
 	in, err := inspection(key, nodes, answers, c.quorum, elapsed, c.cfg.drift)
 	if err == nil {
 		in.Expires = expires(holderTTLs(in.Value, in.Nodes), len(nodes), c.quorum, t0)
@@ -69,7 +69,7 @@ func holderTTLs(value string, states []NodeResult) []time.Duration {
 
 // inspectOn is Inspect's request to node n: inspect.lua, its reply read.
 func (c *Client) inspectOn(ctx context.Context, n *node, key string, args []any) answer {
-	if err := c.admit(ctx, n); err != nil {
+	if err := c.check.Admit(ctx, n); err != nil {
 		return answer{vote: voteError, err: err}
 	}
 	res, err := n.run(ctx, newCall(scriptInspect, []string{n.lockKey(key), n.fenceKey(key), n.marker()}, args...))
@@ -87,7 +87,7 @@ func (c *Client) inspectOn(ctx context.Context, n *node, key string, args []any)
 	v := voteYes
 	if ns[2] > 0 || ns[3] != 1 {
 		v = voteQuarantined
-		c.ready.SawQuarantine(time.Duration(ns[2])*time.Millisecond, ns[3] == 1)
+		c.guard.Ready.SawQuarantine(time.Duration(ns[2])*time.Millisecond, ns[3] == 1)
 		n.heard.SawQuarantine(time.Duration(ns[2])*time.Millisecond, ns[3] == 1)
 	} else {
 		n.heard.SawVote()

@@ -136,7 +136,7 @@ func (l *Lock) extend(ctx context.Context, ttl, wait time.Duration) error {
 			keys := [...]string{n.lockKey(l.key), n.marker(), n.fenceKey(l.key)}
 			sc = plain.withKeys(keys[:plain.nkeys]...)
 		}
-		if err := c.admit(ctx, n); err != nil {
+		if err := c.check.Admit(ctx, n); err != nil {
 			return answer{vote: voteError, err: err}
 		}
 		res, err := n.run(ctx, sc)

@@ -8,7 +8,9 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/redlease/redlease/internal/nodecheck"
 	"github.com/redlease/redlease/internal/placement"
+	"github.com/redlease/redlease/internal/quarantine"
 	"github.com/redlease/redlease/internal/reach"
 	"github.com/redlease/redlease/internal/workers"
 )
@@ -26,11 +28,11 @@ const markerKey = "{redlease}:marker"
 // node is one voter: a standalone server, or one hash slot of a cluster.
 type node struct {
 	client redis.UniversalClient
-	addr   string   // its stable name (NodeResult.Node, notices); name() for errors and logs
-	nm     nodeName // its name for errors and logs where the server names it (see identity.go)
-	ident  identity // what its answers said about its server
-	idx    int      // position in its set (Client.sets): the copy of a cluster lock
-	bucket int      // its set: the bucket of a cluster Client's keys (docs/design.md §4.11)
+	addr   string              // its stable name (NodeResult.Node, notices); name() for errors and logs
+	nm     nodeName            // its name for errors and logs where the server names it (see identity.go)
+	ident  quarantine.Identity // what its answers said about its server
+	idx    int                 // position in its set (Client.sets): the copy of a cluster lock
+	bucket int                 // its set: the bucket of a cluster Client's keys (docs/design.md §4.11)
 	// ownDeadline: the go-redis client cuts its own requests at the
 	// context's deadline (a *redis.Client with ContextTimeoutEnabled), so
 	// a request to it may run in the caller's goroutine (see fanoutWithin).
@@ -49,7 +51,7 @@ type node struct {
 
 	batch batcher            // requests to this node (see batch.go)
 	jobs  *workers.Pool[job] // its requests' worker goroutines (worker.go)
-	conf  nodeConf           // what its configuration allows (see conf.go)
+	conf  nodecheck.Conf     // what its configuration allows (see conf.go)
 
 	// For a copy of a NewCluster Client: the master that serves its slot
 	// as the last placement check saw it, and the server that last

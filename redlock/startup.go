@@ -5,10 +5,16 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
+	"github.com/hashicorp/go-hclog"
 	"github.com/redis/go-redis/v9"
+
 	"github.com/redlease/redlease/internal/logx"
+	"github.com/redlease/redlease/internal/nodecheck"
+	"github.com/redlease/redlease/internal/placement"
+	"github.com/redlease/redlease/internal/quarantine"
 	"github.com/redlease/redlease/internal/rediserr"
 	"github.com/redlease/redlease/internal/redlockx"
 )
@@ -21,23 +27,23 @@ type probeInfo struct {
 	raised  bool   // its fencing floor is raised (or needs no raise)
 }
 
-// checkNodes probes every node (starting quarantine clocks, or with
+// checkNodes probes every node of c (starting quarantine clocks, or with
 // bootstrap pre-dating new markers), refuses duplicate servers by run_id
 // and evicting memory policies, and logs what it is waiting for.
-func (c *Client) checkNodes(ctx context.Context, bootstrap bool) error {
+func checkNodes(ctx context.Context, c *Client, bootstrap bool) error {
 	if err := c.enter(); err != nil {
 		return err
 	}
 	defer c.mu.RUnlock()
 	// A readiness pass of its own: what it finds replaces what earlier
 	// calls saw (after Bootstrap, nothing waits).
-	c.ready.Restart(time.Now().UnixNano())
-	infos, errs := c.probeAll(ctx, bootstrap)
+	c.guard.Ready.Restart(time.Now().UnixNano())
+	s := startupOf(c)
+	infos, errs := s.probeAll(ctx, bootstrap)
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("redlock: nodes not checked: %w", err)
 	}
-	s := startup{c: c, byRunID: make(map[string]*node)}
-	for i, n := range c.all {
+	for i, n := range s.all {
 		if err := s.node(n, infos[i], errs[i]); err != nil {
 			return err
 		}
@@ -46,33 +52,33 @@ func (c *Client) checkNodes(ctx context.Context, bootstrap bool) error {
 }
 
 // probeAll probes every node at once and returns what each reported, or
-// why it did not (errs[i] is c.all[i]'s). Probes get longer than
+// why it did not (errs[i] is s.all[i]'s). Probes get longer than
 // NodeTimeout (connections are new), and are cut by a timer: go-redis may
 // not honour ctx on a stalled socket. It returns early when ctx ends.
-func (c *Client) probeAll(ctx context.Context, bootstrap bool) (infos []probeInfo, errs []error) {
+func (s *startup) probeAll(ctx context.Context, bootstrap bool) (infos []probeInfo, errs []error) {
 	type probed struct {
 		i    int
 		info probeInfo
 		err  error
 	}
-	wait := max(time.Second, c.cfg.NodeTimeout)
-	ch := make(chan probed, len(c.all))
-	for i, n := range c.all {
-		c.wg.Go(func() {
+	wait := s.wait
+	ch := make(chan probed, len(s.all))
+	for i, n := range s.all {
+		s.wg.Go(func() {
 			pctx, cancel := context.WithTimeout(ctx, wait)
 			defer cancel()
-			info, err := c.probe(pctx, n, bootstrap)
+			info, err := s.prober.probe(pctx, n, bootstrap)
 			ch <- probed{i, info, err}
 		})
 	}
-	infos = make([]probeInfo, len(c.all))
-	errs = make([]error, len(c.all))
+	infos = make([]probeInfo, len(s.all))
+	errs = make([]error, len(s.all))
 	for i := range errs {
 		errs[i] = fmt.Errorf("no answer within %s", logx.RoundDuration(wait))
 	}
 	timer := time.NewTimer(wait)
 	defer timer.Stop()
-	for range c.all {
+	for range s.all {
 		select {
 		case p := <-ch:
 			infos[p.i], errs[p.i] = p.info, p.err
@@ -88,16 +94,29 @@ func (c *Client) probeAll(ctx context.Context, bootstrap bool) (infos []probeInf
 // startup gathers what the start-up probes of the nodes found: the nodes
 // refused, unreachable or in quarantine, and the servers seen by run_id.
 type startup struct {
-	c                                *Client
+	all       []*node // the nodes to probe, set after set
+	prober    prober
+	wait      time.Duration // how long a probe may take
+	wg        *sync.WaitGroup
+	log       hclog.Logger
+	guard     *quarantine.Guard
+	placement *placement.Watcher
+
 	unreachable, denied, quarantined []string
 	longest                          time.Duration // the longest quarantine left
 	byRunID                          map[string]*node
 }
 
+// startupOf is a start-up check of c's nodes, with c's settings.
+func startupOf(c *Client) *startup {
+	return &startup{all: c.all, wait: max(time.Second, c.cfg.NodeTimeout), wg: &c.wg, log: c.log,
+		guard: &c.guard, placement: &c.placement, byRunID: make(map[string]*node),
+		prober: prober{check: &c.check, args: &c.args, log: c.log, quarantineOff: c.cfg.DisableQuarantine}}
+}
+
 // node takes node n's probe: what it reported (info), or why not (err).
 // An error it returns refuses the nodes at once.
 func (s *startup) node(n *node, info probeInfo, err error) error {
-	c := s.c
 	if err != nil {
 		if errors.Is(err, ErrInvalidArgument) {
 			return err
@@ -107,12 +126,12 @@ func (s *startup) node(n *node, info probeInfo, err error) error {
 			return nil
 		}
 		s.unreachable = append(s.unreachable, fmt.Sprintf("%s: %v", n.name(), err))
-		c.log.Warn("node did not answer at start-up", "node", n.name(), "error", err)
+		s.log.Warn("node did not answer at start-up", "node", n.name(), "error", err)
 		return nil
 	}
 	n.heard.Answered()
 	if n.cluster != nil {
-		c.placement.AnsweredBy(&n.server, serverID(info.runID)) // a cluster copy: the server behind it now
+		s.placement.AnsweredBy(&n.server, serverID(info.runID)) // a cluster copy: the server behind it now
 	}
 	if id := info.runID; id != "" && n.cluster == nil {
 		if m, dup := s.byRunID[id]; dup {
@@ -122,11 +141,11 @@ func (s *startup) node(n *node, info probeInfo, err error) error {
 		s.byRunID[id] = n
 	}
 	if e := info.infoErr; e != "" && scriptReplyClass(e) == rediserr.Permission {
-		c.log.Warn("INFO server is refused to redlease's scripts on this node: two addresses of one server cannot be told apart, nor a restart from data or a promoted replica; grant +info (see Security in the README)",
+		s.log.Warn("INFO server is refused to redlease's scripts on this node: two addresses of one server cannot be told apart, nor a restart from data or a promoted replica; grant +info (see Security in the README)",
 			"node", n.name(), "error", e)
 	}
 	if !info.raised || info.left > 0 {
-		c.ready.SawQuarantine(info.left, info.raised)
+		s.guard.Ready.SawQuarantine(info.left, info.raised)
 	}
 	n.heard.SawQuarantine(info.left, info.raised)
 	if left := info.left; left > 0 {
@@ -145,7 +164,7 @@ func (s *startup) node(n *node, info probeInfo, err error) error {
 // not reached.
 func (s *startup) verdict(bootstrap bool) error {
 	if len(s.quarantined) > 0 {
-		s.c.log.Warn(quarantineMsg, "nodes", strings.Join(s.quarantined, ", "), "wait", s.longest.Round(time.Millisecond),
+		s.log.Warn(quarantineMsg, "nodes", strings.Join(s.quarantined, ", "), "wait", s.longest.Round(time.Millisecond),
 			"ways_out", "Client.Bootstrap for a brand-new deployment; Config.DisableQuarantine where every write is fsynced (appendfsync always)")
 	}
 	if len(s.denied) > 0 {
@@ -161,15 +180,23 @@ func (s *startup) verdict(bootstrap bool) error {
 // that do not vote yet (internal/redlockx.QuarantineLog).
 const quarantineMsg = redlockx.QuarantineLog
 
+// prober probes one node at start-up, with a Client's settings.
+type prober struct {
+	check         *nodecheck.Checker
+	args          *scriptArgs
+	log           hclog.Logger
+	quarantineOff bool // Config.DisableQuarantine
+}
+
 // probe checks one node's configuration, then runs probe.lua on it. The
 // configuration comes first, so that a node that fails the script (out of
 // memory, say) is still refused for an evicting policy.
-func (c *Client) probe(ctx context.Context, n *node, bootstrap bool) (probeInfo, error) {
-	if err := c.checkConfig(ctx, n); err != nil {
+func (p prober) probe(ctx context.Context, n *node, bootstrap bool) (probeInfo, error) {
+	if err := p.checkConfig(ctx, n); err != nil {
 		return probeInfo{}, err
 	}
 	res, err := scriptProbe.Run(ctx, n.client, []string{n.marker()},
-		c.args.maxTTL, c.args.mode, flag(bootstrap), c.args.layout).Result()
+		p.args.maxTTL, p.args.mode, flag(bootstrap), p.args.layout).Result()
 	if err != nil {
 		return probeInfo{}, noScripting(n, annotate(newCall(scriptProbe, []string{n.marker()}), classify(err)))
 	}
@@ -178,7 +205,7 @@ func (c *Client) probe(ctx context.Context, n *node, bootstrap bool) (probeInfo,
 	// bucket do it.
 	if n.bucket == 0 {
 		if err := preloaded.load(ctx, n.client, func(s *redis.Script) {
-			c.log.Warn("node returned an unexpected script digest; its scripts will run by EVAL", "node", n.name(), "script", scriptNames[s])
+			p.log.Warn("node returned an unexpected script digest; its scripts will run by EVAL", "node", n.name(), "script", scriptNames[s])
 		}); err != nil {
 			return probeInfo{}, err
 		}
@@ -197,9 +224,9 @@ func (c *Client) probe(ctx context.Context, n *node, bootstrap bool) (probeInfo,
 		info.infoErr = asString(a[5])
 	}
 	if created, ok := asInt(a[3]); ok {
-		n.ident.observe(incarnation{server: serverID(info.runID), created: created})
+		n.ident.Observe(quarantine.Incarnation{Server: serverID(info.runID), Created: created})
 	}
-	n.learnName(ctx, serverID(info.runID))
+	n.LearnName(ctx, serverID(info.runID))
 	return info, nil
 }
 
@@ -208,31 +235,17 @@ func (c *Client) probe(ctx context.Context, n *node, bootstrap bool) (probeInfo,
 // GET (managed services, ACL users, miniredis) are logged and accepted:
 // the check cannot be made there. A node that cannot be read now is
 // checked before its first vote.
-func (c *Client) checkConfig(ctx context.Context, n *node) error {
-	start := time.Now()
-	conf, err := c.readConf(ctx, n)
-	if err != nil {
-		if confRefused(err) {
-			n.conf.mu.Lock()
-			n.conf.uncheckable = true
-			n.conf.mu.Unlock()
-			c.log.Debug("cannot read node configuration; maxmemory-policy not checked", "node", n.name(), "error", err)
-		}
-		return nil
-	}
-	refused := c.evicting(n, conf)
-	n.conf.mu.Lock()
-	n.conf.checkedAt, n.conf.refused = start, refused
-	n.conf.mu.Unlock()
-	if refused != nil {
-		return refused
+func (p prober) checkConfig(ctx context.Context, n *node) error {
+	conf, err := p.check.First(ctx, n)
+	if err != nil || conf == nil {
+		return err
 	}
 	if n.cluster != nil && n.bucket == 0 && conf["cluster-require-full-coverage"] == "yes" {
-		c.log.Warn("cluster-require-full-coverage is yes: while one failed master is being replaced, every master answers CLUSTERDOWN and no lock can be taken; set it to no so that one failure costs one vote",
+		p.log.Warn("cluster-require-full-coverage is yes: while one failed master is being replaced, every master answers CLUSTERDOWN and no lock can be taken; set it to no so that one failure costs one vote",
 			"node", n.name())
 	}
-	if c.cfg.DisableQuarantine && (conf["appendonly"] != "yes" || conf["appendfsync"] != "always") {
-		c.log.Warn("quarantine is off but the node does not fsync every write: a restart can grant a lock twice",
+	if p.quarantineOff && (conf["appendonly"] != "yes" || conf["appendfsync"] != "always") {
+		p.log.Warn("quarantine is off but the node does not fsync every write: a restart can grant a lock twice",
 			"node", n.name(), "appendonly", conf["appendonly"], "appendfsync", conf["appendfsync"])
 	}
 	return nil

@@ -20,7 +20,7 @@ func newStartup(t *testing.T, n int) (*startup, []*node, *testnodes.LogBuffer) {
 	c, nodes := bareClient(t, n)
 	out := &testnodes.LogBuffer{}
 	c.log = linesLogger(out)
-	return &startup{c: c, byRunID: make(map[string]*node)}, nodes, out
+	return startupOf(c), nodes, out
 }
 
 func TestStartupAllHealthy(t *testing.T) {
@@ -91,13 +91,13 @@ func TestStartupQuarantine(t *testing.T) {
 	require.NoError(t, s.node(nodes[0], probeInfo{left: 2 * time.Second, raised: true}, nil))
 	require.NoError(t, s.node(nodes[1], probeInfo{left: 5 * time.Second, raised: true}, nil))
 	require.NoError(t, s.node(nodes[2], probeInfo{raised: true}, nil))
-	assert.False(t, s.c.ready.Wanted())
-	due := s.c.ready.Due()
+	assert.False(t, s.guard.Ready.Wanted())
+	due := s.guard.Ready.Due()
 	assert.WithinRange(t, due, t0.Add(2*time.Second), time.Now().Add(2*time.Second), "the first quarantine's end")
 	require.NoError(t, s.verdict(false))
 	assert.Equal(t, 1, out.Count(quarantineMsg, `nodes="node#0 (2s), node#1 (5s)" wait=5s`))
 
 	s, nodes, _ = newStartup(t, 1)
 	require.NoError(t, s.node(nodes[0], probeInfo{}, nil))
-	assert.True(t, s.c.ready.Wanted(), "a floor to raise")
+	assert.True(t, s.guard.Ready.Wanted(), "a floor to raise")
 }

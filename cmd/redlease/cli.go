@@ -30,6 +30,7 @@ Usage:
   redlease status --name NAME [--json]
   redlease watch  --name NAME [--json]
   redlease bootstrap
+  redlease doctor [--json] [--accept ID,...]
 
 Commands:
   run     campaign for NAME; while leading, run COMMAND with REDLEASE_TOKEN (the
@@ -42,6 +43,10 @@ Commands:
           (30s) after first contact. Once, by an operator, on a new deployment;
           never after a crash or a restart (a node that lost its locks would
           grant them again)
+  doctor  check the nodes against what redlease assumes (persistence,
+          eviction, replicas, ACL, clocks, round trips): a finding per check
+          and node, with its risk and fix; exits 0 ok, 1 warn, 2 fail, 3 usage
+          or no node answered
 
 Nodes, for every command: --nodes or $REDLEASE_NODES, comma-separated, each
 host:port or a redis:// or rediss:// (TLS) URL (user:password@ before the
@@ -58,6 +63,8 @@ Exit codes:
   N    run: COMMAND's exit code, 128+S if a signal S killed it; 0 if interrupted
        while standing by
   127  run: COMMAND not found or could not be started
+  doctor has its own: 0 all ok or info, 1 a warning, 2 a failure, 3 a usage
+       error or no node answered
 `
 
 // run is the whole CLI: it parses args (without the program name), runs
@@ -80,13 +87,15 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return cmdWatch(ctx, args[1:], out)
 	case "bootstrap":
 		return cmdBootstrap(ctx, args[1:], out)
+	case "doctor":
+		return cmdDoctor(ctx, args[1:], out)
 	case watchdogCmd: // hidden: run re-executes itself so (see startWatched)
 		return cmdWatchdog(args[1:], out)
 	case "help", "-h", "-help", "--help":
 		fmt.Fprint(out.out, usageText)
 		return exitOK
 	default:
-		fmt.Fprintf(out.err, "redlease: unknown command %q (want run, status, watch or bootstrap)\n\n%s", args[0], usageText)
+		fmt.Fprintf(out.err, "redlease: unknown command %q (want run, status, watch, bootstrap or doctor)\n\n%s", args[0], usageText)
 		return exitUsage
 	}
 }
@@ -152,6 +161,10 @@ func (c *command) printUsage() {
 	c.fs.SetOutput(w)
 	c.fs.PrintDefaults()
 	c.fs.SetOutput(io.Discard)
+	if c.name == "doctor" {
+		fmt.Fprintln(w, "\nExit codes: 0 all ok or info, 1 a warning, 2 a failure, 3 usage error or no node answered.")
+		return
+	}
 	fmt.Fprint(w, "\nExit codes: 0 ok, 1 runtime error, 2 usage error")
 	if c.name == "status" {
 		fmt.Fprint(w, ", 3 waiting for quarantined nodes")

@@ -16,7 +16,8 @@
 // every node's view and the majority's verdict; `redlease watch` prints
 // every change of leader; `redlease bootstrap`, an operator's act on a
 // brand-new deployment (never after a crash), makes new nodes vote at once
-// instead of after --max-ttl.
+// instead of after --max-ttl; `redlease doctor` checks the nodes against what
+// redlease assumes (internal/doctor), with exit codes of its own.
 // See README.md beside this file, or `redlease --help`, for every flag and
 // the exit codes.
 //

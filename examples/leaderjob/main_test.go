@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"context"
+	"regexp"
+	"strconv"
 	"testing"
 	"time"
 
@@ -25,6 +27,13 @@ func TestLeaderJob(t *testing.T) {
 	s := out.String()
 	assert.Contains(t, s, "interrupted: the term ended")
 	assert.Contains(t, s, "term over")
-	assert.Regexp(t, `worker-\d: elected \(token 2\)`, s, "the other worker took over")
+	// The other worker took over, with a higher token (not a fixed one: an
+	// attempt retried under load spends a counter value).
+	elected := regexp.MustCompile(`(worker-\d): elected \(token (\d+)\)`).FindAllStringSubmatch(s, -1)
+	require.GreaterOrEqual(t, len(elected), 2, "the other worker took over")
+	assert.NotEqual(t, elected[0][1], elected[1][1], "the other worker took over")
+	first, _ := strconv.Atoi(elected[0][2])
+	second, _ := strconv.Atoi(elected[1][2])
+	assert.Greater(t, second, first, "the successor's token is higher")
 	assert.Contains(t, s, "4 runs, never two at once")
 }

@@ -28,7 +28,9 @@
 // REDLEASE_SOAK_CLUSTER=1 adds the soak on a Redis Cluster
 // (`make soak CLUSTER=1`), and
 // REDLEASE_FAULTS_REPORT=<file> writes the run's "faults survived" table
-// (markdown) there; the table is in the test log too. It has no API.
+// (markdown) there; the table is in the test log too. Scenarios run two at
+// a time, each on servers of its own; REDLEASE_FAULTS_PARALLEL=<n> sets
+// how many (1: one after the other). It has no API.
 //
 // docs/design.md §7 describes the suites and how C1-C4 check the
 // invariants of §2 (C1: S1 and S2; C2: S5; C4: S2).

@@ -1,7 +1,10 @@
-// Package quarantine holds the parts of redlock's quarantine guard
-// (docs/design.md §4.7-§4.9) that stand on their own: the [Readiness]
-// tracker, which says when a readiness pass is due. It imports nothing of
-// redlock.
+// Package quarantine is redlock's quarantine guard (docs/design.md
+// §4.7-§4.9, S6): a node's [Identity] (the markers and servers its
+// answers showed), the [Readiness] tracker, which says when a readiness
+// pass is due, and the [Guard], which raises the fencing floor of a node
+// that may have forgotten votes before it counts again. It imports nothing
+// of redlock: a Client gives its nodes as [Node] and their answers as
+// [Marker].
 package quarantine
 
 import (
@@ -12,8 +15,8 @@ import (
 // Readiness (docs/design.md §4.9): a node that may have forgotten its locks votes
 // again once its quarantine is over and its fencing floor was raised. The
 // floor is raised by the next contact of any kind, never only by lock
-// traffic: an acquisition raises it from its own answers (redlock's raiseForgetful),
-// and otherwise a readiness pass (redlock's raisePass: probe.lua on every node, which
+// traffic: an acquisition raises it from its own answers ([Guard.RaiseForgetful]),
+// and otherwise a readiness pass ([Guard.Pass]: probe.lua on every node, which
 // also starts the quarantine of a node that lost its marker, then raise.lua
 // where needed) runs in the background, started by whatever call comes
 // next (an acquisition, an extension, a release, an inspection):
@@ -29,7 +32,7 @@ import (
 //     held") gets its marker, and its quarantine starts, while the client is
 //     in use even if it makes no acquisition and no inspection.
 //
-// Passes go one at a time (redlock.Client.raising). A Client with the
+// Passes go one at a time ([Guard]). A Client with the
 // quarantine off makes none. The zero Readiness has seen nothing. Safe for
 // concurrent use.
 type Readiness struct {
@@ -37,8 +40,7 @@ type Readiness struct {
 	due  atomic.Int64 // UnixNano at which a quarantine seen ends (0: none)
 	want atomic.Bool  // a node was seen whose floor is not raised
 	// high is the highest token this client saw a node report, a floor of
-	// last resort when no healthy majority can give one (redlock's
-	// raisePass).
+	// last resort when no healthy majority can give one (Guard.Pass).
 	high atomic.Int64
 }
 
