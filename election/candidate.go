@@ -131,7 +131,7 @@ func (c *candidate) loop(ctx context.Context) error {
 // own release as one already tried for.
 func (c *candidate) afterTerm() {
 	redlockx.Drain(c.sub)
-	for _, n := range c.e.client.Nodes() {
+	for _, n := range c.e.client.Internal().Nodes() {
 		c.notices[n] = notice.Released
 	}
 	c.triggered = true
@@ -214,7 +214,7 @@ func (c *candidate) see(l redlock.Holder) {
 	c.view, c.hasView = l, true
 	c.e.log.Debug("leader changed", "leader", l.String(), "token", l.Token)
 	c.e.emit(Event{Kind: EventLeaderChanged, Leader: l})
-	if f := c.e.cfg.Callbacks.OnLeaderChange; f != nil {
+	if f := c.e.cfg.OnLeaderChange; f != nil {
 		c.d.push(func() { c.d.call("OnLeaderChange", func() { f(l) }) })
 	}
 }
@@ -380,10 +380,10 @@ func (c *candidate) isCurrent(m notice.Message) bool {
 }
 
 // finalAttempt reports whether a failed attempt means that no later one
-// can succeed: redlock's own rule (a closed client, a bad argument, a
-// majority refusing the key for good), or a configuration the lease refused.
+// can succeed: redlock's own rule (a closed client, a bad argument or
+// configuration, a majority refusing the key for good).
 func finalAttempt(err error) bool {
-	return redlock.IsFinal(err) || errors.Is(err, redlock.ErrInvalidConfig)
+	return redlock.IsFinal(err)
 }
 
 // released records a release notice from node, and reports whether an

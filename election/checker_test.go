@@ -40,35 +40,33 @@ func newHistory() *history {
 	return &history{terms: map[uint64]*tenure{}, elected: make(chan tenure, 1024)}
 }
 
-// callbacks returns callbacks that record into h; work, if set, runs in
+// record sets cfg's callbacks to record into h; work, if set, runs in
 // OnElected after the context was cancelled (the term's work winding
 // down).
-func (h *history) callbacks(id string, work func(Term)) Callbacks {
-	return Callbacks{
-		OnElected: func(ctx context.Context, t Term) {
-			tn := &tenure{id: id, token: t.Token, start: time.Now()}
-			h.mu.Lock()
-			h.terms[t.Token] = tn
-			h.mu.Unlock()
-			h.elected <- *tn
-			<-ctx.Done()
-			ctxEnd := time.Now()
-			if work != nil {
-				work(t)
-			}
-			retEnd := time.Now()
-			h.mu.Lock()
-			tn.ctxEnd, tn.retEnd = ctxEnd, retEnd
-			h.mu.Unlock()
-		},
-		OnDemoted: func(t Term, _ error) {
-			now := time.Now()
-			h.mu.Lock()
-			defer h.mu.Unlock()
-			if tn := h.terms[t.Token]; tn != nil {
-				tn.demoted = append(tn.demoted, now)
-			}
-		},
+func (h *history) record(cfg *Config, id string, work func(Term)) {
+	cfg.OnElected = func(ctx context.Context, t Term) {
+		tn := &tenure{id: id, token: t.Token, start: time.Now()}
+		h.mu.Lock()
+		h.terms[t.Token] = tn
+		h.mu.Unlock()
+		h.elected <- *tn
+		<-ctx.Done()
+		ctxEnd := time.Now()
+		if work != nil {
+			work(t)
+		}
+		retEnd := time.Now()
+		h.mu.Lock()
+		tn.ctxEnd, tn.retEnd = ctxEnd, retEnd
+		h.mu.Unlock()
+	}
+	cfg.OnDemoted = func(t Term, _ error) {
+		now := time.Now()
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		if tn := h.terms[t.Token]; tn != nil {
+			tn.demoted = append(tn.demoted, now)
+		}
 	}
 }
 
@@ -205,9 +203,9 @@ func TestHandoverGuardNegativeControl(t *testing.T) {
 			var es []*running
 			for _, id := range []string{"a", "b"} {
 				cfg := unitCfg(t, id)
-				cfg.Callbacks = h.callbacks(id, work)
-				on := cfg.Callbacks.OnElected
-				cfg.Callbacks.OnElected = func(ctx context.Context, t Term) {
+				h.record(&cfg, id, work)
+				on := cfg.OnElected
+				cfg.OnElected = func(ctx context.Context, t Term) {
 					begin(t.Token)
 					on(ctx, t)
 				}
@@ -226,7 +224,7 @@ func TestHandoverGuardNegativeControl(t *testing.T) {
 				first = h.next(t, wait)
 			}
 			for _, e := range es {
-				require.ErrorIs(t, e.stop(t), ErrStopped)
+				require.ErrorIs(t, e.stop(t), context.Canceled)
 			}
 			err := checkTenures(h.tenures())
 			if guard {

@@ -12,51 +12,6 @@ import (
 // defaultEventBuffer is the default of Config.EventBuffer.
 const defaultEventBuffer = 64
 
-// Callbacks are called by an [Elector] as its terms begin and end and as
-// the leader it sees changes. Every callback is optional. A panic in a
-// callback is recovered (and, in OnElected, ends the term); a callback that
-// blocks does not stop the elector from ending a term, releasing it, or
-// returning from Run (see each callback). The callbacks are called in the
-// order of the events of [Elector.Events], one at a time by the elector's
-// callback goroutine (OnElected is started by it, in a goroutine of its
-// own), so a callback that blocks delays the callbacks after it, never the
-// elector. docs/notifications.md compares them with the other paths.
-type Callbacks struct {
-	// OnElected is called when a term begins ([EventElected]), in a
-	// goroutine of its own, once the callbacks before it returned,
-	// with a context that lives exactly as long as the term: it is
-	// cancelled when the term ends (Resign, Run's context ending, a panic
-	// in OnElected, or the lease lost), always before the term's validity
-	// ends, with the reason as its cause (context.Cause). Do the leader's
-	// work in it, under that context, and return once it is cancelled:
-	// the term is released, and another candidate can be elected, only
-	// after OnElected returned (or, if it does not, once the validity the
-	// term had when it ended has run out). Returning early does not end
-	// the term; call [Elector.Resign] for that. The elector does not
-	// campaign again while OnElected still runs. The context carries the
-	// term's fencing token for the guards of package fence
-	// (fence.TokenFrom), unless fencing is off (token 0).
-	OnElected func(ctx context.Context, t Term)
-
-	// OnDemoted is called once per term that began, after the term's
-	// context was cancelled, after OnElected returned (or the term's
-	// validity ran out) and after the term was released, with the reason
-	// the term ended: an error matching ErrResigned, ErrStopped,
-	// ErrCallbackPanicked, or lease.ErrLeaseLost. It runs in the elector's
-	// callback goroutine, in order with OnLeaderChange; the elector does
-	// not campaign again until it returned.
-	OnDemoted func(t Term, cause error)
-
-	// OnLeaderChange is called for every change of leader the elector
-	// sees ([EventLeaderChanged]), with the new leader, or the zero Holder
-	// (empty Value) when nobody leads; the first call gives the state the
-	// elector saw first. Its own terms are reported by OnElected instead
-	// (the leader is then this elector). When no majority of nodes
-	// answers, the leader is unknown and no call is made. It runs in the
-	// elector's callback goroutine, in the order the changes were seen.
-	OnLeaderChange func(l redlock.Holder)
-}
-
 // Config tunes an [Elector]. The zero value of every field means its
 // default, documented on the field. [New] copies the Config (and its
 // Lease.Metadata): changing it afterwards has no effect. A Config may be
@@ -107,13 +62,55 @@ type Config struct {
 	StopTimeout time.Duration
 
 	// EventBuffer is the capacity of the [Elector.Events] channel. Events
-	// that do not fit are dropped, never waited for ([Elector.Dropped]
-	// counts them). Default: 64.
+	// that do not fit are dropped, never waited for (each drop is logged
+	// as a warning, with the count so far). Default: 64.
 	EventBuffer int
 
-	// Callbacks are called as terms begin and end and as the leader
-	// changes. Default: none.
-	Callbacks Callbacks
+	// OnElected, OnDemoted and OnLeaderChange are called as the elector's
+	// terms begin and end and as the leader it sees changes; each is
+	// optional (default: none). A panic in one is recovered (and, in
+	// OnElected, ends the term); one that blocks does not stop the elector
+	// from ending a term, releasing it, or returning from Run. They are
+	// called in the order of the events of [Elector.Events], one at a time
+	// by the elector's callback goroutine (OnElected is started by it, in a
+	// goroutine of its own), so one that blocks delays the ones after it,
+	// never the elector. docs/notifications.md compares them with the
+	// other paths.
+	//
+	// OnElected is called when a term begins ([EventElected]), in a
+	// goroutine of its own, once the callbacks before it returned,
+	// with a context that lives exactly as long as the term: it is
+	// cancelled when the term ends (Resign, Run's context ending, a panic
+	// in OnElected, or the lease lost), always before the term's validity
+	// ends, with the reason as its cause (context.Cause). Do the leader's
+	// work in it, under that context, and return once it is cancelled:
+	// the term is released, and another candidate can be elected, only
+	// after OnElected returned (or, if it does not, once the validity the
+	// term had when it ended has run out). Returning early does not end
+	// the term; call [Elector.Resign] for that. The elector does not
+	// campaign again while OnElected still runs. The context carries the
+	// term's fencing token for the guards of package fence
+	// (fence.TokenFrom), unless fencing is off (token 0).
+	OnElected func(ctx context.Context, t Term)
+
+	// OnDemoted is called once per term that began, after the term's
+	// context was cancelled, after OnElected returned (or the term's
+	// validity ran out) and after the term was released, with the reason
+	// the term ended: an error matching ErrResigned, ErrCallbackPanicked,
+	// lease.ErrLeaseLost, or the error (and cause) of Run's context when
+	// it ended. It runs in the elector's
+	// callback goroutine, in order with OnLeaderChange; the elector does
+	// not campaign again until it returned.
+	OnDemoted func(t Term, cause error)
+
+	// OnLeaderChange is called for every change of leader the elector
+	// sees ([EventLeaderChanged]), with the new leader, or the zero Holder
+	// (empty Value) when nobody leads; the first call gives the state the
+	// elector saw first. Its own terms are reported by OnElected instead
+	// (the leader is then this elector). When no majority of nodes
+	// answers, the leader is unknown and no call is made. It runs in the
+	// elector's callback goroutine, in the order the changes were seen.
+	OnLeaderChange func(l redlock.Holder)
 }
 
 // withDefaults fills in the defaults of the elector's own fields; c.Lease
@@ -132,7 +129,7 @@ func (c Config) withDefaults() Config {
 }
 
 // Validate reports the first invalid setting, with its value, as an error
-// wrapping redlock.ErrInvalidConfig: the elector's own fields, then
+// wrapping redlock.ErrInvalidArgument: the elector's own fields, then
 // Lease.Validate's. Zero values are valid (they mean defaults). Validate
 // checks the Config alone; [New] also checks the lease's TTL against the
 // client's settings.
@@ -150,4 +147,4 @@ func (c Config) Validate() error {
 
 // errInvalidConfig starts the errors of Validate about the elector's own
 // fields.
-var errInvalidConfig = fmt.Errorf("%w: election.Config", redlock.ErrInvalidConfig)
+var errInvalidConfig = fmt.Errorf("%w: election.Config", redlock.ErrInvalidArgument)

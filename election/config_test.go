@@ -34,10 +34,10 @@ func TestConfigValidate(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			err := tc.cfg.Validate()
-			require.ErrorIs(t, err, redlock.ErrInvalidConfig)
+			require.ErrorIs(t, err, redlock.ErrInvalidArgument)
 			assert.Contains(t, err.Error(), tc.want)
 			_, err = New(&redlock.Client{}, "key", tc.cfg)
-			require.ErrorIs(t, err, redlock.ErrInvalidConfig, "New validates")
+			require.ErrorIs(t, err, redlock.ErrInvalidArgument, "New validates")
 		})
 	}
 	require.NoError(t, Config{}.Validate())
@@ -83,7 +83,7 @@ func TestNewChecksClient(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := New(c, "key", tc.cfg)
-			require.ErrorIs(t, err, redlock.ErrInvalidConfig)
+			require.ErrorIs(t, err, redlock.ErrInvalidArgument)
 			assert.Contains(t, err.Error(), tc.want)
 		})
 	}

@@ -9,12 +9,12 @@
 //
 // Each candidate makes an [Elector] with [New] and calls [Elector.Run],
 // which campaigns until its context ends. The candidate that acquires the
-// election's lease begins a term: Callbacks.OnElected runs, in its own
+// election's lease begins a term: Config.OnElected runs, in its own
 // goroutine, under a context that lives exactly as long as the term; the
 // lease refreshes itself; the others stand by. When the term ends, its
 // context is cancelled first (always before the term's validity ends), the
 // elector waits for OnElected to return, then releases the lease, and only
-// then calls Callbacks.OnDemoted and lets another candidate be elected.
+// then calls Config.OnDemoted and lets another candidate be elected.
 //
 // # Lifecycle of a term
 //
@@ -46,10 +46,10 @@
 //
 // A candidate learns of its terms, and of the leader it sees, two ways
 // that carry the same events in the same order, each once: the
-// [Callbacks], and the [Elector.Events] channel ([Event], of kinds
+// callbacks of its [Config], and the [Elector.Events] channel ([Event], of kinds
 // [EventElected], [EventDemoted] and [EventLeaderChanged]). Standbys that
 // never campaign use observer.Observer.Watch; metrics and logs use the
-// client's redlock.Hooks, which the elector reports the same events to.
+// client's hooks (redlock.Config.Hooks), which the elector reports the same events to.
 // docs/notifications.md says which to use for what.
 //
 // Run's loop runs on the goroutine that called Run. OnDemoted and
@@ -63,7 +63,7 @@
 // a term, releasing it, sending events, or returning from Run (which waits
 // at most StopTimeout for callbacks). [Elector.Events] is a buffered
 // channel that the elector never waits on: events that do not fit are
-// dropped and counted.
+// dropped, each with a warning in the log.
 //
 // # Guarantees
 //

@@ -30,26 +30,24 @@ func TestCallbacksAndEventsInOrder(t *testing.T) {
 	onElected, others := &recorder{}, &recorder{}
 	cfg := unitCfg(t, "solo")
 	var firstCtx context.Context
-	cfg.Callbacks = Callbacks{
-		OnElected: func(ctx context.Context, term Term) {
-			onElected.add(fmt.Sprintf("elected %d", term.Token))
-			if term.Token == 1 {
-				firstCtx = ctx
-			}
-			<-ctx.Done()
-			onElected.add(fmt.Sprintf("ctx done %d: %v", term.Token, context.Cause(ctx)))
-		},
-		OnDemoted: func(term Term, cause error) {
-			others.add(fmt.Sprintf("demoted %d: %v", term.Token, cause))
-			onElected.add(fmt.Sprintf("demoted %d", term.Token))
-		},
-		OnLeaderChange: func(l redlock.Holder) {
-			if l.Value == "" {
-				others.add("leader none")
-				return
-			}
-			others.add(fmt.Sprintf("leader %s (token %d)", l.ID, l.Token))
-		},
+	cfg.OnElected = func(ctx context.Context, term Term) {
+		onElected.add(fmt.Sprintf("elected %d", term.Token))
+		if term.Token == 1 {
+			firstCtx = ctx
+		}
+		<-ctx.Done()
+		onElected.add(fmt.Sprintf("ctx done %d: %v", term.Token, context.Cause(ctx)))
+	}
+	cfg.OnDemoted = func(term Term, cause error) {
+		others.add(fmt.Sprintf("demoted %d: %v", term.Token, cause))
+		onElected.add(fmt.Sprintf("demoted %d", term.Token))
+	}
+	cfg.OnLeaderChange = func(l redlock.Holder) {
+		if l.Value == "" {
+			others.add("leader none")
+			return
+		}
+		others.add(fmt.Sprintf("leader %s (token %d)", l.ID, l.Token))
 	}
 	e := newElector(t, c, "order", cfg)
 	r := start(t, e)
@@ -91,10 +89,10 @@ func TestCallbacksAndEventsInOrder(t *testing.T) {
 	assert.GreaterOrEqual(t, ev.At.Sub(firstAt), cfg.ResignDelay, "stood aside")
 
 	err = r.stop(t)
-	require.ErrorIs(t, err, ErrStopped)
+	require.ErrorIs(t, err, context.Canceled)
 	require.ErrorIs(t, err, context.Canceled)
 	ev = waitEvent(t, e.Events(), wait, kind(EventDemoted))
-	assert.ErrorIs(t, ev.Err, ErrStopped)
+	assert.ErrorIs(t, ev.Err, context.Canceled)
 	for range e.Events() { // closed when Run returned
 	}
 	assert.False(t, e.IsLeader())
@@ -114,8 +112,8 @@ func TestCallbacksAndEventsInOrder(t *testing.T) {
 		"leader none",
 		"demoted 2: election: stopped: context canceled",
 	}, others.get(), "OnLeaderChange and OnDemoted in the order seen; its own terms are OnElected's")
-	assert.Zero(t, e.Dropped())
-	assert.ErrorIs(t, e.Run(context.Background()), ErrAlreadyRun)
+	assert.Zero(t, e.dropped.Load())
+	assert.ErrorIs(t, e.Run(context.Background()), redlock.ErrInvalidArgument, "Run called twice")
 }
 
 // Resign hands over only after OnElected returned: while the old leader's
@@ -127,7 +125,7 @@ func TestResignWaitsForOnElected(t *testing.T) {
 	finish := make(chan struct{})
 	var aReturned time.Time
 	cfgA := unitCfg(t, "a")
-	cfgA.Callbacks.OnElected = func(ctx context.Context, _ Term) {
+	cfgA.OnElected = func(ctx context.Context, _ Term) {
 		<-ctx.Done()
 		close(winding)
 		<-finish // the work winds down
@@ -138,7 +136,7 @@ func TestResignWaitsForOnElected(t *testing.T) {
 
 	cfgB := unitCfg(t, "b")
 	bStarted := make(chan time.Time, 1)
-	cfgB.Callbacks.OnElected = func(ctx context.Context, _ Term) {
+	cfgB.OnElected = func(ctx context.Context, _ Term) {
 		bStarted <- time.Now()
 		<-ctx.Done()
 	}
@@ -190,7 +188,7 @@ func TestBlockingOnElected(t *testing.T) {
 	cfgA := unitCfg(t, "a")
 	cfgA.Lease.TTL = time.Second
 	cfgA.StopTimeout = 50 * time.Millisecond
-	cfgA.Callbacks.OnElected = func(context.Context, Term) { <-unblock }
+	cfgA.OnElected = func(context.Context, Term) { <-unblock }
 	a := start(t, newElector(t, newClient(t, clientCfg, nodes), "blocking", cfgA))
 	waitEvent(t, a.Events(), wait, kind(EventElected))
 	term, ok := a.Term()
@@ -222,7 +220,7 @@ func TestBlockingOnElected(t *testing.T) {
 
 	// Run returns after StopTimeout although OnElected still runs.
 	start := time.Now()
-	require.ErrorIs(t, a.stop(t), ErrStopped)
+	require.ErrorIs(t, a.stop(t), context.Canceled)
 	assert.Less(t, time.Since(start), wait)
 	close(unblock)
 	within(t, wait, func() bool {
@@ -238,19 +236,17 @@ func TestPanickingCallbacks(t *testing.T) {
 	_, nodes := testnodes.Minis(t, 3)
 	cfg := unitCfg(t, "p")
 	causes := make(chan error, 4)
-	cfg.Callbacks = Callbacks{
-		OnElected: func(ctx context.Context, term Term) {
-			if term.Token == 1 {
-				panic("boom")
-			}
-			<-ctx.Done()
-		},
-		OnDemoted: func(_ Term, cause error) {
-			causes <- cause
-			panic("demoted boom")
-		},
-		OnLeaderChange: func(redlock.Holder) { panic("change boom") },
+	cfg.OnElected = func(ctx context.Context, term Term) {
+		if term.Token == 1 {
+			panic("boom")
+		}
+		<-ctx.Done()
 	}
+	cfg.OnDemoted = func(_ Term, cause error) {
+		causes <- cause
+		panic("demoted boom")
+	}
+	cfg.OnLeaderChange = func(redlock.Holder) { panic("change boom") }
 	e := newElector(t, newClient(t, unitClientCfg, nodes), "panics", cfg)
 	r := start(t, e)
 	ev := waitEvent(t, e.Events(), wait, kind(EventDemoted))
@@ -262,8 +258,8 @@ func TestPanickingCallbacks(t *testing.T) {
 
 	ev = waitEvent(t, e.Events(), wait, kind(EventElected))
 	assert.Equal(t, uint64(2), ev.Leader.Token, "re-elected after a panic")
-	require.ErrorIs(t, r.stop(t), ErrStopped)
-	assert.ErrorIs(t, <-causes, ErrStopped)
+	require.ErrorIs(t, r.stop(t), context.Canceled)
+	assert.ErrorIs(t, <-causes, context.Canceled)
 }
 
 // Callbacks that block (OnLeaderChange, OnDemoted) delay only the
@@ -274,17 +270,15 @@ func TestBlockingCallbacksDoNotWedge(t *testing.T) {
 	unblock := make(chan struct{})
 	cfg := unitCfg(t, "w")
 	cfg.StopTimeout = 20 * time.Millisecond
-	cfg.Callbacks = Callbacks{
-		OnLeaderChange: func(redlock.Holder) { <-unblock },
-		OnDemoted:      func(Term, error) { <-unblock },
-	}
+	cfg.OnLeaderChange = func(redlock.Holder) { <-unblock }
+	cfg.OnDemoted = func(Term, error) { <-unblock }
 	e := newElector(t, newClient(t, unitClientCfg, nodes), "wedge", cfg)
 	r := start(t, e)
 	waitEvent(t, e.Events(), wait, kind(EventElected))
 	require.NoError(t, e.Resign(context.Background()))
 	waitEvent(t, e.Events(), wait, kind(EventDemoted))
 	waitEvent(t, e.Events(), wait, kind(EventLeaderChanged))
-	require.ErrorIs(t, r.stop(t), ErrStopped)
+	require.ErrorIs(t, r.stop(t), context.Canceled)
 	close(unblock)
 }
 
@@ -296,14 +290,14 @@ func TestEventsDropped(t *testing.T) {
 	cfg := unitCfg(t, "d")
 	cfg.EventBuffer = 1
 	ccfg := unitClientCfg
-	ccfg.Hooks = h
+	ccfg.Hooks = h.Observe
 	e := newElector(t, newClient(t, ccfg, nodes), "dropped", cfg)
 	r := start(t, e)
 	within(t, wait, e.IsLeader, "elected")
 	require.NoError(t, e.Resign(context.Background()))
 	within(t, wait, e.IsLeader, "elected again")
-	require.ErrorIs(t, r.stop(t), ErrStopped)
-	assert.NotZero(t, e.Dropped())
+	require.ErrorIs(t, r.stop(t), context.Canceled)
+	assert.NotZero(t, e.dropped.Load())
 	assert.Len(t, h.Of(EventElected), 2)
 	assert.Len(t, h.Of(EventDemoted), 2)
 	won := 0

@@ -14,7 +14,7 @@ import (
 )
 
 // Elector is one candidate of the election called name: [Elector.Run]
-// campaigns, and while it leads, runs Callbacks.OnElected under the term's
+// campaigns, and while it leads, runs Config.OnElected under the term's
 // context.
 //
 // An Elector campaigns once: Run may be called once, and returns when its
@@ -28,7 +28,7 @@ type Elector struct {
 	cfg    Config // validated, defaults filled in (those of cfg.Lease too)
 	obs    *observer.Observer
 	log    hclog.Logger
-	hooks  redlock.Hooks // the client's; nil: none
+	hooks  func(redlock.Event) // the client's; nil: none
 
 	h       health // what the health checks read
 	events  chan Event
@@ -78,14 +78,11 @@ func New(client *redlock.Client, name string, cfg Config) (*Elector, error) {
 // OnDemoted), sent just before the callback is queued. A term of this
 // elector is EventElected, not also EventLeaderChanged. The elector never
 // waits for a reader: events that do not fit in its buffer
-// (Config.EventBuffer) are dropped and counted by [Elector.Dropped]. The
+// (Config.EventBuffer) are dropped, each with a warning in the log. The
 // channel is closed when Run returns (never, if Run is not called).
 // docs/notifications.md compares it with the callbacks, an observer's
 // Watch and the Hooks.
 func (e *Elector) Events() <-chan Event { return e.events }
-
-// Dropped returns how many events did not fit in the Events buffer.
-func (e *Elector) Dropped() uint64 { return e.dropped.Load() }
 
 // IsLeader reports whether this elector leads now: a term began, its
 // context has not been cancelled, and its deadline has not passed by the
@@ -141,7 +138,7 @@ func (e *Elector) Resign(ctx context.Context) error {
 func (e *Elector) observe(ev redlock.Event) {
 	if e.hooks != nil {
 		ev.Key, ev.Outcome = e.name, e.client.Internal().Outcome(ev.Err)
-		e.hooks.Observe(ev)
+		e.hooks(ev)
 	}
 }
 

@@ -6,22 +6,14 @@ import (
 )
 
 // Sentinel errors. Errors returned by this package wrap one of them, or an
-// error of the packages below (redlock.ErrInvalidConfig for a bad
-// [Config]; lease.ErrLeaseLost as a demotion cause), so callers
-// test with errors.Is.
+// error of the packages below (redlock.ErrInvalidArgument for a bad
+// [Config] or a second [Elector.Run]; lease.ErrLeaseLost as a demotion
+// cause) or the context's error given to Run, so callers test with
+// errors.Is.
 var (
-	// ErrStopped: Run's context ended. Run returns it joined with the
-	// context's error and cause; a term ended by it reports it as the
-	// demotion cause.
-	ErrStopped = errors.New("election: stopped")
-
 	// ErrResigned: the term was ended by [Elector.Resign] (the demotion
 	// cause).
 	ErrResigned = errors.New("election: resigned")
-
-	// ErrAlreadyRun: [Elector.Run] was called a second time; an Elector
-	// campaigns once (make a new one to campaign again).
-	ErrAlreadyRun = errors.New("election: Run called twice: an Elector campaigns once; make a new one (election.New) to campaign again")
 
 	// ErrCallbackPanicked: OnElected panicked, and the term ended with an
 	// error wrapping it as its cause; its message names the callback and

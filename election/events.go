@@ -44,12 +44,13 @@ type Event struct {
 }
 
 // emit sends ev on the Events channel without ever waiting: a full buffer
-// drops it (counted by Dropped).
+// drops it, with a warning that counts the drops.
 func (e *Elector) emit(ev Event) {
 	ev.At = time.Now()
 	select {
 	case e.events <- ev:
 	default:
-		e.dropped.Add(1)
+		n := e.dropped.Add(1)
+		e.log.Warn("event dropped: the Events channel is full (Config.EventBuffer)", "event", string(ev.Kind), "dropped", n)
 	}
 }

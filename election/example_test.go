@@ -33,14 +33,12 @@ func Example() {
 	}
 	defer client.Close()
 	_ = client.Bootstrap(ctx) // brand-new nodes: no quarantine to wait for
-	e, _ := election.New(client, "reports/leader", election.Config{Lease: lease.Config{ID: "worker-1"}, Callbacks: election.Callbacks{
-		OnElected: func(ctx context.Context, t election.Term) {
-			fmt.Println("leading with token", t.Token) // pass t.Token to the store it writes
-			stop()                                     // here the service shuts down at once...
-			<-ctx.Done()                               // ...and its work ends with the term
-		},
-		OnDemoted: func(_ election.Term, cause error) { fmt.Println("demoted:", errors.Is(cause, election.ErrStopped)) },
-	}})
+	e, _ := election.New(client, "reports/leader", election.Config{Lease: lease.Config{ID: "worker-1"}, OnElected: func(ctx context.Context, t election.Term) {
+		fmt.Println("leading with token", t.Token) // pass t.Token to the store it writes
+		stop()                                     // here the service shuts down at once...
+		<-ctx.Done()                               // ...and its work ends with the term
+	},
+		OnDemoted: func(_ election.Term, cause error) { fmt.Println("demoted:", errors.Is(cause, context.Canceled)) }})
 	fmt.Println("run:", e.Run(ctx))
 	// Output:
 	// leading with token 1

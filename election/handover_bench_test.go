@@ -45,7 +45,7 @@ func newBenchCluster(b *testing.B, cfg Config, crash bool) *benchCluster {
 		client := newClient(b, redlock.Config{Logger: hclog.NewNullLogger()}, realNodes(b, addrs))
 		c := cfg
 		c.Lease.ID = fmt.Sprintf("c%d", i)
-		c.Callbacks.OnElected = func(ctx context.Context, t Term) {
+		c.OnElected = func(ctx context.Context, t Term) {
 			bc.elected <- started{t, time.Now()}
 			<-ctx.Done()
 		}

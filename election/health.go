@@ -101,7 +101,7 @@ func (e *Elector) Healthy(tolerance time.Duration) error {
 	}
 	if silent := time.Since(since); silent > e.cfg.Lease.TTL+tolerance {
 		return fmt.Errorf("%w: %q: no majority of nodes (%d of %d) has answered for %s (TTL %s, tolerance %s)",
-			ErrUnhealthy, e.name, e.client.Internal().Quorum(), len(e.client.Nodes()), silent.Round(time.Millisecond), e.cfg.Lease.TTL, tolerance)
+			ErrUnhealthy, e.name, e.client.Internal().Quorum(), len(e.client.Internal().Nodes()), silent.Round(time.Millisecond), e.cfg.Lease.TTL, tolerance)
 	}
 	return nil
 }

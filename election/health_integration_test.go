@@ -65,7 +65,7 @@ func TestHealthRunReturned(t *testing.T) {
 	waitEvent(t, e.Events(), wait, kind(EventElected))
 	code, _ = probeOf(ready)
 	assert.Equal(t, http.StatusOK, code)
-	require.ErrorIs(t, r.stop(t), ErrStopped)
+	require.ErrorIs(t, r.stop(t), context.Canceled)
 	for _, h := range []http.Handler{ready, live} {
 		code, body = probeOf(h)
 		assert.Equal(t, http.StatusServiceUnavailable, code)

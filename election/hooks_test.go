@@ -23,7 +23,7 @@ func TestHooks(t *testing.T) {
 	ms, nodes := testnodes.Minis(t, 5)
 	h := &hookstest.Recorder{}
 	ccfg := unitClientCfg
-	ccfg.Hooks = h
+	ccfg.Hooks = h.Observe
 	cfg := unitCfg(t, "h")
 	cfg.Lease.TTL = 2 * time.Second
 	e := newElector(t, newClient(t, ccfg, nodes), "hooks", cfg)
@@ -62,7 +62,7 @@ func TestHooks(t *testing.T) {
 	nodeErrs := h.Of(redlock.EventNodeError)
 	require.NotEmpty(t, nodeErrs, "the closed nodes' errors are reported")
 	assert.NotEmpty(t, nodeErrs[0].Node)
-	require.ErrorIs(t, r.stop(t), ErrStopped)
+	require.ErrorIs(t, r.stop(t), context.Canceled)
 }
 
 func TestHealthCheck(t *testing.T) {
@@ -73,7 +73,7 @@ func TestHealthCheck(t *testing.T) {
 	cfg := unitCfg(t, "hc")
 	cfg.Lease.TTL = time.Second
 	cfg.StopTimeout = time.Millisecond
-	cfg.Callbacks.OnElected = func(context.Context, Term) { <-unblock }
+	cfg.OnElected = func(context.Context, Term) { <-unblock }
 	e := newElector(t, newClient(t, clientCfg, nodes), "health", cfg)
 	h := HealthCheck(e, 0)
 	get := func() (int, string) {
@@ -93,6 +93,6 @@ func TestHealthCheck(t *testing.T) {
 	code, body = get()
 	assert.Equal(t, http.StatusServiceUnavailable, code)
 	assert.Contains(t, body, "OnElected of term 1 still runs")
-	require.ErrorIs(t, r.stop(t), ErrStopped)
+	require.ErrorIs(t, r.stop(t), context.Canceled)
 	close(unblock)
 }

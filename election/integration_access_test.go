@@ -45,5 +45,5 @@ func TestRunEndsOnAccessDenied(t *testing.T) {
 	assert.NoError(t, rctx.Err(), "Run returned on its own, not at its context's end: %v", err)
 	assert.Contains(t, err.Error(), "WRONGPASS")
 	// An Elector campaigns once: a second Run says so at once.
-	assert.ErrorIs(t, e.Run(rctx), ErrAlreadyRun)
+	assert.ErrorIs(t, e.Run(rctx), redlock.ErrInvalidArgument, "Run called twice")
 }

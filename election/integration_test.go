@@ -63,7 +63,7 @@ func watchAll(t testing.TB, ctx context.Context, o *observer.Observer) *seen {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		for ev := range w.C() {
+		for ev := range w {
 			s.mu.Lock()
 			switch {
 			case ev.Err != nil:
@@ -149,11 +149,12 @@ func TestIntegrationManyTerms(t *testing.T) {
 	clientCfg := redlock.Config{NodeTimeout: 250 * time.Millisecond}
 	h := newHistory()
 	cfgFor := func(id string) Config {
-		return Config{
+		c := Config{
 			Lease: lease.Config{ID: id, TTL: time.Second, RenewInterval: 300 * time.Millisecond, SafetyMargin: 200 * time.Millisecond,
 				RetryDelay: 50 * time.Millisecond, Logger: testLogger(t)},
-			Callbacks: h.callbacks(id, nil),
 		}
+		h.record(&c, id, nil)
+		return c
 	}
 
 	var members []*member
@@ -207,7 +208,7 @@ func TestIntegrationManyTerms(t *testing.T) {
 			}
 		case i%5 == 4: // the leader's process stops: cancel Run, start afresh
 			stops++
-			require.ErrorIs(t, m.run.stop(t), ErrStopped)
+			require.ErrorIs(t, m.run.stop(t), context.Canceled)
 			m.run = start(t, newElector(t, m.client, "many", cfgFor(m.id)))
 		default:
 			resigns++
@@ -215,7 +216,7 @@ func TestIntegrationManyTerms(t *testing.T) {
 		}
 	}
 	for _, m := range members {
-		require.ErrorIs(t, m.run.stop(t), ErrStopped)
+		require.ErrorIs(t, m.run.stop(t), context.Canceled)
 	}
 	// With a majority of servers frozen, observers say "unknown", not the
 	// last leader and not "no leader".

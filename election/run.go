@@ -14,11 +14,11 @@ import (
 )
 
 // Run campaigns until ctx ends, and returns why it stopped: an error
-// matching [ErrStopped] joined with ctx's error and cause when ctx ended;
-// an error matching redlock.ErrClosed when the client was closed; an error
-// that redlock.IsFinal reports (redlock.ErrInvalidArgument,
-// redlock.ErrAccessDenied, ...), or one matching redlock.ErrInvalidConfig,
-// when the nodes refuse the election's key for good; [ErrAlreadyRun] when Run was
+// matching ctx's error and its cause ("election: stopped: context
+// canceled") when ctx ended; an error matching redlock.ErrClosed when the
+// client was closed; an error that redlock.IsFinal reports
+// (redlock.ErrAccessDenied, ...) when the nodes refuse the election's key
+// for good; an error matching redlock.ErrInvalidArgument when Run was
 // called before. Run never returns nil.
 //
 // While it runs, the elector is a standby or the leader. A standby tries
@@ -37,7 +37,7 @@ import (
 // Config.StopTimeout, and closes the Events channel.
 func (e *Elector) Run(ctx context.Context) error {
 	if !e.started.CompareAndSwap(false, true) {
-		return ErrAlreadyRun
+		return fmt.Errorf("%w: election: Run called twice: an Elector campaigns once; make a new one (election.New) to campaign again", redlock.ErrInvalidArgument)
 	}
 	defer close(e.events)
 	e.h.runStarted()
@@ -86,7 +86,7 @@ func (e *Elector) campaign(ctx context.Context, d *dispatcher) error {
 
 // stopped is the error of a campaign whose ctx ended.
 func stopped(ctx context.Context) error {
-	return fmt.Errorf("%w: %w", ErrStopped, ctxErr(ctx))
+	return fmt.Errorf("election: stopped: %w", ctxErr(ctx))
 }
 
 // ctxErr is ctx.Err(), joined with its cause when that says more, on one
@@ -136,7 +136,7 @@ func (c *candidate) begin(t *term) {
 	c.own(t)
 	e.observe(redlock.Event{Kind: EventElected, Token: t.Token})
 	e.emit(Event{Kind: EventElected, Leader: t.Holder, Term: t.Term})
-	f := e.cfg.Callbacks.OnElected
+	f := e.cfg.OnElected
 	if f == nil {
 		close(t.elected)
 		return
@@ -182,7 +182,7 @@ func (c *candidate) handover(t *term, cause error) {
 
 	e.observe(redlock.Event{Kind: EventDemoted, Token: t.Token, Duration: time.Since(t.Start), Err: cause})
 	e.emit(Event{Kind: EventDemoted, Leader: t.Holder, Term: t.Term, Err: cause})
-	f := e.cfg.Callbacks.OnDemoted
+	f := e.cfg.OnDemoted
 	c.d.push(func() {
 		defer close(t.demoted)
 		if f != nil {

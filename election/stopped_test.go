@@ -10,15 +10,13 @@ import (
 
 // Run's error when its context was cancelled with a cause is one line
 // (#32: errors.Join printed "context canceled\nterminated signal
-// received"), and errors.Is finds ErrStopped, the context's error and the
-// cause.
+// received"), and errors.Is finds the context's error and the cause.
 func TestStoppedErrorOneLine(t *testing.T) {
 	cause := errors.New("terminated signal received")
 	ctx, cancel := context.WithCancelCause(context.Background())
 	cancel(cause)
 	err := stopped(ctx)
 	assert.Equal(t, "election: stopped: context canceled: terminated signal received", err.Error())
-	assert.ErrorIs(t, err, ErrStopped)
 	assert.ErrorIs(t, err, context.Canceled)
 	assert.ErrorIs(t, err, cause)
 }

@@ -2,7 +2,6 @@ package fence_test
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -78,18 +77,16 @@ func ExampleTokenFrom() {
 		panic(err)
 	}
 	g := fence.NewRedis(rc)
-	e, err := election.New(client, "example/leader", election.Config{Callbacks: election.Callbacks{
-		OnElected: func(ctx context.Context, t election.Term) {
-			token, ok := fence.TokenFrom(ctx)
-			fmt.Println("context carries the term's token:", ok && token == t.Token)
-			fmt.Println("write:", g.Set(ctx, "report", token, "done", 0))
-			stop()
-		},
+	e, err := election.New(client, "example/leader", election.Config{OnElected: func(ctx context.Context, t election.Term) {
+		token, ok := fence.TokenFrom(ctx)
+		fmt.Println("context carries the term's token:", ok && token == t.Token)
+		fmt.Println("write:", g.Set(ctx, "report", token, "done", 0))
+		stop()
 	}})
 	if err != nil {
 		panic(err)
 	}
-	if err := e.Run(ctx); !errors.Is(err, election.ErrStopped) {
+	if err := e.Run(ctx); ctx.Err() == nil {
 		fmt.Println(err)
 	}
 	// Output:

@@ -11,7 +11,7 @@ import (
 type tokenKey struct{}
 
 // WithToken returns a copy of ctx that carries token (see [TokenFrom]).
-// The election sets it on every term's context (election.Callbacks
+// The election sets it on every term's context (election.Config
 // OnElected), so that code running in the term passes it to a guard
 // without copying it by hand. A zero token is not stored: TokenFrom then
 // reports none.

@@ -32,11 +32,11 @@ import (
 // ends first, the error joins the last attempt's error (matching
 // redlock.ErrNotAcquired, with every node's answer) and ctx.Err() (and its
 // cause, when there is one). Errors that a retry cannot cure end the wait
-// at once: an invalid Config (redlock.ErrInvalidConfig), an empty key or nil client
+// at once: an invalid Config (redlock.ErrInvalidArgument), an empty key or nil client
 // (redlock.ErrInvalidArgument), a closed client (redlock.ErrClosed).
 //
 // The lease is bound to ctx: when ctx is cancelled after acquisition, the
-// lease ends (its Err is context.Cause(ctx)) and its keys are released.
+// lease ends (the cause of [Lease.Context] is context.Cause(ctx)) and its keys are released.
 // To bound only the wait, give Acquire a context that is cancelled only
 // when the wait runs too long: e.g. ctx, cancel := context.WithCancel(parent);
 // t := time.AfterFunc(maxWait, cancel); l, err := Acquire(ctx, ...); and if
@@ -119,7 +119,7 @@ func prepare(client *redlock.Client, key string, cfg Config) (*acquirer, error) 
 		fields: notice.EncodeHolder(cfg.ID, cfg.Metadata), channel: notice.Channel(key),
 		retry: backoff.Exp{Base: cfg.RetryDelay}}
 	a.opts = []redlock.AcquireOption{
-		redlock.WithValue(func(nonce string) string { return notice.EncodeValue(nonce, a.fields) }),
+		redlockx.Value(func(nonce string) string { return notice.EncodeValue(nonce, a.fields) }),
 		redlockx.ReleaseNotice(a.channel, notice.Message{Kind: notice.Released}.Encode()),
 		// Refreshes wait up to RetryInterval for a majority (scheduler.go).
 		redlockx.ExtendWait(cfg.RetryInterval),

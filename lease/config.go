@@ -54,9 +54,9 @@ type Config struct {
 
 	// SafetyMargin is how long before its validity ends ([Lease.ValidUntil],
 	// already net of redlock's drift allowance) the lease gives up: at
-	// ValidUntil - SafetyMargin, by a local timer, [Lease.Done] closes and
-	// [Lease.Held] turns false. It is the holder's time to notice and stop
-	// acting (a goroutine that checks Done between steps, a write already in
+	// ValidUntil - SafetyMargin, by a local timer, [Lease.Context] is
+	// cancelled and [Lease.Held] turns false. It is the holder's time to
+	// notice and stop acting (a goroutine that checks the context between steps, a write already in
 	// flight, a GC pause) while the keys are still ours on the nodes, so
 	// that nobody else can hold the lease until the holder has stopped.
 	// RenewInterval + SafetyMargin must be below TTL - drift. Default:
@@ -91,8 +91,8 @@ type Config struct {
 
 // Resolve returns c as [Acquire] uses it with client: every default
 // filled in (the Logger is the client's unless one is set), or the first
-// reason Acquire would refuse it (an error wrapping redlock.ErrInvalidConfig
-// that names the values, or redlock.ErrInvalidArgument for a nil client).
+// reason Acquire would refuse it (an error wrapping
+// redlock.ErrInvalidArgument that names the values, or the nil client).
 // Validate checks c alone; Resolve also checks it against the client's
 // settings (MaxTTL, NodeTimeout, drift). election.New resolves its lease's
 // Config with it, so that a bad one fails New rather than every campaign.
@@ -199,7 +199,7 @@ func (c Config) validateFor(client *redlock.Client) error {
 	c = c.withDefaults()
 	cc := client.Config()
 	if p := lockrule.TTLProblem(c.TTL, cc.NodeTimeout, cc.MaxTTL, cc.DriftFactor); p != "" {
-		return fmt.Errorf("%w: TTL does not suit the client: %w", errInvalidConfig, fmt.Errorf("%w: %s", redlock.ErrInvalidArgument, p))
+		return fmt.Errorf("%w: TTL does not suit the client: %s", errInvalidConfig, p)
 	}
 	if drift := lockrule.Drift(c.TTL, cc.DriftFactor); c.RenewInterval+c.SafetyMargin >= c.TTL-drift {
 		return fmt.Errorf("%w: RenewInterval + SafetyMargin (%s + %s) must be below TTL - drift (%s - %s): the lease would end before its first refresh",

@@ -56,7 +56,7 @@ func TestConfigValidate(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			err := tc.cfg.Validate()
-			require.ErrorIs(t, err, redlock.ErrInvalidConfig)
+			require.ErrorIs(t, err, redlock.ErrInvalidArgument)
 			assert.Contains(t, err.Error(), tc.want)
 		})
 	}
@@ -67,14 +67,14 @@ func TestValidateForClient(t *testing.T) {
 	c := newClient(t, redlock.Config{NodeTimeout: 100 * time.Millisecond, MaxTTL: 20 * time.Second}, nodes)
 	require.NoError(t, Config{}.validateFor(c))
 	err := Config{TTL: 30 * time.Second}.validateFor(c)
-	require.ErrorIs(t, err, redlock.ErrInvalidConfig)
+	require.ErrorIs(t, err, redlock.ErrInvalidArgument)
 	require.ErrorIs(t, err, redlock.ErrInvalidArgument, "redlock's own TTL rule, called")
-	assert.EqualError(t, err, "redlock: invalid config: lease.Config: TTL does not suit the client: redlock: invalid argument: TTL (30s) is above MaxTTL (20s)")
+	assert.EqualError(t, err, "redlock: invalid argument: lease.Config: TTL does not suit the client: TTL (30s) is above MaxTTL (20s)")
 	err = Config{TTL: 204 * time.Millisecond}.validateFor(c)
-	require.ErrorIs(t, err, redlock.ErrInvalidConfig)
+	require.ErrorIs(t, err, redlock.ErrInvalidArgument)
 	assert.Contains(t, err.Error(), "TTL (204ms) must exceed NodeTimeout*2 + drift (204.04ms)")
 	err = Config{TTL: -time.Second}.validateFor(c)
-	require.ErrorIs(t, err, redlock.ErrInvalidConfig, "Validate's own checks come first")
+	require.ErrorIs(t, err, redlock.ErrInvalidArgument, "Validate's own checks come first")
 	assert.Contains(t, err.Error(), "TTL (-1s)")
 	require.ErrorIs(t, Config{}.validateFor(nil), redlock.ErrInvalidArgument)
 }

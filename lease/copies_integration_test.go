@@ -28,7 +28,7 @@ func TestIntegrationLostCopyWarnsOnce(t *testing.T) {
 	rig := redistest.StartRig(t, 3, redistest.RigOptions{})
 	logs := &testnodes.LogBuffer{T: t}
 	h := &hookstest.Recorder{}
-	c := newClient(t, redlock.Config{NodeTimeout: 200 * time.Millisecond, Hooks: h,
+	c := newClient(t, redlock.Config{NodeTimeout: 200 * time.Millisecond, Hooks: h.Observe,
 		Logger: hclog.New(&hclog.LoggerOptions{Level: hclog.Info, Output: logs})}, rig.Nodes)
 	t.Cleanup(rig.Heal)
 	cfg := Config{TTL: 2 * time.Second, RenewInterval: 100 * time.Millisecond, RetryInterval: 50 * time.Millisecond}

@@ -36,12 +36,11 @@
 // local timer, unless a refresh succeeded before: it never waits for a
 // reply to decide that time is up, and a refresh that succeeds later does
 // not bring it back. It also ends as soon as a majority of nodes reports the
-// keys are no longer ours. Then [Lease.Done] closes, [Lease.Context] is
-// cancelled, [Lease.Err] and context.Cause(Context()) are an error
-// matching [ErrLeaseLost] that says why, and the keys are deleted in the
+// keys are no longer ours. Then [Lease.Context] is cancelled, with
+// context.Cause(Context()) an error matching [ErrLeaseLost] that says why, and the keys are deleted in the
 // background. [Lease.Held] checks the deadline itself on every call, so it
 // turns false on time even if the scheduler is late; the deadline timer is
-// the lease's own, so Done closes on time too.
+// the lease's own, so the context is cancelled on time too.
 //
 // Release. [Lease.Release] ends the lease with [ErrReleased], takes it out
 // of the scheduler, then deletes the keys on every node (publishing a
@@ -51,7 +50,7 @@
 //
 // # Guarantees
 //
-// While Held is true (and while Done is open, up to the moment the timer
+// While Held is true (and while the lease's Context is not cancelled, up to the moment the timer
 // fires), no other client of the same nodes holds the key, under redlock's
 // assumptions (clocks advancing at nearly the same rate, a process pause
 // shorter than the drift allowance plus SafetyMargin; see package redlock).

@@ -13,7 +13,7 @@ var (
 	// ErrLeaseLost: the lease ended before it was released, because it
 	// could not be refreshed before its local deadline (ValidUntil minus
 	// SafetyMargin), or because a majority of nodes no longer held it. The
-	// error returned by [Lease.Err] wraps it together with the reason,
+	// cause of [Lease.Context] (context.Cause) wraps it together with the reason,
 	// usually the last refresh error (a *redlock.QuorumError).
 	ErrLeaseLost = errors.New("lease: lost")
 
@@ -24,6 +24,6 @@ var (
 // Errors of redlock that this package returns: [Acquire] and [TryAcquire]
 // fail with redlock.ErrNotAcquired when they did not get the lease, and an
 // invalid [Config] is reported as an error wrapping
-// redlock.ErrInvalidConfig that starts "lease.Config:" and names the bad
+// redlock.ErrInvalidArgument that starts "lease.Config:" and names the bad
 // values.
-var errInvalidConfig = fmt.Errorf("%w: lease.Config", redlock.ErrInvalidConfig)
+var errInvalidConfig = fmt.Errorf("%w: lease.Config", redlock.ErrInvalidArgument)

@@ -73,7 +73,7 @@ func Example() {
 	if err := l.Release(ctx); err != nil {
 		log.Fatal(err)
 	}
-	fmt.Println("after release:", l.Held(), l.Err())
+	fmt.Println("after release:", l.Held(), context.Cause(l.Context()))
 	// Output:
 	// held: true token: 1
 	// work: <nil>

@@ -14,9 +14,9 @@ import (
 )
 
 // Lease is a lock on a key held on a majority of Redis nodes, refreshed by
-// its own goroutine, that tells its holder when it ends: [Lease.Done] closes
-// and [Lease.Context] is cancelled, with the reason in [Lease.Err], no later
-// than ValidUntil - SafetyMargin by the local monotonic clock.
+// its own goroutine, that tells its holder when it ends: [Lease.Context] is
+// cancelled, with the reason as its cause (context.Cause), no later than
+// ValidUntil - SafetyMargin by the local monotonic clock.
 //
 // A Lease is obtained from [Acquire] or [TryAcquire] and ends once, for
 // good: it is lost (ErrLeaseLost), released ([Lease.Release], ErrReleased),
@@ -35,8 +35,7 @@ type Lease struct {
 	renew, retry, margin time.Duration
 
 	// ctx is the lease's context; it is cancelled, with the reason as its
-	// cause, exactly when the lease ends, and its Done channel is the
-	// lease's Done channel.
+	// cause, exactly when the lease ends.
 	ctx    context.Context
 	cancel context.CancelCauseFunc
 
@@ -85,32 +84,14 @@ func (l *Lease) Holder() redlock.Holder {
 // (a long pause, a clock running slow). 0 when the client has fencing off.
 func (l *Lease) Token() uint64 { return l.lock.Token() }
 
-// Done returns a channel that is closed when the lease ends (lost,
-// released, or its context ended). It is the Done channel of
-// [Lease.Context].
-func (l *Lease) Done() <-chan struct{} { return l.ctx.Done() }
-
-// Context returns a context that is cancelled when the lease ends, with the
-// same error as [Lease.Err] as its cause (context.Cause). Work done on
-// behalf of the lease should run under it.
+// Context returns a context that is cancelled when the lease ends, no
+// later than ValidUntil - SafetyMargin: its Done channel closes then, and
+// its cause (context.Cause) says why, for good: an error matching
+// ErrLeaseLost (wrapping the reason, such as the last refresh error),
+// ErrReleased, or the cause of the context given to [Acquire]
+// (context.Canceled, context.DeadlineExceeded, or a custom cause). Work
+// done on behalf of the lease should run under it.
 func (l *Lease) Context() context.Context { return l.ctx }
-
-// Err returns nil while the lease lasts, then why it ended: an error
-// matching ErrLeaseLost (wrapping the reason, such as the last refresh
-// error), ErrReleased, or the cause of the context given to [Acquire]
-// (context.Canceled, context.DeadlineExceeded, or a custom cause).
-// Once non-nil it does not change, and it equals context.Cause of
-// [Lease.Context].
-func (l *Lease) Err() error {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.err != nil {
-		return l.err
-	}
-	// The parent context ended and the refresh goroutine has not recorded
-	// it yet: the cause is what it will record.
-	return context.Cause(l.ctx)
-}
 
 // ValidUntil returns the local deadline of the lock under the lease, on the
 // monotonic clock: the start of the last successful acquire or refresh +
@@ -135,7 +116,8 @@ func (l *Lease) deadlineLocked() time.Time { return l.validUntil.Add(-l.margin) 
 // Held reports whether the lease is still held. It checks the deadline on
 // every call, by the local clock: it is false from ValidUntil - SafetyMargin on, even
 // if the refresh goroutine has not run yet, and false for good once the
-// lease has ended. Check it (or Done) before every action the lease guards.
+// lease has ended. Check it (or the Context's Done) before every action
+// the lease guards.
 func (l *Lease) Held() bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -170,8 +152,8 @@ func (l *Lease) Release(ctx context.Context) error {
 }
 
 // end ends the lease with cause, unless it has ended already. The first
-// cancellation wins (ours or the parent context's), and Err records the
-// cause that won, so Err always equals context.Cause(l.ctx).
+// cancellation wins (ours or the parent context's), and l.err records the
+// cause that won, so it always equals context.Cause(l.ctx).
 //
 // The first end starts ended, in a goroutine of its own: whoever ends the
 // lease (a timer, the scheduler, Release) never waits for the keys'

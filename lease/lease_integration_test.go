@@ -55,17 +55,17 @@ func TestIntegrationPausedMajorityEndsLeaseBeforeValidity(t *testing.T) {
 	}
 	var ended time.Time
 	select {
-	case <-l.Done():
+	case <-l.Context().Done():
 		ended = time.Now()
 	case <-time.After(2 * cfg.TTL):
 		t.Fatalf("the lease did not end with a majority frozen (Held=%v, deadline in %s)", l.Held(), time.Until(l.deadline()))
 	}
-	require.ErrorIs(t, l.Err(), ErrLeaseLost)
+	require.ErrorIs(t, context.Cause(l.Context()), ErrLeaseLost)
 	validUntil, deadline := l.ValidUntil(), l.deadline()
 	assert.True(t, ended.Before(validUntil), "Done closed %s after ValidUntil", ended.Sub(validUntil))
 	assert.False(t, ended.Before(deadline), "Done closed %s before ValidUntil - SafetyMargin", deadline.Sub(ended))
 	assert.False(t, l.Held())
-	t.Logf("Done closed %s after the deadline, %s before ValidUntil: %v", ended.Sub(deadline), validUntil.Sub(ended), l.Err())
+	t.Logf("Done closed %s after the deadline, %s before ValidUntil: %v", ended.Sub(deadline), validUntil.Sub(ended), context.Cause(l.Context()))
 
 	// The keys were deleted in the background where servers answer.
 	require.Equal(t, "release", quorumOp(l.Release(ctx)), "the frozen servers could not be reached")
@@ -113,8 +113,8 @@ func TestIntegrationMinorityDownKeepsLease(t *testing.T) {
 	last := l.ValidUntil()
 	for k := range refreshes {
 		select {
-		case <-l.Done():
-			t.Fatalf("lease lost after %d refreshes with a minority down: %v", k, l.Err())
+		case <-l.Context().Done():
+			t.Fatalf("lease lost after %d refreshes with a minority down: %v", k, context.Cause(l.Context()))
 		default:
 		}
 		require.Eventually(t, func() bool { return l.ValidUntil().After(last) }, cfg.TTL, time.Millisecond,
@@ -122,12 +122,12 @@ func TestIntegrationMinorityDownKeepsLease(t *testing.T) {
 		last = l.ValidUntil()
 		require.True(t, l.Held())
 	}
-	require.NoError(t, l.Err())
+	require.NoError(t, context.Cause(l.Context()))
 
 	// Release returns once a majority deleted the keys; every server that
 	// answers ends up without them.
 	require.NoError(t, l.Release(ctx))
-	require.ErrorIs(t, l.Err(), ErrReleased)
+	require.ErrorIs(t, context.Cause(l.Context()), ErrReleased)
 	for i := 2; i < 5; i++ {
 		require.Eventually(t, func() bool {
 			n, err := nodes[i].Exists(ctx, "minority").Result()

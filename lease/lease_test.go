@@ -24,7 +24,7 @@ func TestAcquireReleaseTwice(t *testing.T) {
 
 	assert.Equal(t, "twice", l.Holder().Key)
 	assert.True(t, l.Held())
-	assert.NoError(t, l.Err())
+	assert.NoError(t, context.Cause(l.Context()))
 	assert.Equal(t, uint64(1), l.Token())
 	h := l.Holder()
 	assert.Equal(t, "worker-7", h.ID)
@@ -40,10 +40,10 @@ func TestAcquireReleaseTwice(t *testing.T) {
 
 	require.NoError(t, l.Release(ctx))
 	require.NoError(t, l.Release(ctx), "releasing twice is fine")
-	assert.ErrorIs(t, l.Err(), ErrReleased)
+	assert.ErrorIs(t, context.Cause(l.Context()), ErrReleased)
 	assert.ErrorIs(t, context.Cause(l.Context()), ErrReleased)
 	assert.False(t, l.Held())
-	assert.True(t, closed(l.Done()))
+	assert.True(t, closed(l.Context().Done()))
 	testnodes.WaitValue(t, ms, "twice", "")
 
 	cancelled, cancel := context.WithCancel(ctx)
@@ -71,8 +71,8 @@ func TestReleaseRacesRefresh(t *testing.T) {
 		first := l.ValidUntil()
 		for l.ValidUntil().Equal(first) {
 			select {
-			case <-l.Done():
-				t.Fatalf("lease ended: %v", l.Err())
+			case <-l.Context().Done():
+				t.Fatalf("lease ended: %v", context.Cause(l.Context()))
 			case <-time.After(time.Millisecond):
 			}
 		}
@@ -80,13 +80,13 @@ func TestReleaseRacesRefresh(t *testing.T) {
 		errs := make([]error, 8)
 		for j := range errs {
 			wg.Go(func() { errs[j] = l.Release(ctx) })
-			wg.Go(func() { _, _, _, _ = l.Held(), l.Err(), l.ValidUntil(), l.deadline() })
+			wg.Go(func() { _, _, _, _ = l.Held(), context.Cause(l.Context()), l.ValidUntil(), l.deadline() })
 		}
 		wg.Wait()
 		for _, err := range errs {
 			require.NoError(t, err)
 		}
-		require.ErrorIs(t, l.Err(), ErrReleased)
+		require.ErrorIs(t, context.Cause(l.Context()), ErrReleased)
 		require.False(t, l.Held())
 		testnodes.WaitValue(t, ms, key, "") // a refresh in flight cannot bring it back: extends never create keys
 	}
@@ -115,7 +115,7 @@ func TestAcquireArguments(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := Acquire(ctx, c, "k", tc.cfg)
-			require.ErrorIs(t, err, redlock.ErrInvalidConfig)
+			require.ErrorIs(t, err, redlock.ErrInvalidArgument)
 			assert.Contains(t, err.Error(), tc.want)
 		})
 	}

@@ -1,6 +1,7 @@
 package lease
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"time"
@@ -115,7 +116,7 @@ func (l *Lease) ended() {
 		stop()
 	}
 	l.sched.unschedule(l)
-	err := l.Err()
+	err := context.Cause(l.ctx)
 	switch {
 	case errors.Is(err, ErrReleased):
 		return // Release deletes the keys itself
@@ -134,7 +135,7 @@ func (l *Lease) ended() {
 func (l *Lease) reportLost(err error) {
 	l.log.Warn("lease lost", "key", l.key(), "token", l.Token(), "error", err)
 	if h := l.client.Config().Hooks; h != nil {
-		h.Observe(redlock.Event{Kind: redlock.EventLost, Key: l.key(), Token: l.Token(), Err: err, Outcome: l.client.Internal().Outcome(err)})
+		h(redlock.Event{Kind: redlock.EventLost, Key: l.key(), Token: l.Token(), Err: err, Outcome: l.client.Internal().Outcome(err)})
 	}
 }
 

@@ -295,10 +295,10 @@ func (r *scaleRun) lost() (int, error) {
 	var first error
 	for _, l := range r.leases {
 		select {
-		case <-l.Done():
+		case <-l.Context().Done():
 			lost++
 			if first == nil {
-				first = l.Err()
+				first = context.Cause(l.Context())
 			}
 		default:
 		}

@@ -73,13 +73,13 @@ func TestStalledSchedulerDoesNotDelayLoss(t *testing.T) {
 		at(deadline.Add(-time.Nanosecond))
 		for _, l := range ls {
 			require.True(t, l.Held())
-			require.False(t, closed(l.Done()))
+			require.False(t, closed(l.Context().Done()))
 		}
 		at(deadline)
 		for _, l := range ls {
-			require.True(t, closed(l.Done()), "Done must close at the deadline, with the scheduler stalled")
+			require.True(t, closed(l.Context().Done()), "Done must close at the deadline, with the scheduler stalled")
 			require.False(t, l.Held())
-			require.ErrorIs(t, l.Err(), ErrLeaseLost)
+			require.ErrorIs(t, context.Cause(l.Context()), ErrLeaseLost)
 		}
 		assert.Equal(t, tTTL-drift(c, tTTL)-tMargin, time.Since(start))
 		for _, m := range ms { // released at once, not left to expire
@@ -91,7 +91,7 @@ func TestStalledSchedulerDoesNotDelayLoss(t *testing.T) {
 		synctest.Wait()
 		for _, l := range ls {
 			require.False(t, l.Held())
-			require.ErrorIs(t, l.Err(), ErrLeaseLost)
+			require.ErrorIs(t, context.Cause(l.Context()), ErrLeaseLost)
 			require.Equal(t, deadline, l.deadline())
 		}
 		for _, m := range ms {

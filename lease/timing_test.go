@@ -70,7 +70,7 @@ func TestRenewSchedule(t *testing.T) {
 			require.Equal(t, time.Duration(k)*tRenew+validity, l.ValidUntil().Sub(start), "refresh %d not at %s", k, renewAt.Sub(start))
 			require.True(t, l.Held())
 		}
-		require.NoError(t, l.Err())
+		require.NoError(t, context.Cause(l.Context()))
 	})
 }
 
@@ -98,30 +98,30 @@ func TestRetryEveryRetryIntervalThenLost(t *testing.T) {
 			require.Equal(t, before+1, healthy.Scripts(), "no refresh at %s", attempt.Sub(start))
 			n++
 			require.True(t, l.Held())
-			require.False(t, closed(l.Done()))
+			require.False(t, closed(l.Context().Done()))
 		}
 		assert.Equal(t, 10, n, "1 refresh and 9 retries fit before the deadline")
 
 		// The lease ends at ValidUntil - SafetyMargin, not a moment later.
 		at(deadline.Add(-time.Nanosecond))
 		require.True(t, l.Held())
-		require.False(t, closed(l.Done()))
-		require.NoError(t, l.Err())
+		require.False(t, closed(l.Context().Done()))
+		require.NoError(t, context.Cause(l.Context()))
 		at(deadline)
 		require.False(t, l.Held())
-		require.True(t, closed(l.Done()), "Done must close at ValidUntil - SafetyMargin")
+		require.True(t, closed(l.Context().Done()), "Done must close at ValidUntil - SafetyMargin")
 		assert.Equal(t, tTTL-drift(c, tTTL)-tMargin, time.Since(start))
-		require.ErrorIs(t, l.Err(), ErrLeaseLost)
-		require.Equal(t, "extend", quorumOp(l.Err()), "Err wraps the last refresh error")
-		assert.Contains(t, l.Err().Error(), "10 failed refreshes")
-		assert.Equal(t, l.Err(), context.Cause(l.Context()))
+		require.ErrorIs(t, context.Cause(l.Context()), ErrLeaseLost)
+		require.Equal(t, "extend", quorumOp(context.Cause(l.Context())), "Err wraps the last refresh error")
+		assert.Contains(t, context.Cause(l.Context()).Error(), "10 failed refreshes")
+		assert.Equal(t, context.Cause(l.Context()), context.Cause(l.Context()))
 		assert.Equal(t, deadline, l.deadline(), "the deadline did not move")
 
 		// The keys were released in the background where nodes answer.
 		assert.False(t, healthy.Exists("retry"))
 		// Release after loss reports the nodes it could not reach; Err stays.
 		require.Equal(t, "release", quorumOp(l.Release(context.Background())))
-		require.ErrorIs(t, l.Err(), ErrLeaseLost)
+		require.ErrorIs(t, context.Cause(l.Context()), ErrLeaseLost)
 	})
 }
 
@@ -142,12 +142,12 @@ func TestInFlightRefreshDoesNotDelayLoss(t *testing.T) {
 		at(start.Add(cfg.RenewInterval)) // the refresh starts and hangs until start+3s
 		require.True(t, l.Held())
 		at(deadline.Add(-time.Nanosecond))
-		require.False(t, closed(l.Done()))
+		require.False(t, closed(l.Context().Done()))
 		at(deadline)
-		require.True(t, closed(l.Done()), "the deadline must not wait for the refresh in flight")
+		require.True(t, closed(l.Context().Done()), "the deadline must not wait for the refresh in flight")
 		require.Less(t, time.Since(start), cfg.RenewInterval+time.Second)
-		require.ErrorIs(t, l.Err(), ErrLeaseLost)
-		assert.Contains(t, l.Err().Error(), "a refresh was still in flight")
+		require.ErrorIs(t, context.Cause(l.Context()), ErrLeaseLost)
+		assert.Contains(t, context.Cause(l.Context()).Error(), "a refresh was still in flight")
 	})
 }
 
@@ -170,13 +170,13 @@ func TestLateRefreshDoesNotRevive(t *testing.T) {
 			ms[1].heal()
 		}()
 		at(deadline)
-		require.True(t, closed(l.Done()))
+		require.True(t, closed(l.Context().Done()))
 		for i, m := range ms { // released at once, not left to expire
 			assert.False(t, m.Exists("late"), "node %d still holds the key", i)
 		}
 		at(deadline.Add(tTTL))
 		require.False(t, l.Held())
-		require.ErrorIs(t, l.Err(), ErrLeaseLost)
+		require.ErrorIs(t, context.Cause(l.Context()), ErrLeaseLost)
 		assert.Equal(t, validUntil, l.ValidUntil(), "a late refresh must not move the deadline")
 	})
 }
@@ -199,7 +199,7 @@ func TestMinorityDownKeepsLease(t *testing.T) {
 		if err := l.Release(context.Background()); err != nil {
 			require.Equal(t, "release", quorumOp(err))
 		}
-		require.ErrorIs(t, l.Err(), ErrReleased)
+		require.ErrorIs(t, context.Cause(l.Context()), ErrReleased)
 		synctest.Wait()
 		for _, m := range ms[1:4] {
 			assert.False(t, m.Exists("minority"))
@@ -216,12 +216,12 @@ func TestMajorityNoLosesAtOnce(t *testing.T) {
 		ms[0].Del("gone") // e.g. FLUSHALL, or an operator's DEL
 		ms[1].Del("gone")
 		at(start.Add(tRenew))
-		require.True(t, closed(l.Done()), "a majority saying 'not yours' ends the lease at the next refresh")
-		require.ErrorIs(t, l.Err(), ErrLeaseLost)
-		require.Equal(t, "extend", quorumOp(l.Err()))
-		assert.Contains(t, l.Err().Error(), "refused")
+		require.True(t, closed(l.Context().Done()), "a majority saying 'not yours' ends the lease at the next refresh")
+		require.ErrorIs(t, context.Cause(l.Context()), ErrLeaseLost)
+		require.Equal(t, "extend", quorumOp(context.Cause(l.Context())))
+		assert.Contains(t, context.Cause(l.Context()).Error(), "refused")
 		require.NoError(t, l.Release(context.Background()), "release after loss")
-		require.ErrorIs(t, l.Err(), ErrLeaseLost)
+		require.ErrorIs(t, context.Cause(l.Context()), ErrLeaseLost)
 		synctest.Wait()
 		assert.False(t, ms[2].Exists("gone"))
 	})
@@ -237,13 +237,13 @@ func TestContextCancelReleases(t *testing.T) {
 		cause := context.Canceled
 		stop := testCause("shutting down")
 		cancel(stop)
-		<-l.Done()
-		require.ErrorIs(t, l.Err(), stop)
-		require.NotErrorIs(t, l.Err(), cause, "Err is the cause, not ctx.Err()")
-		require.Equal(t, l.Err(), context.Cause(l.Context()))
+		<-l.Context().Done()
+		require.ErrorIs(t, context.Cause(l.Context()), stop)
+		require.NotErrorIs(t, context.Cause(l.Context()), cause, "Err is the cause, not ctx.Err()")
+		require.Equal(t, context.Cause(l.Context()), context.Cause(l.Context()))
 		require.False(t, l.Held())
 		require.NoError(t, l.Release(context.Background()))
-		require.ErrorIs(t, l.Err(), stop, "Release after the end keeps the reason")
+		require.ErrorIs(t, context.Cause(l.Context()), stop, "Release after the end keeps the reason")
 		synctest.Wait()
 		for _, m := range ms {
 			assert.False(t, m.Exists("bound"))
@@ -287,7 +287,7 @@ func TestReleaseWakesWaiter(t *testing.T) {
 		defer r.l.Release(context.Background())
 		assert.Equal(t, released, r.at, "the release notice wakes the waiter at once")
 		assert.Equal(t, "waiter", r.l.Holder().ID)
-		require.NoError(t, r.l.Err())
+		require.NoError(t, context.Cause(r.l.Context()))
 	})
 }
 
@@ -357,7 +357,7 @@ func TestRefreshWaitsPastNodeTimeout(t *testing.T) {
 			m.heal()
 		}
 		synctest.Wait()
-		require.NoError(t, l.Err())
+		require.NoError(t, context.Cause(l.Context()))
 		require.True(t, l.Held())
 	})
 }

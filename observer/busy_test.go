@@ -61,7 +61,7 @@ func TestWatchBusyHostNoUnknown(t *testing.T) {
 	}
 	w := o.Watch(ctx)
 	var events, unknown []Event
-	for ev := range w.C() {
+	for ev := range w {
 		events = append(events, ev)
 		if stateOf(ev) == "unknown" {
 			unknown = append(unknown, ev)

@@ -66,7 +66,7 @@ func (c Config) withDefaults() Config {
 }
 
 // Validate reports the first invalid setting, with its value, as an error
-// wrapping redlock.ErrInvalidConfig. Zero values are valid (they mean
+// wrapping redlock.ErrInvalidArgument. Zero values are valid (they mean
 // defaults).
 func (c Config) Validate() error {
 	switch {
@@ -83,4 +83,4 @@ func (c Config) Validate() error {
 }
 
 // errInvalidConfig starts the errors of Validate.
-var errInvalidConfig = fmt.Errorf("%w: observer.Config", redlock.ErrInvalidConfig)
+var errInvalidConfig = fmt.Errorf("%w: observer.Config", redlock.ErrInvalidArgument)

@@ -4,8 +4,8 @@ import "errors"
 
 // Sentinel errors. Errors returned by this package wrap this one, or one
 // of redlock's (redlock.ErrNoHolder when nobody leads, redlock.ErrClosed,
-// redlock.ErrInvalidArgument, redlock.ErrInvalidConfig for a bad
-// [Config]), or the caller's context error.
+// redlock.ErrInvalidArgument for a bad argument or [Config]), or the
+// caller's context error.
 var (
 	// ErrUnknown: fewer than a majority of nodes answered (or could vote:
 	// quarantined nodes do not count), so whether somebody leads cannot be

@@ -38,18 +38,18 @@ func Example() {
 	fmt.Println("leader:", err)
 
 	w := o.Watch(ctx)
-	fmt.Println("watch:", <-w.C())
+	fmt.Println("watch:", <-w)
 	// A candidate (an election.Elector, here its lease) takes the lead.
 	l, _ := lease.Acquire(ctx, client, "reports/leader", lease.Config{ID: "worker-1", Metadata: map[string]string{"addr": "10.0.0.1:8080"}})
-	ev := <-w.C()
+	ev := <-w
 	fmt.Println("watch:", ev, ev.Leader.Metadata["addr"])
 	_ = l.Release(ctx)
-	fmt.Println("watch:", <-w.C())
+	fmt.Println("watch:", <-w)
 
 	cancel()
-	for range w.C() { // closed when the watch ends
+	for range w { // closed when the watch ends
 	}
-	fmt.Println("ended:", w.Err())
+	fmt.Println("ended:", ctx.Err())
 	// Output:
 	// leader: observer: redlock: no holder: "reports/leader": no value held on 2 of 3 nodes
 	// watch: no leader

@@ -23,7 +23,7 @@ func testLogger(t testing.TB) hclog.Logger { return testnodes.Logger(t, hclog.De
 // newClient makes a bootstrapped redlock.Client over nodes, with a
 // NodeTimeout far above a round trip (miniredis is slow under -race),
 // closed on cleanup.
-func newClient(t testing.TB, nodes []redis.UniversalClient, hooks ...redlock.Hooks) *redlock.Client {
+func newClient(t testing.TB, nodes []redis.UniversalClient, hooks ...func(redlock.Event)) *redlock.Client {
 	t.Helper()
 	cfg := redlock.Config{NodeTimeout: 500 * time.Millisecond, Logger: testLogger(t)}
 	if len(hooks) > 0 {
@@ -53,11 +53,11 @@ func stateOf(ev Event) string {
 	return "leader"
 }
 
-func next(t testing.TB, w *Watch) Event {
+func next(t testing.TB, w <-chan Event) Event {
 	t.Helper()
 	select {
-	case ev, ok := <-w.C():
-		require.True(t, ok, "watch ended: %v", w.Err())
+	case ev, ok := <-w:
+		require.True(t, ok, "watch ended")
 		return ev
 	case <-time.After(10 * time.Second):
 		t.Fatal("no event")
@@ -65,16 +65,19 @@ func next(t testing.TB, w *Watch) Event {
 	}
 }
 
-// ended waits for w's channel to close and returns Err.
-func ended(t testing.TB, w *Watch) error {
+// ended waits for w's channel to close and returns the Err of its last
+// event: why the watch ended, nil when ctx's end closed it.
+func ended(t testing.TB, w <-chan Event) error {
 	t.Helper()
 	timeout := time.After(10 * time.Second)
+	var last error
 	for {
 		select {
-		case _, ok := <-w.C():
+		case ev, ok := <-w:
 			if !ok {
-				return w.Err()
+				return last
 			}
+			last = ev.Err
 		case <-timeout:
 			t.Fatal("watch did not end")
 		}

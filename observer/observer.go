@@ -113,7 +113,7 @@ func (o *Observer) readOnce(ctx context.Context) (redlock.Holder, error) {
 // noHolder is why a majority read found no holder: nobody holds the key
 // (an error matching redlock.ErrNoHolder), or the nodes that answered
 // cannot tell ([ErrUnknown]).
-func (o *Observer) noHolder(nodes []redlock.NodeState) error {
+func (o *Observer) noHolder(nodes []redlock.NodeResult) error {
 	quorum := o.client.Internal().Quorum()
 	var ready int
 	var why []string
@@ -122,7 +122,7 @@ func (o *Observer) noHolder(nodes []redlock.NodeState) error {
 		switch {
 		case n.Err != nil:
 			why = append(why, fmt.Sprintf("%s: %v", n.Node, n.Err))
-		case !n.Ready || n.Quarantine > 0:
+		case n.Quarantined:
 			why = append(why, fmt.Sprintf("%s: quarantined for %s", n.Node, n.Quarantine.Round(time.Millisecond)))
 		default:
 			ready++

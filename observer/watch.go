@@ -12,16 +12,17 @@ import (
 	"github.com/redlease/redlease/redlock"
 )
 
-// Event is one change of an election seen by a [Watch]: a new leader (a
-// new term, even of the same ID), no leader, or unknown. An Event is a
-// plain value.
+// Event is one change of an election seen by [Observer.Watch]: a new
+// leader (a new term, even of the same ID), no leader, or unknown. An
+// Event is a plain value.
 type Event struct {
 	// Leader is the new leader; the zero Holder (Value empty) when nobody
 	// leads or when who leads is unknown.
 	Leader redlock.Holder
 	// Err is nil when the read could tell who leads (Leader, or nobody),
 	// and otherwise says why it could not: it matches [ErrUnknown] (fewer
-	// than a majority of nodes answered).
+	// than a majority of nodes answered), or, in the last event before
+	// the channel closes, redlock.ErrClosed (the client was closed).
 	Err error
 	// At is when the change was seen.
 	At time.Time
@@ -42,55 +43,36 @@ func (e Event) String() string {
 // unknown reports whether the event says who leads is unknown.
 func (e Event) unknown() bool { return e.Err != nil }
 
-// Watch is a stream of changes of an election, started by [Observer.Watch].
-// Its goroutine owns the channel: it alone sends and closes. A Watch is safe
-// for concurrent use; it cannot be restarted.
-type Watch struct {
-	c     chan Event
-	ended chan struct{} // closed after err is set, before c is closed
-	err   error
-}
-
-// C returns the events. The first event is the state when the watch
-// started; then one event per change: a new leader (a new term, even of the
-// same ID), no leader, or unknown. A term read before its token was written
-// back (see redlock.Holder.Token) is reported again, with the same Value,
-// once a read shows its own token. The channel is closed when the watch
-// ends; [Watch.Err] then says why.
-func (w *Watch) C() <-chan Event { return w.c }
-
-// Err returns nil while the watch runs, then why it ended: the context's
-// error (with its cause), or redlock.ErrClosed when the client was closed.
-// It is set before [Watch.C] is closed.
-func (w *Watch) Err() error {
-	select {
-	case <-w.ended:
-		return w.err
-	default:
-		return nil
-	}
-}
-
 // Watch streams the changes of the election until ctx ends: the path of
 // standbys and dashboards, which never campaign (a candidate has its
 // elector's callbacks and Events, metrics the client's Hooks; a Watch
-// reports nothing to the Hooks: docs/notifications.md). It subscribes
-// to the key's change notices on every node and confirms each with a
-// majority read, reads every PollInterval (jittered) for what Pub/Sub
-// missed, and reads again when the current leader's key is due to lapse.
-// Events are sent as they are seen; a reader that falls more than
+// reports nothing to the Hooks: docs/notifications.md). The first event
+// is the state when the watch started; then one event per change: a new
+// leader (a new term, even of the same ID), no leader, or unknown. A term
+// read before its token was written back (see redlock.Holder.Token) is
+// reported again, with the same Value, once a read shows its own token.
+//
+// It subscribes to the key's change notices on every node and confirms
+// each with a majority read, reads every PollInterval (jittered) for what
+// Pub/Sub missed, and reads again when the current leader's key is due to
+// lapse. Events are sent as they are seen; a reader that falls more than
 // EventBuffer events behind delays the next read, and a change that came
 // and went meanwhile may be missed (a Watch reports states, not every
-// transition). The watch's goroutine and subscription end when ctx ends.
-func (o *Observer) Watch(ctx context.Context) *Watch {
-	w := &Watch{c: make(chan Event, o.cfg.EventBuffer), ended: make(chan struct{})}
+// transition). The channel is closed, and the watch's goroutine and
+// subscription end, when ctx ends, or after an event whose Err matches
+// redlock.ErrClosed when the client was closed.
+func (o *Observer) Watch(ctx context.Context) <-chan Event {
+	c := make(chan Event, o.cfg.EventBuffer)
 	go func() {
-		err := o.watch(ctx, w.c)
-		w.err = err
-		close(w.ended)
-		close(w.c)
+		defer close(c)
+		if err := o.watch(ctx, c); ctx.Err() == nil {
+			select { // the end's reason, unless ctx's end says it
+			case c <- Event{Err: err, At: time.Now()}:
+			case <-ctx.Done():
+			}
+		}
 	}()
-	return w
+	return c
 }
 
 // watch is the goroutine of a Watch; it returns why it ended.

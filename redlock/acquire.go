@@ -14,22 +14,15 @@ import (
 	"github.com/redlease/redlease/internal/redlockx"
 )
 
-// AcquireOption changes one acquisition: [WithValue], [WithRetry]. Its
-// argument's type is internal: the options it has beyond these two are set
-// only by the packages built on redlock in this module
-// (internal/redlockx: the release notice, the wait of extensions).
+// AcquireOption changes one acquisition: [WithRetry]. Its argument's type
+// is internal: the options it has beyond this one are set only by the
+// packages built on redlock in this module (internal/redlockx: the value
+// that carries a lease's identity, the release notice, the wait of
+// extensions).
 type AcquireOption func(*redlockx.AcquireOptions)
 
 // acquireOptions are the options of one acquisition.
 type acquireOptions = redlockx.AcquireOptions
-
-// WithValue makes the lock's value from the random nonce of each attempt
-// (at least 128 bits from crypto/rand, base64url). The value must contain
-// the nonce, so that every attempt's value is unique; the lease package
-// uses it to carry the holder's identity.
-func WithValue(f func(nonce string) string) AcquireOption {
-	return func(o *acquireOptions) { o.Value = f }
-}
 
 // WithRetry sets the retry policy of this Acquire call, in place of
 // Config.Retry: after attempt failed attempts (1, 2, ...), f returns the
@@ -156,7 +149,7 @@ func (at acquisition) observed(ctx context.Context, o acquireOptions) (*Lock, er
 		if l != nil {
 			ev.Token = l.token
 		}
-		c.cfg.Hooks.Observe(ev)
+		c.cfg.Hooks(ev)
 	}
 	return l, err
 }
@@ -206,7 +199,7 @@ func (at acquisition) run(ctx context.Context, o acquireOptions) (*Lock, error) 
 }
 
 // lockValue checks an attempt's arguments against cfg and makes its
-// value from a fresh nonce (WithValue).
+// value from a fresh nonce (redlockx.Value).
 func lockValue(cfg *Config, key string, ttl time.Duration, o acquireOptions) (string, error) {
 	if err := checkKey(key); err != nil {
 		return "", err
@@ -219,7 +212,7 @@ func lockValue(cfg *Config, key string, ttl time.Duration, o acquireOptions) (st
 	if o.Value != nil {
 		value = o.Value(nonce)
 		if !strings.Contains(value, nonce) {
-			return "", fmt.Errorf("%w: WithValue must return a value that contains the nonce", ErrInvalidArgument)
+			return "", fmt.Errorf("%w: the value must contain the nonce", ErrInvalidArgument)
 		}
 	}
 	return value, nil

@@ -75,18 +75,18 @@ func New(ctx context.Context, cfg Config, nodes ...redis.UniversalClient) (*Clie
 	}
 	cfg = cfg.withDefaults()
 	if len(nodes) == 0 {
-		return nil, fmt.Errorf("%w: no nodes given", ErrInvalidConfig)
+		return nil, fmt.Errorf("%w: no nodes given", ErrInvalidArgument)
 	}
 	c := emptyClient(cfg, len(nodes)/2+1)
 	seen := make(map[string]int, len(nodes))
 	given := make(map[uintptr]int, len(nodes)) // one client object twice
 	for i, nc := range nodes {
 		if isNil(nc) {
-			return nil, fmt.Errorf("%w: node %d is nil", ErrInvalidConfig, i)
+			return nil, fmt.Errorf("%w: node %d is nil", ErrInvalidArgument, i)
 		}
 		if v := reflect.ValueOf(nc); v.Kind() == reflect.Pointer {
 			if j, dup := given[v.Pointer()]; dup {
-				return nil, fmt.Errorf("%w: nodes %d and %d are the same client: one server, one vote", ErrInvalidConfig, j, i)
+				return nil, fmt.Errorf("%w: nodes %d and %d are the same client: one server, one vote", ErrInvalidArgument, j, i)
 			}
 			given[v.Pointer()] = i
 		}
@@ -105,7 +105,7 @@ func New(ctx context.Context, cfg Config, nodes ...redis.UniversalClient) (*Clie
 		if n.nm.fixed {
 			if j, dup := seen[n.name()]; dup {
 				return nil, fmt.Errorf("%w: nodes %d and %d are the same server (%s): one server, one vote",
-					ErrInvalidConfig, j, i, n.name())
+					ErrInvalidArgument, j, i, n.name())
 			}
 			seen[n.name()] = i
 		}
@@ -182,25 +182,6 @@ func (c *Client) enter() error {
 		return ErrClosed
 	}
 	return nil
-}
-
-// Nodes returns the nodes' names, in the order given to New: the address
-// of a redis.Client, the seed addresses of a ClusterClient; for the copies
-// of [NewCluster], a hash slot ("slot 2730") with one bucket, the copy's
-// index ("copy 0") with several (each copy has a slot per bucket). A client whose options name no server (one
-// made by redis.NewFailoverClient for a Sentinel group, or a type redlock
-// does not know) is named by its position, "failover#0" ("node#0"). These
-// names never change; errors and logs add the server that answered last,
-// such as "failover#0@10.0.0.5:6379" (the address the server says the
-// connection reached, CLIENT INFO laddr; "failover#0@run_id:<12 hex
-// digits>..." where CLIENT is refused), which follows a Sentinel group's
-// master. Names are for people: nodes are told apart by run_id.
-func (c *Client) Nodes() []string {
-	out := make([]string, len(c.nodes))
-	for i, n := range c.nodes {
-		out[i] = n.addr
-	}
-	return out
 }
 
 // isNil reports a nil interface or a typed nil pointer inside one.

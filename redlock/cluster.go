@@ -62,13 +62,13 @@ import (
 // (redlock logs a warning when it sees the setting).
 func NewCluster(ctx context.Context, cfg Config, cluster *redis.ClusterClient, n int) (*Client, error) {
 	if cluster == nil || isNil(cluster) {
-		return nil, fmt.Errorf("%w: nil cluster client", ErrInvalidConfig)
+		return nil, fmt.Errorf("%w: nil cluster client", ErrInvalidArgument)
 	}
 	if n == 0 {
 		n = clusterkey.DefaultReplicas
 	}
 	if n < 1 || n%2 == 0 || n > 15 {
-		return nil, fmt.Errorf("%w: replicas (%d) must be odd, from 1 to 15", ErrInvalidConfig, n)
+		return nil, fmt.Errorf("%w: replicas (%d) must be odd, from 1 to 15", ErrInvalidArgument, n)
 	}
 	if err := cfg.Validate(); err != nil {
 		return nil, err
@@ -129,7 +129,7 @@ func checkLayout(ctx context.Context, cluster *redis.ClusterClient, mine string,
 		return nil
 	case old != mine:
 		return fmt.Errorf("%w: cluster layout: this client has %s, the cluster's clients use %s (recorded in %s): every client sharing a cluster must use the same copies (n) and buckets (B; Config.Buckets)",
-			ErrInvalidConfig, mine, old, clusterkey.LayoutKey)
+			ErrInvalidArgument, mine, old, clusterkey.LayoutKey)
 	}
 	return nil
 }

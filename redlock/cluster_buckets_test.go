@@ -155,12 +155,12 @@ func TestClusterLayoutRefused(t *testing.T) {
 		cfg := clusterCfg
 		cfg.Buckets = buckets
 		_, err := redlock.NewCluster(ctx, cfg, newClusterClient(t, cl.Addrs()), 3)
-		require.ErrorIs(t, err, redlock.ErrInvalidConfig)
+		require.ErrorIs(t, err, redlock.ErrInvalidArgument)
 		assert.Contains(t, err.Error(), "the cluster's clients use n=3 B=16")
 		assert.Regexp(t, `this client has n=3 B=(1|8),`, err.Error())
 	}
 	_, err := redlock.NewCluster(ctx, clusterCfg, newClusterClient(t, cl.Addrs()), 5)
-	require.ErrorIs(t, err, redlock.ErrInvalidConfig)
+	require.ErrorIs(t, err, redlock.ErrInvalidArgument)
 	assert.Contains(t, err.Error(), "this client has n=5 B=16, the cluster's clients use n=3 B=16")
 
 	// Another layout's markers in the slots of the key's copies (as if

@@ -76,7 +76,7 @@ func startClusterFailback(t *testing.T, noReplIDCheck bool) *clusterFailback {
 	// copy 0's marker on Y.
 	a := newClusterLocker(t, cfg, newClusterClient(t, c.Addrs()), 3, true)
 	f := &clusterFailback{b: newClusterLocker(t, cfg, newClusterClient(t, c.Addrs()), 3, false), key: "job"}
-	f.copy0 = f.b.Nodes()[0]
+	f.copy0 = f.b.Internal().Nodes()[0]
 	slot0, slot2 := clusterkey.Slot(clusterkey.Tag(0, 3)), clusterkey.Slot(clusterkey.Tag(2, 3))
 	x := c.MasterOf(slot0)
 	require.NotNil(t, x)

@@ -220,7 +220,7 @@ func TestClusterLocks(t *testing.T) {
 				assert.NoError(t, st.Err, "copy %d", i)
 				assert.Equal(t, l.Value(), st.Value, "copy %d", i)
 				assert.Zero(t, st.Quarantine, "copy %d", i)
-				assert.True(t, st.Ready, "copy %d", i)
+				assert.False(t, st.Quarantined, "copy %d", i)
 			}
 
 			_, err = other.TryAcquire(ctx, key, clusterTTL)
@@ -355,7 +355,7 @@ func TestClusterFailoverQuarantine(t *testing.T) {
 	heir := c.ReplicaOf(victim)
 	require.NotNil(t, victim)
 	require.NotNil(t, heir)
-	copy1 := b.Nodes()[1]
+	copy1 := b.Internal().Nodes()[1]
 
 	lockA := mustTryAcquire(t, a, "job")
 	// The replica has the marker and A's copy before the kill.

@@ -69,7 +69,7 @@ func TestClusterPlacementAfterMigration(t *testing.T) {
 	qe := acquireRefused(t, err)
 	assert.Equal(t, m0.Addr(), qe.Nodes[2].Master)
 	assert.Contains(t, err.Error(), fmt.Sprintf("slot %d (%s): ", slot2, m0.Addr()), "%v", err)
-	assert.Equal(t, rl.Nodes()[2], qe.Nodes[2].Node, "Node stays the copy's stable name")
+	assert.Equal(t, rl.Internal().Nodes()[2], qe.Nodes[2].Node, "Node stays the copy's stable name")
 	err = l.Release(ctx)
 	require.NoError(t, err)
 }

@@ -13,7 +13,7 @@ import (
 
 func TestNewClusterArguments(t *testing.T) {
 	_, err := NewCluster(context.Background(), Config{}, nil, 3)
-	require.ErrorIs(t, err, ErrInvalidConfig)
+	require.ErrorIs(t, err, ErrInvalidArgument)
 	assert.Contains(t, err.Error(), "nil cluster client")
 }
 
@@ -22,7 +22,7 @@ func TestNewClusterEvenReplicas(t *testing.T) {
 	defer cc.Close()
 	for _, n := range []int{2, 4, -1, 17} {
 		_, err := NewCluster(context.Background(), Config{}, cc, n)
-		require.ErrorIs(t, err, ErrInvalidConfig)
+		require.ErrorIs(t, err, ErrInvalidArgument)
 		assert.Contains(t, err.Error(), "replicas (")
 	}
 }
@@ -33,7 +33,7 @@ func TestNewClusterBuckets(t *testing.T) {
 	defer cc.Close()
 	for _, b := range []int{-1, clusterkey.MaxBuckets + 1} {
 		_, err := NewCluster(context.Background(), Config{Buckets: b}, cc, 3)
-		require.ErrorIs(t, err, ErrInvalidConfig)
+		require.ErrorIs(t, err, ErrInvalidArgument)
 		assert.Contains(t, err.Error(), fmt.Sprintf("Buckets (%d) must be from 1 to %d", b, clusterkey.MaxBuckets))
 	}
 }

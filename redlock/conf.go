@@ -16,7 +16,7 @@ import (
 
 // checker is what c's configuration checks are given.
 func checker(c *Client) nodecheck.Checker {
-	return nodecheck.Checker{AllowEviction: c.cfg.AllowEviction, Invalid: ErrInvalidConfig,
+	return nodecheck.Checker{AllowEviction: c.cfg.AllowEviction, Invalid: ErrInvalidArgument,
 		Timeout: max(time.Second, c.cfg.NodeTimeout), Log: c.log, WG: &c.wg}
 }
 

@@ -114,11 +114,20 @@ type Config struct {
 	// (silent).
 	Logger hclog.Logger
 
-	// Hooks receives a typed [Event] for every acquisition attempt,
-	// extension, release and node error of the client, and for every lost
-	// lease, term and change of leader of the leases, electors and
-	// observers built on it. Default: none.
-	Hooks Hooks
+	// Hooks, when set, is called with a typed [Event] for every
+	// acquisition attempt, extension, release and node error of the
+	// client, and for every lost lease, term and change of leader seen by
+	// an elector of the leases and electors built on it: one function sees
+	// each event of the process once. It is the path for metrics and logs
+	// (docs/notifications.md compares it with an elector's callbacks and
+	// events and an observer's Watch); contrib/prometheus and contrib/otel
+	// are ready-made adapters (docs/observability.md lists their metrics):
+	// Hooks: adapter.Observe. It is called synchronously, where the event
+	// happens, from the goroutine of the call, lease or elector: it must be
+	// safe for concurrent use, must not block, and must not call back into
+	// the Client (increment a counter, observe a histogram, and return).
+	// The Event is a value; it may be kept. Default: none.
+	Hooks func(Event)
 
 	// unsafeOff: guards turned off by a test's negative control
 	// (unsafe.go); none in every other use.
@@ -146,27 +155,27 @@ func (c Config) withDefaults() Config {
 }
 
 // Validate reports the first invalid setting, with its value, as an error
-// wrapping [ErrInvalidConfig]. Zero values are valid (they mean defaults).
+// wrapping [ErrInvalidArgument]. Zero values are valid (they mean defaults).
 func (c Config) Validate() error {
 	c = c.withDefaults()
 	switch {
 	case c.NodeTimeout < 0:
-		return fmt.Errorf("%w: NodeTimeout (%s) must not be negative", ErrInvalidConfig, c.NodeTimeout)
+		return fmt.Errorf("%w: NodeTimeout (%s) must not be negative", ErrInvalidArgument, c.NodeTimeout)
 	case c.DriftFactor < 0 || c.DriftFactor >= 0.5:
-		return fmt.Errorf("%w: DriftFactor (%g) must be in [0, 0.5)", ErrInvalidConfig, c.DriftFactor)
+		return fmt.Errorf("%w: DriftFactor (%g) must be in [0, 0.5)", ErrInvalidArgument, c.DriftFactor)
 	case c.RetryDelay < 0:
-		return fmt.Errorf("%w: RetryDelay (%s) must not be negative", ErrInvalidConfig, c.RetryDelay)
+		return fmt.Errorf("%w: RetryDelay (%s) must not be negative", ErrInvalidArgument, c.RetryDelay)
 	case c.MinValidity < 0:
-		return fmt.Errorf("%w: MinValidity (%s) must not be negative", ErrInvalidConfig, c.MinValidity)
+		return fmt.Errorf("%w: MinValidity (%s) must not be negative", ErrInvalidArgument, c.MinValidity)
 	case c.MaxTTL < 0:
-		return fmt.Errorf("%w: MaxTTL (%s) must not be negative", ErrInvalidConfig, c.MaxTTL)
+		return fmt.Errorf("%w: MaxTTL (%s) must not be negative", ErrInvalidArgument, c.MaxTTL)
 	case c.Buckets < 1 || c.Buckets > clusterkey.MaxBuckets:
-		return fmt.Errorf("%w: Buckets (%d) must be from 1 to %d", ErrInvalidConfig, c.Buckets, clusterkey.MaxBuckets)
+		return fmt.Errorf("%w: Buckets (%d) must be from 1 to %d", ErrInvalidArgument, c.Buckets, clusterkey.MaxBuckets)
 	case c.MaxTTL < time.Millisecond:
-		return fmt.Errorf("%w: MaxTTL (%s) must be at least 1ms", ErrInvalidConfig, c.MaxTTL)
+		return fmt.Errorf("%w: MaxTTL (%s) must be at least 1ms", ErrInvalidArgument, c.MaxTTL)
 	case c.NodeTimeout*2+minDrift >= c.MaxTTL:
 		return fmt.Errorf("%w: MaxTTL (%s) leaves no TTL above NodeTimeout*2 + drift (%s)",
-			ErrInvalidConfig, c.MaxTTL, c.NodeTimeout*2+minDrift)
+			ErrInvalidArgument, c.MaxTTL, c.NodeTimeout*2+minDrift)
 	}
 	return nil
 }

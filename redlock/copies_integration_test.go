@@ -32,7 +32,7 @@ func TestIntegrationLostCopyWarnsOnce(t *testing.T) {
 			s := startServers(t, serversConfig{n: 3})
 			logs := &testnodes.LogBuffer{T: t}
 			h := &hookstest.Recorder{}
-			c := s.locker(t, redlock.Config{NodeTimeout: nodeTimeout, Hooks: h,
+			c := s.locker(t, redlock.Config{NodeTimeout: nodeTimeout, Hooks: h.Observe,
 				Logger: hclog.New(&hclog.LoggerOptions{Level: hclog.Info, Output: logs})})
 			key := testKey(t)
 			lock, err := c.TryAcquire(ctx, key, waitFor)

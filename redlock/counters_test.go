@@ -146,7 +146,7 @@ func TestTokensIncreaseAcrossCounterExpiry(t *testing.T) {
 	require.Eventually(t, func() bool {
 		last = issueTokens(t, c, key, fenceTTL, 1, last)
 		in, err := c.Inspect(ctx, key)
-		return errors.Is(err, redlock.ErrNoHolder) && in.Nodes[0].Quarantine == 0 && in.Nodes[0].Ready
+		return errors.Is(err, redlock.ErrNoHolder) && !in.Nodes[0].Quarantined
 	}, 10*time.Second, attemptTick, "node 0 never ready again")
 	// Node 1 held by another client: every majority now needs node 0.
 	rig.setForeign(t, key, 1)

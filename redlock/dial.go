@@ -39,10 +39,10 @@ type DialOptions struct {
 // the clients yourself and call New.
 func Dial(ctx context.Context, cfg Config, addrs []string, opts DialOptions) (*Client, error) {
 	if len(addrs) == 0 {
-		return nil, fmt.Errorf("%w: no node addresses given", ErrInvalidConfig)
+		return nil, fmt.Errorf("%w: no node addresses given", ErrInvalidArgument)
 	}
 	if opts.DialTimeout < 0 {
-		return nil, fmt.Errorf("%w: DialTimeout (%s) must not be negative", ErrInvalidConfig, opts.DialTimeout)
+		return nil, fmt.Errorf("%w: DialTimeout (%s) must not be negative", ErrInvalidArgument, opts.DialTimeout)
 	}
 	var clients []redis.UniversalClient
 	closeAll := func() {
@@ -54,7 +54,7 @@ func Dial(ctx context.Context, cfg Config, addrs []string, opts DialOptions) (*C
 		o, err := dialOptions(a, opts, len(addrs) == 1)
 		if err != nil {
 			closeAll()
-			return nil, fmt.Errorf("%w: address %d (%s): %w", ErrInvalidConfig, i, redactAddr(a), err)
+			return nil, fmt.Errorf("%w: address %d (%s): %w", ErrInvalidArgument, i, redactAddr(a), err)
 		}
 		clients = append(clients, redis.NewClient(o))
 	}

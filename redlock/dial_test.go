@@ -45,7 +45,7 @@ func TestDial(t *testing.T) {
 	require.NoError(t, err)
 	err = l.Release(ctx)
 	require.NoError(t, err)
-	assert.Equal(t, g.Addrs()[:2], c.Nodes()[:2], "nodes are named by address")
+	assert.Equal(t, g.Addrs()[:2], c.Internal().Nodes()[:2], "nodes are named by address")
 	before := connected()
 	require.NoError(t, c.Close())
 	assert.Eventually(t, func() bool { return connected() < before }, waitFor, pollTick, "Close closes Dial's connections")
@@ -55,7 +55,7 @@ func TestDial(t *testing.T) {
 
 	for _, bad := range [][]string{nil, {"no-port"}, {"redis://user:hunter2@[::1"}} {
 		_, err := redlock.Dial(ctx, redlock.Config{}, bad, redlock.DialOptions{})
-		require.ErrorIs(t, err, redlock.ErrInvalidConfig, "%q", bad)
+		require.ErrorIs(t, err, redlock.ErrInvalidArgument, "%q", bad)
 		assert.NotContains(t, err.Error(), "hunter2", "no password in errors")
 	}
 }

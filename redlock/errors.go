@@ -22,10 +22,10 @@ var (
 	// ErrNoHolder: Inspect found no value held by a majority of nodes.
 	ErrNoHolder = errors.New("redlock: no holder")
 
-	// ErrInvalidConfig: a Config or the node list given to New is invalid.
-	ErrInvalidConfig = errors.New("redlock: invalid config")
-
-	// ErrInvalidArgument: a key, TTL or option given to a call is invalid.
+	// ErrInvalidArgument: an argument of a call is invalid: a key, TTL
+	// or option, a Config (of this package or of the packages built on
+	// it: Validate and New say which field and value), or the node list
+	// given to New.
 	ErrInvalidArgument = errors.New("redlock: invalid argument")
 
 	// ErrClosed: the Client was closed.
@@ -63,30 +63,55 @@ func (v vote) String() string {
 	}
 }
 
-// NodeResult is one node's answer to one request: yes (Yes), an error
-// (Err), quarantined (Quarantined), or else no (the key is held by another
-// value, or no longer ours).
+// NodeResult is one node's answer to one request: to a vote (acquire,
+// extend, release: in a [QuorumError]) yes (Yes), an error (Err),
+// quarantined (Quarantined), or else no (the key is held by another value,
+// or no longer ours); to a read ([Client.Inspect]) its view of the key
+// (Value, TTL, Counter), an error, and whether it votes.
 type NodeResult struct {
-	// Node is the node's address as [Client.Nodes] reports it; for a copy
-	// of a [NewCluster] Client, "slot <n>" (one bucket) or "copy <i>"
-	// (several), which never changes.
+	// Node is the node's stable name, the same in every result, event
+	// and log: the address of a redis.Client, the seed addresses of a
+	// ClusterClient; for a copy of a [NewCluster] Client, "slot <n>" (one
+	// bucket) or "copy <i>" (several). A client whose options name no
+	// server (one made by redis.NewFailoverClient for a Sentinel group,
+	// or a type redlock does not know) is named by its position,
+	// "failover#0" ("node#0"). Errors and logs add the server that
+	// answered last, such as "failover#0@10.0.0.5:6379" (the address the
+	// server says the connection reached, CLIENT INFO laddr;
+	// "failover#0@run_id:<12 hex digits>..." where CLIENT is refused),
+	// which follows a Sentinel group's master. Names are for people:
+	// nodes are told apart by run_id.
 	Node string
 	// Master is, for a copy of a NewCluster Client, the address of the
 	// master serving its slot as redlock last saw it (at start-up, after
 	// a node error, after a reply from another server than before, and
 	// at least every 10s in use); "" if unknown, and for other nodes.
 	Master string
-	// Yes: the node granted (acquire, extend) or deleted (release).
+	// Yes: the node granted (acquire, extend) or deleted (release); not
+	// set by Inspect.
 	Yes bool
 	// Err is why the node gave no valid answer (a timeout, a connection
 	// error, an error reply); nil when it answered.
 	Err error
 	// Quarantined: the node may have forgotten its locks (restarted empty,
-	// flushed, failed over) and does not vote yet.
+	// flushed, failed over) and does not vote yet: it is in its
+	// quarantine, or its fencing floor is not raised yet to the highest
+	// token of a healthy majority. Raising it needs no lock traffic: any
+	// call of a Client (Inspect included) raises it, in the background,
+	// from its quarantine onwards, or, when no healthy majority could give
+	// a floor then, within one call of its quarantine's end; a Client in
+	// use checks every 10s in any case (docs/design.md §4.9).
 	Quarantined bool
 	// Quarantine is how long the node still refuses to vote, when
 	// Quarantined (0: over, awaiting its fencing floor to be raised).
 	Quarantine time.Duration
+	// Value is, for Inspect, the key's value on the node: "" when the key
+	// is absent (or the node is in error).
+	Value string
+	// TTL is, for Inspect, the key's PTTL on the node; 0 when absent.
+	TTL time.Duration
+	// Counter is, for Inspect, the node's fencing counter for the key.
+	Counter uint64
 }
 
 // vote is r's vote.
@@ -131,7 +156,7 @@ type QuorumError struct {
 	Key    string       // the lock's key
 	Need   int          // votes needed: N/2+1
 	Yes    int          // votes granted
-	Nodes  []NodeResult // every node's answer, in the order of [Client.Nodes]
+	Nodes  []NodeResult // every node's answer, in the order given to New
 	Reason string       // why it failed when the votes alone do not say (e.g. validity)
 	target error
 }

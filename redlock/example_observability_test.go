@@ -41,9 +41,9 @@ func ExampleSlogLogger() {
 	// level=WARN msg="nodes are quarantined: they have no marker, or restarted, and may have forgotten locks; they vote after the quarantine"
 }
 
-// counts is a redlock.Hooks that counts events by kind and outcome (the
-// labels "op" and "outcome" of contrib/prometheus and contrib/otel, the
-// ready-made adapters).
+// counts counts the events given to its Observe (Config.Hooks) by kind
+// and outcome (the labels "op" and "outcome" of contrib/prometheus and
+// contrib/otel, the ready-made adapters).
 type counts struct {
 	mu sync.Mutex
 	n  map[string]int
@@ -55,15 +55,15 @@ func (c *counts) Observe(ev redlock.Event) {
 	c.n[string(ev.Kind)+" "+ev.Outcome]++
 }
 
-// Hooks see every acquisition, extension, release, node error, lost lease
+// Config.Hooks sees every acquisition, extension, release, node error, lost lease
 // and term of a client and of what is built on it.
-func ExampleHooks() {
+func ExampleConfig_hooks() {
 	ctx := context.Background()
 	nodes, stop := embedded(3)
 	defer stop()
 
 	h := &counts{n: map[string]int{}}
-	client, err := redlock.New(ctx, redlock.Config{Hooks: h}, nodes...)
+	client, err := redlock.New(ctx, redlock.Config{Hooks: h.Observe}, nodes...)
 	if err != nil {
 		fmt.Println(err)
 		return

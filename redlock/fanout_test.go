@@ -55,7 +55,7 @@ func TestFanoutDeadlineSaid(t *testing.T) {
 func TestFanoutErrorVote(t *testing.T) {
 	c, nodes := bareClient(t, 3)
 	var seen []Event
-	c.cfg.Hooks = hookFunc(func(ev Event) { seen = append(seen, ev) })
+	c.cfg.Hooks = func(ev Event) { seen = append(seen, ev) }
 	boom := errors.New("boom")
 	got := c.fan.Run(context.Background(), nodes[:1], func(context.Context, *node) answer {
 		return answer{vote: voteError, err: boom}
@@ -65,7 +65,3 @@ func TestFanoutErrorVote(t *testing.T) {
 	assert.Equal(t, EventNodeError, seen[0].Kind)
 	assert.Equal(t, "node#0", seen[0].Node)
 }
-
-type hookFunc func(Event)
-
-func (f hookFunc) Observe(ev Event) { f(ev) }

@@ -579,8 +579,8 @@ func fakeClient(t *testing.T, data []byte) (*Client, []*fakeNode) {
 	}
 	c, err := New(context.Background(), Config{NodeTimeout: 100 * time.Millisecond, Logger: fuzzLogger(t)}, nodes...)
 	if err != nil {
-		if !errors.Is(err, ErrInvalidConfig) && !errors.Is(err, ErrAccessDenied) {
-			t.Fatalf("New: %v matches neither ErrInvalidConfig nor ErrAccessDenied", err)
+		if !errors.Is(err, ErrInvalidArgument) && !errors.Is(err, ErrAccessDenied) {
+			t.Fatalf("New: %v matches neither ErrInvalidArgument nor ErrAccessDenied", err)
 		}
 		return nil, fakes
 	}

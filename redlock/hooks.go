@@ -5,26 +5,6 @@ import (
 	"time"
 )
 
-// Hooks receives typed events from a [Client] and from everything built on
-// it: the leases of package lease and the electors of package election
-// report through the Hooks of the Client they use (Config.Hooks), so one
-// implementation sees every acquisition, extension, release, lost lease,
-// term, change of leader seen by an elector and node error of the process,
-// each once. It is the path for metrics and logs; docs/notifications.md
-// compares it with an elector's callbacks and events and an observer's
-// Watch. Use it to count and time them in a metrics system; the modules
-// contrib/prometheus and contrib/otel are ready-made adapters
-// (docs/observability.md lists their metrics).
-//
-// Observe is called synchronously, where the event happens, from the
-// goroutine of the call or of the lease or elector: it must be safe for
-// concurrent use, must not block, and must not call back into the Client
-// (increment a counter, observe a histogram, and return). The Event is a
-// value; it may be kept.
-type Hooks interface {
-	Observe(Event)
-}
-
 // EventKind says what an [Event] reports: its value is the value of the
 // "op" label of the adapters' metrics. Package redlock defines the kinds of
 // a lock below; package election defines its own (election.EventElected,
@@ -52,7 +32,7 @@ const (
 	EventNodeError EventKind = "node_error"
 )
 
-// Event is one fact reported to [Hooks]: what happened (Kind), to which
+// Event is one fact reported to [Config.Hooks]: what happened (Kind), to which
 // key or node, how long it took, and how it ended (Err, summed up by
 // Outcome). Fields a kind does not set are zero.
 type Event struct {
@@ -60,7 +40,7 @@ type Event struct {
 	Kind EventKind
 	// Key is the lock key, lease key or election name.
 	Key string
-	// Node is the node's name as [Client.Nodes] gives it (EventNodeError).
+	// Node is the node's name, as [NodeResult.Node] (EventNodeError).
 	Node string
 	// Token is the fencing token of the lock, lease or term concerned (of
 	// the new leader for election.EventLeaderChanged; 0: nobody leads).
@@ -139,6 +119,6 @@ func isTimeout(err error) bool {
 func (c *Client) observe(ev Event) {
 	if c.cfg.Hooks != nil && !c.left.Load() {
 		ev.Outcome = outcome(ev.Err)
-		c.cfg.Hooks.Observe(ev)
+		c.cfg.Hooks(ev)
 	}
 }

@@ -19,7 +19,7 @@ func TestHooksEvents(t *testing.T) {
 	ctx := context.Background()
 	ms, nodes := testnodes.Minis(t, 3)
 	h := &hookstest.Recorder{}
-	c, err := redlock.New(ctx, redlock.Config{NodeTimeout: 200 * time.Millisecond, Hooks: h,
+	c, err := redlock.New(ctx, redlock.Config{NodeTimeout: 200 * time.Millisecond, Hooks: h.Observe,
 		Logger: testnodes.Logger(t, 0)}, nodes...)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = c.Close() })
@@ -69,7 +69,7 @@ func TestHooksEvents(t *testing.T) {
 		}
 	}
 	for _, ev := range h.Of(redlock.EventNodeError) {
-		assert.Equal(t, c.Nodes()[1], ev.Node)
+		assert.Equal(t, c.Internal().Nodes()[1], ev.Node)
 		assert.Error(t, ev.Err)
 		assert.Empty(t, ev.Key)
 	}

@@ -50,7 +50,7 @@ func configuredName(c redis.UniversalClient, i int) (string, bool) {
 // configured address, or, for a node whose options name no server, its
 // position and the address of the server that answered last
 // ("failover#0@10.0.0.5:6379"), which changes when a Sentinel group fails
-// over. node.addr keeps the stable name ([Client.Nodes], notices,
+// over. node.addr keeps the stable name ([NodeResult.Node], notices,
 // [NodeResult.Node]).
 type nodeName struct {
 	base  string // configured name, or position

@@ -66,7 +66,7 @@ func TestNewAcceptsFailoverClients(t *testing.T) {
 	c := newClient(t, unitCfg, nodes)
 	// miniredis has neither CLIENT INFO nor run_id: the names stay the
 	// positions (a real server adds the address; see the Sentinel tests).
-	assert.Equal(t, []string{"failover#0", "failover#1", "failover#2"}, c.Nodes())
+	assert.Equal(t, []string{"failover#0", "failover#1", "failover#2"}, c.Internal().Nodes())
 	l, err := c.TryAcquire(context.Background(), "k", 5*time.Second)
 	require.NoError(t, err)
 	err = l.Release(context.Background())
@@ -75,7 +75,7 @@ func TestNewAcceptsFailoverClients(t *testing.T) {
 	// One client given twice is one server, whatever its address says
 	// (miniredis has no run_id to tell).
 	_, err = New(context.Background(), unitCfg, nodes[0], nodes[1], nodes[0])
-	require.ErrorIs(t, err, ErrInvalidConfig)
+	require.ErrorIs(t, err, ErrInvalidArgument)
 	assert.Contains(t, err.Error(), "nodes 0 and 2 are the same client")
 }
 

@@ -12,37 +12,9 @@ type Inspection struct {
 	// Holder is the holder found on a majority of nodes: the zero Holder
 	// but for its Key when there is none.
 	Holder
-	// Nodes has every node's view, in the order given to New.
-	Nodes []NodeState
-}
-
-// NodeState is one node's view of a key.
-type NodeState struct {
-	Node string // as in [NodeResult]
-	// Master is, for a copy on a Redis Cluster, the master serving its
-	// slot as redlock last saw it (see [NodeResult]).
-	Master string
-	Value  string        // "" when the key is absent (or the node is in error)
-	TTL    time.Duration // the key's PTTL; 0 when absent
-	// Counter is the node's fencing counter for the key.
-	Counter uint64
-	// Quarantine is how long the node still refuses to vote; with Ready
-	// false and Quarantine 0 it waits for its fencing floor to be raised.
-	Quarantine time.Duration
-	// Ready reports that the node's fencing floor is raised (or needs no
-	// raise: quarantine off, a bootstrapped or long-healthy node), so that
-	// it votes once Quarantine is 0; a node votes when Ready is true and
-	// Quarantine is 0. A node that may have forgotten its locks (restarted
-	// empty, failed over, flushed) is not Ready until a client raised its
-	// floor to the highest token of a healthy majority. That needs no
-	// lock traffic: any call of a Client (this Inspect included) raises
-	// it, in the background, from its quarantine onwards, or, when no
-	// healthy majority could give a floor then, within one call of its
-	// quarantine's end; a Client in use checks every 10s in any case
-	// (docs/design.md §4.9).
-	Ready bool
-	// Err is why this node gave no answer (nil when it answered).
-	Err error
+	// Nodes has every node's view, in the order given to New: its
+	// Value, TTL and Counter for the key, and whether it votes.
+	Nodes []NodeResult
 }
 
 // Inspect reads the key on every node and reports the holder found on a
@@ -53,8 +25,8 @@ type NodeState struct {
 // answered, the error matches ctx's error instead (the Inspection has what
 // the nodes said). Other errors (a closed client, a bad key) come with a
 // nil Inspection.
-// Inspect writes nothing itself; a node it finds not ready (see
-// [NodeState.Ready]) makes the Client start a readiness pass in the
+// Inspect writes nothing itself; a node it finds quarantined (see
+// [NodeResult.Quarantined]) makes the Client start a readiness pass in the
 // background, which starts the quarantine of a node that has no marker and
 // raises fencing floors.
 func (c *Client) Inspect(ctx context.Context, key string) (*Inspection, error) {
@@ -85,7 +57,7 @@ func (c *Client) Inspect(ctx context.Context, key string) (*Inspection, error) {
 }
 
 // holderTTLs is the TTLs of the nodes that answered with value.
-func holderTTLs(value string, states []NodeState) []time.Duration {
+func holderTTLs(value string, states []NodeResult) []time.Duration {
 	var ttls []time.Duration
 	for _, st := range states {
 		if st.Err == nil && st.Value == value {
@@ -133,10 +105,11 @@ func inspection(key string, nodes []*node, answers []answer, quorum int, elapsed
 	var value string
 	count := map[string]int{}
 	for i, a := range answers {
-		st := NodeState{Node: nodes[i].addr, Master: nodes[i].master.Get(), Err: a.err}
+		st := NodeResult{Node: nodes[i].addr, Master: nodes[i].master.Get(), Err: a.err}
 		if a.vote != voteError {
-			st.Value, st.Counter, st.Ready = a.value, uint64(max(0, a.counter)), a.ready
+			st.Value, st.Counter = a.value, uint64(max(0, a.counter))
 			st.Quarantine = time.Duration(a.high) * time.Millisecond
+			st.Quarantined = !a.ready || st.Quarantine > 0
 			if a.ms > 0 {
 				st.TTL = time.Duration(a.ms) * time.Millisecond
 			}

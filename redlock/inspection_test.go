@@ -43,10 +43,10 @@ func TestInspectionHolder(t *testing.T) {
 	assert.Equal(t, uint64(9), in.Token, "the highest counter of the holder's nodes; a quarantined node's does not count")
 	assert.Equal(t, 740*time.Millisecond, in.Remaining, "the lowest TTL of the holder's nodes, less the read and the drift")
 	require.Len(t, in.Nodes, 5)
-	assert.Equal(t, NodeState{Node: "n0", Value: "a", TTL: 900 * time.Millisecond, Counter: 7, Ready: true}, in.Nodes[0])
-	assert.Equal(t, NodeState{Node: "n3", Value: "a", TTL: 100 * time.Millisecond, Counter: 12, Quarantine: 3 * time.Second}, in.Nodes[3],
+	assert.Equal(t, NodeResult{Node: "n0", Value: "a", TTL: 900 * time.Millisecond, Counter: 7}, in.Nodes[0])
+	assert.Equal(t, NodeResult{Node: "n3", Value: "a", TTL: 100 * time.Millisecond, Counter: 12, Quarantined: true, Quarantine: 3 * time.Second}, in.Nodes[3],
 		"a quarantined node is shown, but does not count")
-	assert.Equal(t, NodeState{Node: "n4", Err: boom}, in.Nodes[4])
+	assert.Equal(t, NodeResult{Node: "n4", Err: boom}, in.Nodes[4])
 }
 
 // TestInspectionNoHolder: values short of a majority (a quarantined node

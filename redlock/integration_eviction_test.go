@@ -63,7 +63,7 @@ func TestIntegrationEvictingAtRuntime(t *testing.T) {
 		}
 		last = err
 		for i := range 2 {
-			if e := nodeErr(t, err, i); e == nil || !errors.Is(e, redlock.ErrInvalidConfig) {
+			if e := nodeErr(t, err, i); e == nil || !errors.Is(e, redlock.ErrInvalidArgument) {
 				return false
 			}
 		}
@@ -120,7 +120,7 @@ func TestIntegrationEvictingNodeBackFromDown(t *testing.T) {
 	_, err := c.TryAcquire(ctx, testKey(t), time.Second)
 	require.ErrorIs(t, err, redlock.ErrNotAcquired)
 	e := nodeErr(t, err, 2)
-	require.ErrorIs(t, e, redlock.ErrInvalidConfig, "node 2 counted before its configuration was checked")
+	require.ErrorIs(t, e, redlock.ErrInvalidArgument, "node 2 counted before its configuration was checked")
 	assert.ErrorContains(t, e, "maxmemory-policy volatile-lru")
 	assert.Equal(t, []string{""}, cl.Values(testKey(t), 2), "the acquire script reached the refused node")
 }

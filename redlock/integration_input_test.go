@@ -42,29 +42,29 @@ func TestIntegrationNewRefuses(t *testing.T) {
 
 	t.Run("no nodes", func(t *testing.T) {
 		err := newErr(t, cfg)
-		require.ErrorIs(t, err, redlock.ErrInvalidConfig)
+		require.ErrorIs(t, err, redlock.ErrInvalidArgument)
 		assert.Contains(t, err.Error(), "no nodes")
 	})
 	t.Run("nil node", func(t *testing.T) {
 		err := newErr(t, cfg, cl.Nodes[0], nil, cl.Nodes[2])
-		require.ErrorIs(t, err, redlock.ErrInvalidConfig)
+		require.ErrorIs(t, err, redlock.ErrInvalidArgument)
 		assert.Contains(t, err.Error(), "node 1 is nil")
 	})
 	t.Run("typed nil node", func(t *testing.T) {
 		var nc *redis.Client // a nil *redis.Client is a non-nil UniversalClient
 		err := newErr(t, cfg, cl.Nodes[0], nc, cl.Nodes[2])
-		require.ErrorIs(t, err, redlock.ErrInvalidConfig)
+		require.ErrorIs(t, err, redlock.ErrInvalidArgument)
 		assert.Contains(t, err.Error(), "node 1")
 	})
 	t.Run("invalid config", func(t *testing.T) {
 		err := newErr(t, redlock.Config{NodeTimeout: time.Second, MaxTTL: 2 * time.Second}, cl.Nodes...)
-		require.ErrorIs(t, err, redlock.ErrInvalidConfig)
+		require.ErrorIs(t, err, redlock.ErrInvalidArgument)
 		assert.Contains(t, err.Error(), "MaxTTL (2s)")
 	})
 	t.Run("same address twice", func(t *testing.T) {
 		twin := redistest.NewClient(t, fastOptions(1, addr))
 		err := newErr(t, cfg, cl.Nodes[0], cl.Nodes[1], twin)
-		require.ErrorIs(t, err, redlock.ErrInvalidConfig)
+		require.ErrorIs(t, err, redlock.ErrInvalidArgument)
 		assert.Contains(t, err.Error(), addr)
 		assert.Contains(t, err.Error(), "one vote")
 	})
@@ -74,7 +74,7 @@ func TestIntegrationNewRefuses(t *testing.T) {
 		t.Cleanup(func() { _ = p.Close() })
 		twin := redistest.NewClient(t, fastOptions(1, p.Addr()))
 		err = newErr(t, cfg, cl.Nodes[0], cl.Nodes[1], twin)
-		require.ErrorIs(t, err, redlock.ErrInvalidConfig)
+		require.ErrorIs(t, err, redlock.ErrInvalidArgument)
 		assert.Contains(t, err.Error(), addr)
 		assert.Contains(t, err.Error(), p.Addr())
 		assert.Contains(t, err.Error(), "run_id")
@@ -84,7 +84,7 @@ func TestIntegrationNewRefuses(t *testing.T) {
 		require.NoError(t, s.ConfigSet(ctx, "maxmemory-policy", "allkeys-lru").Err())
 		t.Cleanup(func() { _ = s.ConfigSet(ctx, "maxmemory-policy", "noeviction").Err() })
 		err := newErr(t, cfg, cl.Nodes...)
-		require.ErrorIs(t, err, redlock.ErrInvalidConfig)
+		require.ErrorIs(t, err, redlock.ErrInvalidArgument)
 		assert.Contains(t, err.Error(), addr)
 		assert.Contains(t, err.Error(), "allkeys-lru")
 
@@ -103,7 +103,7 @@ func TestIntegrationNewRefuses(t *testing.T) {
 		})
 		require.ErrorContains(t, s.Set(ctx, "oom", "x", 0).Err(), "OOM", "the server must be out of memory")
 		err := newErr(t, cfg, cl.Nodes...)
-		require.ErrorIs(t, err, redlock.ErrInvalidConfig)
+		require.ErrorIs(t, err, redlock.ErrInvalidArgument)
 		assert.Contains(t, err.Error(), addr)
 		assert.Contains(t, err.Error(), "volatile-ttl")
 	})
@@ -303,7 +303,7 @@ func TestIntegrationInspect(t *testing.T) {
 		if st.Counter == l.Token() {
 			fenced++
 		}
-		assert.True(t, st.Ready, "node %d", i)
+		assert.False(t, st.Quarantined, "node %d", i)
 		assert.Zero(t, st.Quarantine, "node %d", i)
 		assert.NoError(t, st.Err, "node %d", i)
 	}

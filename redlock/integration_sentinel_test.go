@@ -55,7 +55,7 @@ func TestIntegrationSentinelGroups(t *testing.T) {
 	c, err := redlock.New(ctx, redlock.Config{NodeTimeout: nodeTimeout}, nodes...)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = c.Close() })
-	assert.Equal(t, []string{"failover#0", "failover#1", "failover#2"}, c.Nodes(), "stable names")
+	assert.Equal(t, []string{"failover#0", "failover#1", "failover#2"}, c.Internal().Nodes(), "stable names")
 	require.NoError(t, c.Bootstrap(ctx))
 	l, err := c.TryAcquire(ctx, "sentinel", 5*time.Second)
 	require.NoError(t, err)
@@ -70,6 +70,6 @@ func TestIntegrationSentinelGroups(t *testing.T) {
 		}
 	})
 	_, err = redlock.New(ctx, redlock.Config{NodeTimeout: nodeTimeout}, twice...)
-	require.ErrorIs(t, err, redlock.ErrInvalidConfig)
+	require.ErrorIs(t, err, redlock.ErrInvalidArgument)
 	assert.Contains(t, err.Error(), fmt.Sprintf("nodes failover#0@%s and failover#2@%s are the same server (run_id ", g.Addrs()[0], g.Addrs()[0]))
 }

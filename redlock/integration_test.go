@@ -37,14 +37,14 @@ const (
 	undoTTL = 20 * time.Second
 )
 
-// valueCapture is a WithValue option that records the value of the last attempt,
+// valueCapture is a redlockx.Value option that records the value of the last attempt,
 // so a test can look for it on the servers after a failed attempt.
 type valueCapture struct{ ch chan string }
 
 func newValueCapture() *valueCapture { return &valueCapture{ch: make(chan string, 16)} }
 
 func (c *valueCapture) option() redlock.AcquireOption {
-	return redlock.WithValue(func(nonce string) string {
+	return redlockx.Value(func(nonce string) string {
 		v := "it-" + nonce
 		c.ch <- v
 		return v

@@ -25,6 +25,14 @@ func (i internal) Quorum() int { return i.c.quorum }
 
 // Publish and Subscribe: see notice.go.
 
+func (i internal) Nodes() []string {
+	out := make([]string, len(i.c.nodes))
+	for j, n := range i.c.nodes {
+		out[j] = n.addr
+	}
+	return out
+}
+
 func (i internal) LastMajority() time.Time {
 	hs := make([]*reach.Heard, len(i.c.nodes))
 	for j, n := range i.c.nodes {

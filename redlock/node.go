@@ -29,7 +29,7 @@ const markerKey = "{redlease}:marker"
 // node is one voter: a standalone server, or one hash slot of a cluster.
 type node struct {
 	client redis.UniversalClient
-	addr   string              // its stable name (Client.Nodes, notices); name() for errors and logs
+	addr   string              // its stable name (NodeResult.Node, notices); name() for errors and logs
 	nm     nodeName            // its name for errors and logs where the server names it (see identity.go)
 	ident  quarantine.Identity // what its answers said about its server
 	idx    int                 // position in its set (Client.sets): the copy of a cluster lock

@@ -146,7 +146,7 @@ func TestReadyAfterQuarantineWhileKeyHeld(t *testing.T) {
 				assert.True(t, raised, "floor not raised at the end of the quarantine")
 				in, err := other.Inspect(t.Context(), "held")
 				require.NoError(t, err)
-				assert.True(t, in.Nodes[2].Ready, "%+v", in.Nodes[2])
+				assert.False(t, in.Nodes[2].Quarantined, "%+v", in.Nodes[2])
 				assert.Zero(t, in.Nodes[2].Quarantine)
 				// It votes: another key is granted by all three nodes.
 				l, err := other.TryAcquire(t.Context(), "free", time.Second)

@@ -38,5 +38,5 @@ func noScripting(n *node, err error) error {
 	if c, ok := replyClass(err); !ok || c != rediserr.Unsupported {
 		return err
 	}
-	return fmt.Errorf("%w: node %s cannot run redlease's Lua scripts (EVALSHA and EVAL are required): %w", ErrInvalidConfig, n.addr, err)
+	return fmt.Errorf("%w: node %s cannot run redlease's Lua scripts (EVALSHA and EVAL are required): %w", ErrInvalidArgument, n.addr, err)
 }

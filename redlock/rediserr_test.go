@@ -28,7 +28,7 @@ func TestNewRefusesServerWithoutLua(t *testing.T) {
 	noLua := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1})
 	t.Cleanup(func() { _ = noLua.Close() })
 	_, err := New(ctx, Config{NodeTimeout: time.Second, Logger: testLogger(t)}, good[0], good[1], noLua)
-	require.ErrorIs(t, err, ErrInvalidConfig)
+	require.ErrorIs(t, err, ErrInvalidArgument)
 	assert.ErrorContains(t, err, addr)
 	assert.ErrorContains(t, err, "Lua")
 }

@@ -287,7 +287,7 @@ func TestSafetyNewRefusesSameServerTwice(t *testing.T) {
 
 	nodes := []redis.UniversalClient{redistest.NewClient(t, killableOptions(rig.addr(0))), redistest.NewClient(t, killableOptions(p.Addr())), redistest.NewClient(t, killableOptions(rig.addr(1)))}
 	c, err := redlock.New(context.Background(), cfg, nodes...)
-	require.ErrorIs(t, err, redlock.ErrInvalidConfig)
+	require.ErrorIs(t, err, redlock.ErrInvalidArgument)
 	require.Nil(t, c)
 	assert.Contains(t, err.Error(), rig.addr(0))
 	assert.Contains(t, err.Error(), p.Addr())
@@ -295,7 +295,7 @@ func TestSafetyNewRefusesSameServerTwice(t *testing.T) {
 
 	nodes = []redis.UniversalClient{redistest.NewClient(t, killableOptions(rig.addr(1))), redistest.NewClient(t, killableOptions(rig.addr(0))), redistest.NewClient(t, killableOptions(rig.addr(0)))}
 	_, err = redlock.New(context.Background(), cfg, nodes...)
-	require.ErrorIs(t, err, redlock.ErrInvalidConfig)
+	require.ErrorIs(t, err, redlock.ErrInvalidArgument)
 	assert.Contains(t, err.Error(), rig.addr(0))
 }
 
@@ -310,7 +310,7 @@ func TestSafetyNewRefusesEvictingPolicy(t *testing.T) {
 	cfg := redlock.Config{MaxTTL: 2 * time.Second, Logger: testLogger(t)}
 
 	c, err := redlock.New(ctx, cfg, nodes...)
-	require.ErrorIs(t, err, redlock.ErrInvalidConfig)
+	require.ErrorIs(t, err, redlock.ErrInvalidArgument)
 	require.Nil(t, c)
 	assert.Contains(t, err.Error(), ev.addr(0))
 	assert.Contains(t, err.Error(), "allkeys-lru")

@@ -119,7 +119,7 @@ func startupOf(c *Client) *startup {
 // An error it returns refuses the nodes at once.
 func (s *startup) node(n *node, info probeInfo, err error) error {
 	if err != nil {
-		if errors.Is(err, ErrInvalidConfig) {
+		if errors.Is(err, ErrInvalidArgument) {
 			return err
 		}
 		if accessDenied(err) {
@@ -137,7 +137,7 @@ func (s *startup) node(n *node, info probeInfo, err error) error {
 	if id := info.runID; id != "" && n.cluster == nil {
 		if m, dup := s.byRunID[id]; dup {
 			return fmt.Errorf("%w: nodes %s and %s are the same server (run_id %s): one server, one vote",
-				ErrInvalidConfig, m.name(), n.name(), id)
+				ErrInvalidArgument, m.name(), n.name(), id)
 		}
 		s.byRunID[id] = n
 	}

@@ -40,7 +40,7 @@ func TestStartupSameServerTwice(t *testing.T) {
 	require.NoError(t, s.node(nodes[0], probeInfo{runID: "abc", raised: true}, nil))
 	require.NoError(t, s.node(nodes[1], probeInfo{runID: "def", raised: true}, nil))
 	err := s.node(nodes[2], probeInfo{runID: "abc", raised: true}, nil)
-	require.ErrorIs(t, err, ErrInvalidConfig)
+	require.ErrorIs(t, err, ErrInvalidArgument)
 	assert.Contains(t, err.Error(), "nodes node#0 and node#2 are the same server (run_id abc)")
 }
 
@@ -56,7 +56,7 @@ func TestStartupUnknownRunID(t *testing.T) {
 
 func TestStartupInvalidConfigRefusesAtOnce(t *testing.T) {
 	s, nodes, _ := newStartup(t, 3)
-	bad := errors.Join(ErrInvalidConfig, errors.New("maxmemory-policy allkeys-lru"))
+	bad := errors.Join(ErrInvalidArgument, errors.New("maxmemory-policy allkeys-lru"))
 	assert.Same(t, bad, s.node(nodes[0], probeInfo{}, bad))
 }
 

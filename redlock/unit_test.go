@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/redlease/redlease/internal/rediserr"
+	"github.com/redlease/redlease/internal/redlockx"
 	"github.com/redlease/redlease/internal/testing/testnodes"
 
 	"github.com/alicebob/miniredis/v2/server"
@@ -42,7 +43,7 @@ func TestConfigValidate(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			err := tc.cfg.Validate()
-			require.ErrorIs(t, err, ErrInvalidConfig)
+			require.ErrorIs(t, err, ErrInvalidArgument)
 			assert.Contains(t, err.Error(), tc.want)
 		})
 	}
@@ -58,21 +59,21 @@ func TestNewRefusesBadNodes(t *testing.T) {
 	ctx := context.Background()
 	_, nodes := testnodes.Minis(t, 2)
 	_, err := New(ctx, Config{})
-	require.ErrorIs(t, err, ErrInvalidConfig)
+	require.ErrorIs(t, err, ErrInvalidArgument)
 	assert.Contains(t, err.Error(), "no nodes")
 
 	_, err = New(ctx, Config{}, nodes[0], nil)
-	require.ErrorIs(t, err, ErrInvalidConfig)
+	require.ErrorIs(t, err, ErrInvalidArgument)
 	assert.Contains(t, err.Error(), "node 1 is nil")
 
 	again := redis.NewClient(&redis.Options{Addr: nodes[0].(*redis.Client).Options().Addr})
 	t.Cleanup(func() { _ = again.Close() })
 	_, err = New(ctx, Config{}, nodes[0], nodes[1], again)
-	require.ErrorIs(t, err, ErrInvalidConfig)
+	require.ErrorIs(t, err, ErrInvalidArgument)
 	assert.Contains(t, err.Error(), "nodes 0 and 2 are the same server ("+again.Options().Addr+")")
 
 	_, err = New(ctx, Config{NodeTimeout: -1}, nodes...)
-	require.ErrorIs(t, err, ErrInvalidConfig)
+	require.ErrorIs(t, err, ErrInvalidArgument)
 }
 
 func TestBadArguments(t *testing.T) {
@@ -102,7 +103,7 @@ func TestBadArguments(t *testing.T) {
 			assert.Less(t, time.Since(start), time.Second)
 		})
 	}
-	_, err := c.TryAcquire(ctx, "k", 5*time.Second, WithValue(func(string) string { return "fixed" }))
+	_, err := c.TryAcquire(ctx, "k", 5*time.Second, AcquireOption(redlockx.Value(func(string) string { return "fixed" })))
 	require.ErrorIs(t, err, ErrInvalidArgument)
 	assert.Contains(t, err.Error(), "nonce")
 	_, err = c.Inspect(ctx, "")
@@ -472,7 +473,7 @@ func TestInspect(t *testing.T) {
 	assert.Greater(t, in.Remaining, 9*time.Second)
 	require.Len(t, in.Nodes, 5)
 	for _, n := range in.Nodes {
-		assert.True(t, n.Ready)
+		assert.False(t, n.Quarantined)
 		assert.Equal(t, l.Value(), n.Value)
 	}
 

@@ -41,6 +41,6 @@ func cmdBootstrap(ctx context.Context, args []string, out *outputs) int {
 		return c.fail(err)
 	}
 	defer ns.Close()
-	fmt.Fprintf(out.out, "bootstrapped: %s vote now\n", strings.Join(ns.client.Nodes(), ", "))
+	fmt.Fprintf(out.out, "bootstrapped: %s vote now\n", strings.Join(ns.client.Internal().Nodes(), ", "))
 	return exitOK
 }

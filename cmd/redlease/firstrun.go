@@ -50,7 +50,7 @@ func hintQuarantine(ctx context.Context, client *redlock.Client, name string, lo
 	for _, n := range in.Nodes {
 		switch {
 		case n.Err != nil:
-		case n.Ready && n.Quarantine == 0: // it votes
+		case !n.Quarantined: // it votes
 			ready++
 		default:
 			waiting++

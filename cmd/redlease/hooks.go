@@ -46,7 +46,7 @@ func (h *runHooks) campaigning(giveUp func(error)) {
 	h.giveUp = giveUp
 }
 
-// Observe is the redlock.Hooks method.
+// Observe is the function for redlock.Config.Hooks.
 func (h *runHooks) Observe(ev redlock.Event) {
 	switch {
 	case ev.Kind == redlock.EventAcquire && ev.Err != nil:

@@ -34,8 +34,8 @@ type histogram struct {
 	n      uint64
 }
 
-// cliMetrics is a redlock.Hooks that keeps the metrics. Safe for
-// concurrent use.
+// cliMetrics keeps the metrics: its Observe is the CLI's
+// redlock.Config.Hooks. Safe for concurrent use.
 type cliMetrics struct {
 	mu        sync.Mutex
 	events    map[[2]string]uint64     // op, outcome
@@ -50,7 +50,7 @@ func newCLIMetrics() *cliMetrics {
 		nodeErrs: map[[2]string]uint64{}, leader: map[string]float64{}, spare: map[string]uint64{}}
 }
 
-// Observe is the redlock.Hooks method.
+// Observe is the function for redlock.Config.Hooks.
 func (m *cliMetrics) Observe(ev redlock.Event) {
 	outcome := ev.Outcome
 	m.mu.Lock()
@@ -91,7 +91,7 @@ func (m *cliMetrics) writeTo(w io.Writer) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	var b strings.Builder
-	b.WriteString("# HELP redlease_events_total Events reported to redlock.Hooks, by kind (op) and outcome.\n")
+	b.WriteString("# HELP redlease_events_total Events reported to redlock.Config.Hooks, by kind (op) and outcome.\n")
 	b.WriteString("# TYPE redlease_events_total counter\n")
 	for _, k := range sortedKeys(m.events) {
 		fmt.Fprintf(&b, "redlease_events_total{op=%s,outcome=%s} %d\n", quote(k[0]), quote(k[1]), m.events[k])
@@ -171,12 +171,12 @@ func serveMetrics(addr string, m *cliMetrics, log hclog.Logger) (stop func(), er
 	}, nil
 }
 
-// hooksList is several redlock.Hooks as one.
-type hooksList []redlock.Hooks
+// hooksList is several hooks (redlock.Config.Hooks) as one.
+type hooksList []func(redlock.Event)
 
 // Observe passes ev to every hook in turn.
 func (l hooksList) Observe(ev redlock.Event) {
 	for _, h := range l {
-		h.Observe(ev)
+		h(ev)
 	}
 }

@@ -43,7 +43,7 @@ type connFlags struct {
 	nodeTimeout time.Duration
 	maxTTL      time.Duration
 	verbose     bool
-	hooks       redlock.Hooks // not a flag: the command's (nil: none)
+	hooks       func(redlock.Event) // not a flag: the command's (nil: none)
 }
 
 func (c *connFlags) register(fs *flag.FlagSet) {
@@ -250,7 +250,7 @@ func (c *connFlags) connect(ctx context.Context, set *nodeSet, log hclog.Logger)
 			n.Close()
 			return nil, fmt.Errorf("--bootstrap: %w", err)
 		}
-		log.Info("nodes bootstrapped: they vote at once", "nodes", strings.Join(n.client.Nodes(), ","))
+		log.Info("nodes bootstrapped: they vote at once", "nodes", strings.Join(n.client.Internal().Nodes(), ","))
 	}
 	return n, nil
 }

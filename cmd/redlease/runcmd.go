@@ -134,7 +134,7 @@ func cmdRun(ctx context.Context, args []string, out *outputs) int {
 func runCampaign(ctx context.Context, c *command, out *outputs, set *nodeSet, r *runner, id, metricsAddr string, waitMajority time.Duration) int {
 	log := out.logger(hclog.Info, c.conn.verbose)
 	hooks := newRunHooks(log, waitMajority)
-	c.conn.hooks = hooks
+	c.conn.hooks = hooks.Observe
 	if metricsAddr != "" {
 		m := newCLIMetrics()
 		stop, err := serveMetrics(metricsAddr, m, log)
@@ -142,7 +142,7 @@ func runCampaign(ctx context.Context, c *command, out *outputs, set *nodeSet, r 
 			return c.fail(err)
 		}
 		defer stop()
-		c.conn.hooks = hooksList{c.conn.hooks, m}
+		c.conn.hooks = hooksList{c.conn.hooks, m.Observe}.Observe
 	}
 	ns, err := c.conn.connect(ctx, set, log)
 	if err != nil {
@@ -249,7 +249,7 @@ func (r *runner) campaign(ctx context.Context, client *redlock.Client, id string
 	e, err := election.New(client, r.name, election.Config{
 		Lease:       lease.Config{ID: id, TTL: r.plan.ttl, RenewInterval: r.plan.renew, SafetyMargin: r.plan.margin, Logger: r.log},
 		ResignDelay: restartDelay,
-		Callbacks:   election.Callbacks{OnElected: r.onElected},
+		OnElected:   r.onElected,
 	})
 	if err != nil {
 		return 0, err
@@ -274,7 +274,7 @@ func (r *runner) campaign(ctx context.Context, client *redlock.Client, id string
 		return 0, err
 	case code := <-r.exited:
 		stop(errCommandExited) // hands the term over: resigns
-		if err := <-done; !errors.Is(err, election.ErrStopped) {
+		if err := <-done; !errors.Is(err, errCommandExited) {
 			r.log.Warn("election ended with an error", "error", err)
 		}
 		r.log.Info("resigned; exiting with the command's code", "code", code)
@@ -380,7 +380,7 @@ func (r *runner) endTerm(ctx context.Context, t election.Term, c *child, pw *pau
 	if ctx.Err() == nil {
 		_ = r.e.Resign(ctx) // the watchdog ended the command: hand the term over
 	}
-	if errors.Is(cause, election.ErrStopped) {
+	if errors.Is(cause, context.Canceled) { // Run's context ended
 		return
 	}
 	r.log.Info("campaigning again: the command starts afresh when elected", "cause", cause)

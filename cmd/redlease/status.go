@@ -130,7 +130,7 @@ func status(ctx context.Context, client *redlock.Client, name string) (*statusRe
 	rep := &statusReport{Name: name}
 	for _, n := range info.Nodes {
 		nr := nodeReport{Node: n.Node, Master: n.Master, TTLMs: n.TTL.Milliseconds(), Token: n.Counter,
-			Ready: n.Ready && n.Quarantine == 0, QuarantineMs: n.Quarantine.Milliseconds()}
+			Ready: !n.Quarantined, QuarantineMs: n.Quarantine.Milliseconds()}
 		if n.Value != "" {
 			nr.Holder = redlock.Holder{Value: n.Value, ID: notice.DecodeValue(n.Value).ID}.String()
 		}
@@ -151,7 +151,7 @@ func judge(info *redlock.Inspection, quorum int) verdict {
 	for _, n := range info.Nodes {
 		switch {
 		case n.Err != nil:
-		case n.Ready && n.Quarantine == 0:
+		case !n.Quarantined:
 			v.Answered++
 		default:
 			left = append(left, n.Quarantine)

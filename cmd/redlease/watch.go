@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"time"
@@ -67,14 +66,15 @@ func cmdWatch(ctx context.Context, args []string, out *outputs) int {
 		return c.fail(err)
 	}
 
-	w := o.Watch(ctx)
-	for ev := range w.C() {
+	var last observer.Event
+	for ev := range o.Watch(ctx) {
+		last = ev
 		printEvent(out.out, fenced(ctx, o, ev), *asJSON)
 	}
-	if ctx.Err() != nil && errors.Is(w.Err(), ctx.Err()) {
+	if ctx.Err() != nil {
 		return exitOK // interrupted
 	}
-	return c.fail(w.Err())
+	return c.fail(last.Err) // the last event says why the watch ended
 }
 
 // fenced returns ev with its leader's token once written. A read made

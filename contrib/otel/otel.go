@@ -1,9 +1,9 @@
-// Package redleaseotel records redlease's events (redlock.Hooks) as
+// Package redleaseotel records redlease's events (redlock.Config.Hooks) as
 // OpenTelemetry metrics. It is a module of its own, so that redlease
 // itself does not depend on OpenTelemetry.
 //
 //	h, err := redleaseotel.New(otel.GetMeterProvider())
-//	client, err := redlock.New(ctx, redlock.Config{Hooks: h}, nodes...)
+//	client, err := redlock.New(ctx, redlock.Config{Hooks: h.Observe}, nodes...)
 //
 // The leases, electors and observers built on the client report through
 // it too. The instruments, of the meter "github.com/redlease/redlease"
@@ -40,7 +40,7 @@ const MeterName = "github.com/redlease/redlease"
 // histogram (the same as the Prometheus adapter's).
 var Buckets = []float64{0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5}
 
-// Hooks is a redlock.Hooks that records every event with OpenTelemetry
+// Hooks is the hooks (redlock.Config.Hooks: pass its Observe) that records every event with OpenTelemetry
 // instruments. It is safe for concurrent use.
 type Hooks struct {
 	events    metric.Int64Counter
@@ -50,7 +50,7 @@ type Hooks struct {
 	spare     metric.Int64Counter
 }
 
-var _ redlock.Hooks = (*Hooks)(nil)
+var _ func(redlock.Event) = (*Hooks)(nil).Observe
 
 // New makes the instruments with a meter of mp.
 func New(mp metric.MeterProvider) (*Hooks, error) {
@@ -58,7 +58,7 @@ func New(mp metric.MeterProvider) (*Hooks, error) {
 	h := &Hooks{}
 	var err error
 	if h.events, err = m.Int64Counter("redlease.events", metric.WithUnit("{event}"),
-		metric.WithDescription("Events reported to redlock.Hooks, by kind (op) and outcome.")); err != nil {
+		metric.WithDescription("Events reported to redlock.Config.Hooks, by kind (op) and outcome.")); err != nil {
 		return nil, err
 	}
 	if h.durations, err = m.Float64Histogram("redlease.operation.duration", metric.WithUnit("s"),
@@ -81,7 +81,7 @@ func New(mp metric.MeterProvider) (*Hooks, error) {
 	return h, nil
 }
 
-// Observe records ev (the redlock.Hooks method).
+// Observe records ev (the function for redlock.Config.Hooks).
 func (h *Hooks) Observe(ev redlock.Event) {
 	ctx := context.Background()
 	outcome := attribute.String("outcome", ev.Outcome)

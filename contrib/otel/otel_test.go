@@ -83,7 +83,7 @@ func TestHooksOnManualReader(t *testing.T) {
 	leader := func() int64 {
 		return sum(t, collect(t, reader), "redlease.leader", map[string]string{"election": adaptertest.Election})
 	}
-	adaptertest.Scenario(t, h, adaptertest.Checks{
+	adaptertest.Scenario(t, h.Observe, adaptertest.Checks{
 		Ops: func() {
 			got := collect(t, reader)
 			events := func(op, outcome string) int64 {

@@ -32,7 +32,7 @@ func ExampleNew() {
 		fmt.Println(err)
 		return
 	}
-	client, err := redlock.New(ctx, redlock.Config{Hooks: hooks}, nodes...)
+	client, err := redlock.New(ctx, redlock.Config{Hooks: hooks.Observe}, nodes...)
 	if err != nil {
 		fmt.Println(err)
 		return

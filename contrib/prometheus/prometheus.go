@@ -1,9 +1,9 @@
-// Package redleaseprom records redlease's events (redlock.Hooks) as
+// Package redleaseprom records redlease's events (redlock.Config.Hooks) as
 // Prometheus metrics. It is a module of its own, so that redlease itself
 // does not depend on client_golang.
 //
 //	h, err := redleaseprom.New(prometheus.DefaultRegisterer)
-//	client, err := redlock.New(ctx, redlock.Config{Hooks: h}, nodes...)
+//	client, err := redlock.New(ctx, redlock.Config{Hooks: h.Observe}, nodes...)
 //
 // The leases, electors and observers built on the client report through
 // it too. The metrics (docs/observability.md; `redlease run --metrics-addr`
@@ -38,7 +38,7 @@ import (
 // RetryDelay (100ms).
 var Buckets = []float64{0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5}
 
-// Hooks is a redlock.Hooks that records every event in Prometheus
+// Hooks is the hooks (redlock.Config.Hooks: pass its Observe) that records every event in Prometheus
 // collectors. It is safe for concurrent use.
 type Hooks struct {
 	events    *prometheus.CounterVec
@@ -48,7 +48,7 @@ type Hooks struct {
 	spare     *prometheus.CounterVec
 }
 
-var _ redlock.Hooks = (*Hooks)(nil)
+var _ func(redlock.Event) = (*Hooks)(nil).Observe
 
 // New makes the collectors and registers them with reg (nil:
 // prometheus.DefaultRegisterer). It fails when reg already has collectors
@@ -60,7 +60,7 @@ func New(reg prometheus.Registerer) (*Hooks, error) {
 	h := &Hooks{
 		events: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "redlease_events_total",
-			Help: "Events reported to redlock.Hooks, by kind (op) and outcome.",
+			Help: "Events reported to redlock.Config.Hooks, by kind (op) and outcome.",
 		}, []string{"op", "outcome"}),
 		durations: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "redlease_operation_duration_seconds",
@@ -88,7 +88,7 @@ func New(reg prometheus.Registerer) (*Hooks, error) {
 	return h, nil
 }
 
-// Observe records ev (the redlock.Hooks method).
+// Observe records ev (the function for redlock.Config.Hooks).
 func (h *Hooks) Observe(ev redlock.Event) {
 	outcome := ev.Outcome
 	switch ev.Kind {

@@ -73,7 +73,7 @@ func TestHooksOnRegistry(t *testing.T) {
 	leader := func() float64 {
 		return value(t, reg, "redlease_leader", map[string]string{"election": adaptertest.Election})
 	}
-	adaptertest.Scenario(t, h, adaptertest.Checks{
+	adaptertest.Scenario(t, h.Observe, adaptertest.Checks{
 		Ops: func() {
 			assert.Equal(t, 1.0, events("acquire", "ok"))
 			assert.Equal(t, 1.0, events("acquire", "busy"))

@@ -179,10 +179,10 @@ type candidate struct {
 
 func campaign(ctx context.Context, client *redlock.Client, id string, onElected func(election.Term)) (*candidate, error) {
 	e, err := election.New(client, name, election.Config{Lease: lease.Config{ID: id, TTL: 3 * time.Second, RetryDelay: 50 * time.Millisecond},
-		Callbacks: election.Callbacks{OnElected: func(ctx context.Context, t election.Term) {
+		OnElected: func(ctx context.Context, t election.Term) {
 			onElected(t)
 			<-ctx.Done() // lead until the term ends
-		}}})
+		}})
 	if err != nil {
 		return nil, err
 	}

@@ -105,10 +105,10 @@ func run(ctx context.Context, w io.Writer) error {
 
 // newElector is one candidate: OnElected hands the term's context to run.
 func newElector(c *redlock.Client, id string, elected chan<- term) (*election.Elector, error) {
-	cfg := election.Config{Callbacks: election.Callbacks{OnElected: func(ctx context.Context, _ election.Term) {
+	cfg := election.Config{OnElected: func(ctx context.Context, _ election.Term) {
 		elected <- term{id: id, ctx: ctx}
 		<-ctx.Done()
-	}}}
+	}}
 	cfg.Lease.ID = id
 	return election.New(c, "fenced/leader", cfg)
 }

@@ -108,9 +108,7 @@ func startWorker(ctx context.Context, ns *nodes.Nodes, id string, every time.Dur
 		return nil, err
 	}
 	e, err := election.New(client, name, election.Config{Lease: lease.Config{ID: id, TTL: 2 * time.Second, RetryDelay: 50 * time.Millisecond},
-		Callbacks: election.Callbacks{
-			OnElected: func(ctx context.Context, t election.Term) { lead(ctx, t, every, l) },
-		}})
+		OnElected: func(ctx context.Context, t election.Term) { lead(ctx, t, every, l) }})
 	if err != nil {
 		_ = client.Close()
 		return nil, err

@@ -121,17 +121,15 @@ func (d *demo) join(ctx context.Context, wg *sync.WaitGroup, id string, addrs []
 			return err
 		}
 		wg.Go(func() {
-			for ev := range o.Watch(ctx).C() {
+			for ev := range o.Watch(ctx) {
 				d.say("observer: %s", ev)
 			}
 		})
 		return nil
 	}
 	e, err := election.New(c, name, election.Config{Lease: lease.Config{ID: id, TTL: ttl, RetryDelay: 50 * time.Millisecond},
-		Callbacks: election.Callbacks{
-			OnElected: func(ctx context.Context, t election.Term) { d.elected <- t; <-ctx.Done() }, // lead until the term ends
-			OnDemoted: func(t election.Term, cause error) { d.say("%s: term %d over: %v", t.ID, t.Token, cause) },
-		}})
+		OnElected: func(ctx context.Context, t election.Term) { d.elected <- t; <-ctx.Done() }, // lead until the term ends
+		OnDemoted: func(t election.Term, cause error) { d.say("%s: term %d over: %v", t.ID, t.Token, cause) }})
 	if err != nil {
 		return err
 	}

@@ -33,14 +33,12 @@ func serve(ctx context.Context, addrs []string, mux *http.ServeMux) error {
 	defer client.Close()
 	e, err := election.New(client, "reports/leader", election.Config{
 		Lease: lease.Config{ID: "worker-1"},
-		Callbacks: election.Callbacks{
-			OnElected: func(ctx context.Context, t election.Term) {
-				// Lead until ctx ends: it is cancelled before the term's validity
-				// ends, and no new leader starts before this returns.
-				runReports(ctx, t.Token) // the store refuses tokens below the highest it saw
-			},
-			OnDemoted: func(t election.Term, cause error) { fmt.Println("term ended:", cause) },
+		OnElected: func(ctx context.Context, t election.Term) {
+			// Lead until ctx ends: it is cancelled before the term's validity
+			// ends, and no new leader starts before this returns.
+			runReports(ctx, t.Token) // the store refuses tokens below the highest it saw
 		},
+		OnDemoted: func(t election.Term, cause error) { fmt.Println("term ended:", cause) },
 	})
 	if err != nil {
 		return err
@@ -82,11 +80,10 @@ func watchLeader(ctx context.Context, client *redlock.Client) error {
 	if err != nil {
 		return err
 	}
-	w := o.Watch(ctx)
-	for ev := range w.C() {
+	for ev := range o.Watch(ctx) {
 		fmt.Println(ev) // a new leader, no leader, or unknown (no majority answered for Config.UnknownGrace, 1s)
 	}
-	return w.Err() // why the watch ended: ctx's error
+	return ctx.Err() // the channel closes when ctx ends
 }
 
 func Example_observer() {
@@ -107,10 +104,11 @@ func leaseJob(ctx context.Context, client *redlock.Client) error {
 		return err
 	}
 	defer l.Release(ctx)
+	lctx := l.Context() // cancelled when the lease ends, with the reason as its cause
 	select {
-	case <-l.Done(): // lost, before its validity ended: l.Err() says why
-		return l.Err()
-	case <-work(l.Context(), l.Token()): // l.Context() is cancelled with the cause
+	case <-lctx.Done(): // lost, before its validity ended
+		return context.Cause(lctx) // matches lease.ErrLeaseLost, with the reason
+	case <-work(lctx, l.Token()):
 		return nil
 	}
 }

@@ -129,11 +129,9 @@ func newInstance(ctx context.Context, ns *nodes.Nodes, id, addr string, logf fun
 	in := &instance{id: id, url: "http://" + ln.Addr().String(), ln: ln, client: client, logf: logf}
 	in.e, err = election.New(client, name, election.Config{
 		Lease: lease.Config{ID: id, Metadata: map[string]string{"url": in.url}, TTL: 3 * time.Second},
-		Callbacks: election.Callbacks{
-			OnElected: func(ctx context.Context, t election.Term) {
-				logf("%s: leading (token %d) at %s", id, t.Token, in.url)
-				<-ctx.Done() // the service's leader-only work would run here, under ctx
-			},
+		OnElected: func(ctx context.Context, t election.Term) {
+			logf("%s: leading (token %d) at %s", id, t.Token, in.url)
+			<-ctx.Done() // the service's leader-only work would run here, under ctx
 		},
 	})
 	if err == nil {
@@ -156,7 +154,7 @@ func (in *instance) serve(ctx context.Context) error {
 	wg.Go(func() { _ = in.e.Run(ctx) }) // hands the term over when ctx ends
 	w := in.o.Watch(ctx)
 	wg.Go(func() {
-		for ev := range w.C() {
+		for ev := range w {
 			in.seen.Store(&ev)
 			in.logf("%s: sees %s", in.id, ev) // "leader b (token 2)", "no leader", "unknown: ..."
 		}

@@ -297,7 +297,7 @@ func (e *evicting) restartRefused(t *testing.T) {
 	sl := r.slots[0]
 	r.stop(sl.cur)
 	ev := r.spawnRefused(sl)
-	assert.True(t, ev.OK, "the refusal is not a redlock.ErrInvalidConfig: %s", ev.Cause)
+	assert.True(t, ev.OK, "the refusal is not a redlock.ErrInvalidArgument: %s", ev.Cause)
 	for _, want := range []string{"node " + sl.proxies[e.v].Addr(), "maxmemory-policy volatile-random", "AllowEviction"} {
 		assert.Contains(t, ev.Cause, want)
 	}
@@ -350,7 +350,7 @@ func scDuplicateServer(t *testing.T, bin string) {
 	twice := r.newSlot("dup-server", addrs[d], addrs[o], addrs[d])
 	r.mark("candidate %s: nodes %v, the first and the last two proxies to server %d", twice.name, twice.addrs(), d)
 	ev := r.spawnRefused(twice)
-	assert.True(t, ev.OK, "the refusal is not a redlock.ErrInvalidConfig: %s", ev.Cause)
+	assert.True(t, ev.OK, "the refusal is not a redlock.ErrInvalidArgument: %s", ev.Cause)
 	assert.Contains(t, ev.Cause, fmt.Sprintf("nodes %s and %s are the same server (run_id %s)",
 		twice.proxies[0].Addr(), twice.proxies[2].Addr(), runID(t, r.admin[d])))
 
@@ -358,7 +358,7 @@ func scDuplicateServer(t *testing.T, bin string) {
 	same.proxies = append(same.proxies, same.proxies[0])
 	r.mark("candidate %s: nodes %v, one address twice", same.name, same.addrs())
 	ev = r.spawnRefused(same)
-	assert.True(t, ev.OK, "the refusal is not a redlock.ErrInvalidConfig: %s", ev.Cause)
+	assert.True(t, ev.OK, "the refusal is not a redlock.ErrInvalidArgument: %s", ev.Cause)
 	assert.Contains(t, ev.Cause, fmt.Sprintf("nodes 0 and 2 are the same server (%s)", same.proxies[0].Addr()))
 
 	r.waitTerms(3, wire.Now(), waitLong)

@@ -103,7 +103,7 @@ func TestACLLeastPrivilege(t *testing.T) {
 	// INFO server works inside the scripts: one server behind two
 	// addresses is one vote, refused by its run_id.
 	_, err = redlock.New(ctx, redlock.Config{NodeTimeout: nodeTimeout}, nodes[0], alias(t, g.Server(0).Addr(), "redlease"))
-	require.ErrorIs(t, err, redlock.ErrInvalidConfig)
+	require.ErrorIs(t, err, redlock.ErrInvalidArgument)
 	assert.Contains(t, err.Error(), "run_id")
 
 	t.Run("redlock", func(t *testing.T) { aclLock(t, c) })
@@ -133,7 +133,7 @@ func aclLock(t *testing.T, c *redlock.Client) {
 // aclLeaseNotices: a lease whose release notice wakes a waiter.
 func aclLeaseNotices(t *testing.T, g *redistest.Group, c *redlock.Client) {
 	ctx := context.Background()
-	nodes := c.Nodes()
+	nodes := c.Internal().Nodes()
 	const key = "app:lease"
 	admins := g.Clients(t)
 	sub, err := c.Internal().Subscribe(ctx, notice.Channel(key))

@@ -20,7 +20,7 @@ import (
 // TestHolderSizeLimit: ID and Metadata must encode to at most
 // notice.MaxHolderSize bytes (escaped, with their "id=" and "&m.k=" framing).
 // At the limit a lease is taken and read back whole; one byte above, the
-// error wraps ErrInvalidConfig, names both sizes, and nothing is sent.
+// error wraps ErrInvalidArgument, names both sizes, and nothing is sent.
 func TestHolderSizeLimit(t *testing.T) {
 	skipShort(t)
 	ctx := context.Background()
@@ -63,10 +63,10 @@ func TestHolderSizeLimit(t *testing.T) {
 				assert.Equal(t, tc.md["k"], info.Metadata["k"])
 				return
 			}
-			require.ErrorIs(t, err, redlock.ErrInvalidConfig)
+			require.ErrorIs(t, err, redlock.ErrInvalidArgument)
 			assert.Nil(t, l)
 			assert.Contains(t, err.Error(), "ID and Metadata encode to "+strconv.Itoa(tc.size)+" bytes, above the limit of 4096")
-			require.ErrorIs(t, cfg.Validate(), redlock.ErrInvalidConfig, "Validate says the same")
+			require.ErrorIs(t, cfg.Validate(), redlock.ErrInvalidArgument, "Validate says the same")
 			assert.Zero(t, nodes[0].Exists(ctx, key).Val(), "nothing was written")
 		})
 	}

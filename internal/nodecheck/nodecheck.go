@@ -61,7 +61,7 @@ type Node interface {
 type Checker struct {
 	// AllowEviction accepts nodes whose policy may evict keys.
 	AllowEviction bool
-	// Invalid is the error a refusal wraps (redlock.ErrInvalidConfig).
+	// Invalid is the error a refusal wraps (redlock.ErrInvalidArgument).
 	Invalid error
 	// Timeout bounds a check made in the background.
 	Timeout time.Duration

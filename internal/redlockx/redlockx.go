@@ -23,6 +23,10 @@ type Client interface {
 	// of its nodes (of one bucket's copies, on a bucketed cluster).
 	Quorum() int
 
+	// Nodes returns the nodes' names (redlock.NodeResult.Node), in the
+	// order given to New.
+	Nodes() []string
+
 	// Publish sends message on channel to every node at once and returns
 	// how many nodes took it, waiting at most NodeTimeout. On a bucketed
 	// cluster, a notice channel (internal/notice.Channel) is carried by
@@ -57,7 +61,7 @@ type Client interface {
 }
 
 // Notice is one message received by a [Subscription]: the node it came
-// from (its stable name, as redlock.Client.Nodes has it) and its payload.
+// from (its stable name, as redlock.NodeResult.Node has it) and its payload.
 type Notice struct {
 	Node    string
 	Payload string
@@ -87,9 +91,9 @@ func Drain(sub Subscription) {
 var ErrNotAwaited = quorum.ErrNotAwaited
 
 // AcquireOptions are what a redlock.AcquireOption sets for one
-// acquisition. redlock.WithValue and redlock.WithRetry set the first two;
-// the others are set by [ReleaseNotice] and [ExtendWait], which only the
-// packages of this module can name.
+// acquisition. [Value] and redlock.WithRetry set the first two; the
+// others are set by [ReleaseNotice] and [ExtendWait]. All but WithRetry
+// only the packages of this module can name.
 type AcquireOptions struct {
 	// Value makes the lock's value from an attempt's nonce (nil: the
 	// nonce itself).
@@ -102,6 +106,15 @@ type AcquireOptions struct {
 	// ExtendWait bounds each request of the lock's extensions instead of
 	// NodeTimeout, when longer.
 	ExtendWait time.Duration
+}
+
+// Value is the acquisition option (a redlock.AcquireOption) that makes
+// the lock's value from the random nonce of each attempt (at least 128
+// bits from crypto/rand, base64url). The value must contain the nonce, so
+// that every attempt's value is unique; the lease package uses it to
+// carry the holder's identity (internal/notice.EncodeValue).
+func Value(f func(nonce string) string) func(*AcquireOptions) {
+	return func(o *AcquireOptions) { o.Value = f }
 }
 
 // ReleaseNotice is the acquisition option (a redlock.AcquireOption) that

@@ -206,10 +206,10 @@ func redleaseElection(cc *candidateClients) func(name string, proxied bool) (*cl
 		for i, rc := range rcs {
 			cfg := election.Config{
 				Lease: lease.Config{ID: fmt.Sprintf("c%d", i), TTL: failoverTTL, RetryDelay: failoverRetryDelay},
-				Callbacks: election.Callbacks{OnElected: func(ctx context.Context, _ election.Term) {
+				OnElected: func(ctx context.Context, _ election.Term) {
 					c.notify(i)
 					<-ctx.Done()
-				}},
+				},
 			}
 			el, err := election.New(rc, name, cfg)
 			if err != nil {

@@ -111,7 +111,7 @@ func scaleRun(c scaleCase) (scaleResult, error) {
 	}
 	measureScale(c, leases, admin, &r)
 	for _, l := range leases {
-		if errors.Is(l.Err(), lease.ErrLeaseLost) {
+		if errors.Is(context.Cause(l.Context()), lease.ErrLeaseLost) {
 			r.lost++
 		}
 	}

@@ -122,7 +122,7 @@ func hintQuarantine(ctx context.Context, c *redlock.Client) {
 	}
 	ready, longest := 0, time.Duration(0)
 	for _, s := range in.Nodes {
-		if s.Ready {
+		if s.Err == nil && !s.Quarantined {
 			ready++
 		}
 		longest = max(longest, s.Quarantine)

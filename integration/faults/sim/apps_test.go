@@ -139,29 +139,28 @@ func (p *proc) sampler(ctx context.Context, look func() (held, bool)) {
 func (p *proc) elect(ctx context.Context) {
 	var flag atomic.Pointer[held] // the control's own belief
 	var e *election.Elector
-	cfg := election.Config{Lease: lease.Config{ID: p.name, TTL: p.r.s.ttl, SafetyMargin: p.margin()}, Callbacks: election.Callbacks{
-		OnElected: func(tctx context.Context, t election.Term) {
+	cfg := election.Config{Lease: lease.Config{ID: p.name, TTL: p.r.s.ttl, SafetyMargin: p.margin()}, OnElected: func(tctx context.Context, t election.Term) {
+		p.gate()
+		h := &held{ts: p.r.of(t.Start), vu: p.r.of(t.ValidUntil()), token: t.Token}
+		p.r.emit(wire.Event{Ev: wire.Elected, ID: p.name, PID: p.pid, TS: h.ts, Token: t.Token, VU: h.vu, DL: p.r.of(t.ValidUntil().Add(-p.margin()))})
+		if p.ignoreDeadline() {
+			flag.Store(h)
+		}
+		// Resign after a while, so that terms change hands.
+		resign := time.NewTimer(p.rnd.dur(p.r.s.ttl/2, 4*p.r.s.ttl))
+		defer resign.Stop()
+		select {
+		case <-tctx.Done():
+		case <-resign.C:
 			p.gate()
-			h := &held{ts: p.r.of(t.Start), vu: p.r.of(t.ValidUntil()), token: t.Token}
-			p.r.emit(wire.Event{Ev: wire.Elected, ID: p.name, PID: p.pid, TS: h.ts, Token: t.Token, VU: h.vu, DL: p.r.of(t.ValidUntil().Add(-p.margin()))})
-			if p.ignoreDeadline() {
-				flag.Store(h)
-			}
-			// Resign after a while, so that terms change hands.
-			resign := time.NewTimer(p.rnd.dur(p.r.s.ttl/2, 4*p.r.s.ttl))
-			defer resign.Stop()
-			select {
-			case <-tctx.Done():
-			case <-resign.C:
-				p.gate()
-				_ = e.Resign(tctx)
-				<-tctx.Done()
-			}
-			if p.ignoreDeadline() {
-				return // NEGATIVE CONTROL: believes until OnDemoted
-			}
-			p.r.emit(wire.Event{Ev: wire.Stepdown, ID: p.name, PID: p.pid, TS: h.ts, Token: t.Token})
-		},
+			_ = e.Resign(tctx)
+			<-tctx.Done()
+		}
+		if p.ignoreDeadline() {
+			return // NEGATIVE CONTROL: believes until OnDemoted
+		}
+		p.r.emit(wire.Event{Ev: wire.Stepdown, ID: p.name, PID: p.pid, TS: h.ts, Token: t.Token})
+	},
 		OnDemoted: func(t election.Term, cause error) {
 			p.gate()
 			ts := p.r.of(t.Start)
@@ -170,8 +169,7 @@ func (p *proc) elect(ctx context.Context) {
 				p.r.emit(wire.Event{Ev: wire.Stepdown, ID: p.name, PID: p.pid, TS: ts, Token: t.Token})
 			}
 			p.r.emit(wire.Event{Ev: wire.Demoted, ID: p.name, PID: p.pid, TS: ts, Token: t.Token, VU: p.r.of(t.ValidUntil()), Cause: fmt.Sprint(cause)})
-		},
-	}}
+		}}
 	e, err := election.New(p.rc, "elect", cfg)
 	if err != nil {
 		panic(err)
@@ -261,14 +259,14 @@ func (p *proc) holdLease(ctx context.Context, l *lease.Lease, h *held, believed 
 		p.r.emit(wire.Event{Ev: wire.Stepdown, ID: p.name, PID: p.pid, TS: h.ts, Token: h.token})
 		p.r.emit(wire.Event{Ev: wire.Demoted, ID: p.name, PID: p.pid, TS: h.ts, Token: h.token, VU: p.r.of(l.ValidUntil()), Cause: cause})
 	}
-	done := l.Done()
+	done := l.Context().Done()
 	if p.ignoreDeadline() {
 		done = nil
 	}
 	select {
 	case <-done:
 		p.gate()
-		stepdown(fmt.Sprint(l.Err()))
+		stepdown(fmt.Sprint(context.Cause(l.Context())))
 	case <-hold.C:
 		p.gate()
 		stepdown("released")

@@ -51,12 +51,12 @@ type Checks struct {
 // Scenario runs the same operations for every adapter's test, on a real
 // redlock.Client over three miniredis nodes reporting to h, and calls c
 // after each step.
-func Scenario(t testing.TB, h redlock.Hooks, c Checks) {
+func Scenario(t testing.TB, h func(redlock.Event), c Checks) {
 	t.Helper()
 	ctx := context.Background()
 	ms, nodes := testnodes.Minis(t, 3)
 	rec := &hookstest.Recorder{}
-	client, err := redlock.New(ctx, redlock.Config{NodeTimeout: 200 * time.Millisecond, Hooks: tee{h, rec}}, nodes...)
+	client, err := redlock.New(ctx, redlock.Config{NodeTimeout: 200 * time.Millisecond, Hooks: tee{h, rec.Observe}.Observe}, nodes...)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = client.Close() })
 	require.NoError(t, client.Bootstrap(ctx))
@@ -76,7 +76,7 @@ func Scenario(t testing.TB, h redlock.Hooks, c Checks) {
 	lostCopy(t, client, ms, ms[2], rec)
 	call(c.Spare)
 
-	down := client.Nodes()[0]
+	down := client.Internal().Nodes()[0]
 	ms[0].Close()
 	l, err = client.Acquire(ctx, Key+"2", ttl)
 	require.NoError(t, err, "two of three nodes still vote")
@@ -97,7 +97,7 @@ func Scenario(t testing.TB, h redlock.Hooks, c Checks) {
 	}
 	call(c.Elected)
 	stop()
-	require.ErrorIs(t, <-done, election.ErrStopped)
+	require.ErrorIs(t, <-done, context.Canceled)
 	call(c.Demoted)
 }
 
@@ -120,12 +120,13 @@ func lostCopy(t testing.TB, client *redlock.Client, ms []*miniredis.Miniredis, m
 	}, 10*time.Second, time.Millisecond, "Event.Spare never fell to 0")
 }
 
-// tee is a redlock.Hooks that passes every event to both.
-type tee [2]redlock.Hooks
+// tee is two hooks (redlock.Config.Hooks) as one: it passes every event
+// to both.
+type tee [2]func(redlock.Event)
 
 func (h tee) Observe(ev redlock.Event) {
-	h[0].Observe(ev)
-	h[1].Observe(ev)
+	h[0](ev)
+	h[1](ev)
 }
 
 func call(f func()) {

@@ -1,5 +1,6 @@
-// Package hookstest holds a redlock.Hooks that records every event, for the
-// tests of the packages that report events and of the adapters.
+// Package hookstest holds a recorder of every event given to
+// redlock.Config.Hooks, for the tests of the packages that report events
+// and of the adapters.
 //
 // See docs/design.md §1.2 for the internal packages.
 package hookstest
@@ -11,8 +12,8 @@ import (
 	"github.com/redlease/redlease/redlock"
 )
 
-// Recorder is a redlock.Hooks that keeps every event it is given, in
-// order. It is safe for concurrent use.
+// Recorder keeps every event given to its Observe (a
+// redlock.Config.Hooks), in order. It is safe for concurrent use.
 type Recorder struct {
 	mu     sync.Mutex
 	events []redlock.Event

@@ -162,14 +162,14 @@ func run(o options) error {
 	}
 	client, err := newClient(ctx, o, cfg, cc, nodes)
 	if err != nil {
-		c.emit(wire.Event{Ev: wire.Refused, PID: os.Getpid(), Cause: err.Error(), OK: errors.Is(err, redlock.ErrInvalidConfig)})
+		c.emit(wire.Event{Ev: wire.Refused, PID: os.Getpid(), Cause: err.Error(), OK: errors.Is(err, redlock.ErrInvalidArgument)})
 		return errRefused
 	}
 	defer client.Close()
 	c.e, err = election.New(client, o.key, election.Config{
 		Lease: lease.Config{ID: o.id, TTL: o.ttl, RetryDelay: o.retryDelay, Logger: log,
 			SafetyMargin: o.margin()},
-		Callbacks: election.Callbacks{OnElected: c.onElected, OnDemoted: c.onDemoted},
+		OnElected: c.onElected, OnDemoted: c.onDemoted,
 	})
 	if err != nil {
 		return err
@@ -191,7 +191,7 @@ func (c *candidate) campaign(ctx context.Context) error {
 	stopSampler()
 	<-sampled
 	c.emit(wire.Event{Ev: wire.Exit, Cause: fmt.Sprint(err)})
-	if errors.Is(err, election.ErrStopped) {
+	if ctx.Err() != nil { // stopped
 		return nil
 	}
 	return err

@@ -88,12 +88,12 @@ func run(o options) error {
 	var term atomic.Pointer[context.Context] // the last term's context
 	e, err := election.New(client, o.key, election.Config{
 		Lease: lease.Config{ID: o.id, TTL: o.ttl, RetryDelay: 20 * time.Millisecond, Logger: log},
-		Callbacks: election.Callbacks{OnElected: func(ctx context.Context, t election.Term) {
+		OnElected: func(ctx context.Context, t election.Term) {
 			term.Store(&ctx)
 			tok, _ := fence.TokenFrom(ctx)
 			fmt.Printf("elected %d\n", tok)
 			<-ctx.Done()
-		}},
+		},
 	})
 	if err != nil {
 		return err
@@ -111,7 +111,7 @@ func run(o options) error {
 		report(w, *tc, value)
 	}
 	stop()
-	if err := <-ran; !errors.Is(err, election.ErrStopped) {
+	if err := <-ran; !errors.Is(err, context.Canceled) {
 		return err
 	}
 	return nil

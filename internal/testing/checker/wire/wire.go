@@ -35,7 +35,7 @@ const (
 	// Exit: Run returned (Cause).
 	Exit = "exit"
 	// Refused: redlock.New refused the configuration (Cause: its error;
-	// OK: the error is a redlock.ErrInvalidConfig). The candidate then
+	// OK: the error is a redlock.ErrInvalidArgument). The candidate then
 	// exits with status 3.
 	Refused = "refused"
 	// Failure: something the test must hear about (Cause).
