@@ -15,9 +15,6 @@ import (
 // close.go), their answers handed to the call's late function.
 type fanout = quorum.Fanout[*node, answer]
 
-// call is one request to one node; it returns the node's parsed answer.
-type call = func(ctx context.Context, n *node) answer
-
 // errNodeTimeout: a node did not answer within NodeTimeout, or within the
 // longer wait of one call.
 type errNodeTimeout = quorum.TimeoutError
