@@ -35,7 +35,7 @@ const diffSlack = 150
 // luaScripts reads the library's scripts as redlock composes them: the
 // quarantine prelude goes before every script that uses it.
 func luaScripts(t *testing.T) map[string]string {
-	dir := filepath.Join("..", "..", "..", "redlock", "lua")
+	dir := filepath.Join("..", "..", "scripts", "lua")
 	prelude, err := os.ReadFile(filepath.Join(dir, "quarantine.lua"))
 	require.NoError(t, err)
 	files, err := filepath.Glob(filepath.Join(dir, "*.lua"))
