@@ -65,44 +65,74 @@ type scriptCase struct {
 }
 
 func BenchmarkScriptServerTime(b *testing.B) {
-	s := redistest.Start(b, 1).Server(0)
-	admin := s.Client(b)
-	node := redis.NewClient(&redis.Options{Addr: s.Addr(), PoolSize: 2 * scriptBenchCallers})
-	b.Cleanup(func() { _ = node.Close() })
-	// New loads the scripts; its probe bootstraps the node's marker.
-	c := newBenchRedlock(b, redlock.Config{NodeTimeout: time.Second}, []redis.UniversalClient{node})
-	const ttl = redlock.DefaultMaxTTL
-	argv := func(script, key, value string) []any { return c.ScriptArgv(script, key, value, ttl) }
-	one := func(cmd []any) [][]any { return [][]any{cmd} }
-
-	var seq atomic.Int64 // fresh keys and values across cases and rounds
-	fresh := func(prefix string) string { return prefix + strconv.FormatInt(seq.Add(1), 36) }
-	var stock [][2]string // key and value of held locks
-	take := func(b *testing.B, n int, prefix string) {
-		stock = make([][2]string, n)
-		cmds := make([][]any, n)
-		for i := range stock {
-			stock[i] = [2]string{fresh(prefix), fresh("v")}
-			cmds[i] = argv("acquire", stock[i][0], stock[i][1])
-		}
-		runPipelined(b, node, cmds)
+	sb := newScriptBench(b)
+	for _, tc := range sb.cases(b) {
+		b.Run(tc.name, func(b *testing.B) { sb.runCase(b, tc) })
 	}
-	regrant := func(i int) string { return "r" + strconv.Itoa(i%scriptBenchKeys) }
+	b.Run("extend-all-256", sb.extendAll256)
+}
 
-	// Reference scripts, not the library's: what a fenced grant costs
-	// with no identity check at all (the Redlock vote and the token: SET NX
-	// PX GET, INCR, PEXPIRE), and what the identity check costs alone (TIME,
-	// INFO server replication, the marker's HMGET, as quarantine.lua reads
-	// them). Their sum bounds the acquire script from below: the hot-path
-	// issue's 10us is under it on this machine (docs/design.md §4.14).
+// scriptBench is the benchmark's one server and what its cases share.
+type scriptBench struct {
+	admin, node *redis.Client
+	c           *redlock.Client
+	seq         atomic.Int64 // fresh keys and values across cases and rounds
+	stock       [][2]string  // key and value of held locks
+}
+
+const scriptBenchTTL = redlock.DefaultMaxTTL
+
+func newScriptBench(b *testing.B) *scriptBench {
+	s := redistest.Start(b, 1).Server(0)
+	sb := &scriptBench{admin: s.Client(b)}
+	sb.node = redis.NewClient(&redis.Options{Addr: s.Addr(), PoolSize: 2 * scriptBenchCallers})
+	b.Cleanup(func() { _ = sb.node.Close() })
+	// New loads the scripts; its probe bootstraps the node's marker.
+	sb.c = newBenchRedlock(b, redlock.Config{NodeTimeout: time.Second}, []redis.UniversalClient{sb.node})
+	return sb
+}
+
+func (sb *scriptBench) argv(script, key, value string) []any {
+	return sb.c.ScriptArgv(script, key, value, scriptBenchTTL)
+}
+
+func one(cmd []any) [][]any { return [][]any{cmd} }
+
+func (sb *scriptBench) fresh(prefix string) string {
+	return prefix + strconv.FormatInt(sb.seq.Add(1), 36)
+}
+
+func (sb *scriptBench) take(b *testing.B, n int, prefix string) {
+	sb.stock = make([][2]string, n)
+	cmds := make([][]any, n)
+	for i := range sb.stock {
+		sb.stock[i] = [2]string{sb.fresh(prefix), sb.fresh("v")}
+		cmds[i] = sb.argv("acquire", sb.stock[i][0], sb.stock[i][1])
+	}
+	runPipelined(b, sb.node, cmds)
+}
+
+func regrant(i int) string { return "r" + strconv.Itoa(i%scriptBenchKeys) }
+
+// refScripts are the SHAs of the reference scripts, not the library's:
+// what a fenced grant costs with no identity check at all (the Redlock
+// vote and the token: SET NX PX GET, INCR, PEXPIRE), and what the
+// identity check costs alone (TIME, INFO server replication, the marker's
+// HMGET, as quarantine.lua reads them). Their sum bounds the acquire
+// script from below: the hot-path issue's 10us is under it on this
+// machine (docs/design.md §4.14).
+type refScripts struct{ bare, bareExtend, identity string }
+
+func (sb *scriptBench) loadRefs(b *testing.B) refScripts {
 	ref := func(src string) string {
-		sha, err := admin.ScriptLoad(context.Background(), src).Result()
+		sha, err := sb.admin.ScriptLoad(context.Background(), src).Result()
 		if err != nil {
 			b.Fatal(err)
 		}
 		return sha
 	}
-	bare := ref(`local cur = redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2], 'GET')
+	var r refScripts
+	r.bare = ref(`local cur = redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2], 'GET')
 if cur then return 0 end
 local c = redis.call('INCR', KEYS[2])
 redis.call('PEXPIRE', KEYS[2], ARGV[3])
@@ -110,17 +140,23 @@ return c`)
 	// A compare-and-PEXPIRE with nothing else (what redsync's extend
 	// script runs): the library's extend adds the read of the node's
 	// MaxTTL (docs/design.md §4.8).
-	bareExtend := ref(`if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
+	r.bareExtend = ref(`if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
 return redis.call('PEXPIRE', KEYS[1], ARGV[2])`)
-	identity := ref(`local t = redis.call('TIME')
+	r.identity = ref(`local t = redis.call('TIME')
 local info = redis.call('INFO', 'server', 'replication')
 local m = redis.call('HMGET', KEYS[1], 'r', 'c', 'ok', 'b', 'h', 'mx', 'p')
 local i = string.find(info, 'run_id:', 1, true)
 local j = string.find(info, 'master_replid:', 1, true)
 return {t[1], i, j, m[2]}`)
-	counterTTL := strconv.FormatInt(redlock.CounterTTLFactor*ttl.Milliseconds(), 10)
+	return r
+}
 
-	cases := []scriptCase{
+func (sb *scriptBench) cases(b *testing.B) []scriptCase {
+	const ttl = scriptBenchTTL
+	argv, fresh := sb.argv, sb.fresh
+	refs := sb.loadRefs(b)
+	counterTTL := strconv.FormatInt(redlock.CounterTTLFactor*ttl.Milliseconds(), 10)
+	return []scriptCase{
 		// A grant of a key never locked before: the marker and the
 		// server's identity, the counter from the node's high-water mark,
 		// the key and the counter set, the high-water mark raised.
@@ -134,110 +170,124 @@ return {t[1], i, j, m[2]}`)
 			for i := range cmds {
 				cmds[i] = argv("acquire", regrant(i), fresh("v"))
 			}
-			runPipelined(b, node, cmds) // every counter exists
+			runPipelined(b, sb.node, cmds) // every counter exists
 		}, func(i int) [][]any {
 			return [][]any{{"del", regrant(i)}, argv("acquire", regrant(i), fresh("v"))}
 		}},
 		// A key held by another value: the vote is no.
-		{"acquire-held", func(b *testing.B, _ int) { take(b, 1, "h") },
-			func(int) [][]any { return one(argv("acquire", stock[0][0], "other")) }},
+		{"acquire-held", func(b *testing.B, _ int) { sb.take(b, 1, "h") },
+			func(int) [][]any { return one(argv("acquire", sb.stock[0][0], "other")) }},
 		// Each call extends one of 64 held locks.
-		{"extend", func(b *testing.B, _ int) { take(b, 64, "e") },
-			func(i int) [][]any { l := stock[i%len(stock)]; return one(argv("extend", l[0], l[1])) }},
+		{"extend", func(b *testing.B, _ int) { sb.take(b, 64, "e") },
+			func(i int) [][]any { l := sb.stock[i%len(sb.stock)]; return one(argv("extend", l[0], l[1])) }},
 		// Each call releases a held lock.
-		{"release", func(b *testing.B, n int) { take(b, n, "l") },
-			func(i int) [][]any { l := stock[i]; return one(argv("release", l[0], l[1])) }},
+		{"release", func(b *testing.B, n int) { sb.take(b, n, "l") },
+			func(i int) [][]any { l := sb.stock[i]; return one(argv("release", l[0], l[1])) }},
 		// The references above.
 		{"ref-bare-grant", nil, func(int) [][]any {
 			k := fresh("b")
-			return one([]any{"evalsha", bare, 2, k, k + ":fence", fresh("v"), ttl.Milliseconds(), counterTTL})
+			return one([]any{"evalsha", refs.bare, 2, k, k + ":fence", fresh("v"), ttl.Milliseconds(), counterTTL})
 		}},
-		{"ref-bare-extend", func(b *testing.B, _ int) { take(b, 64, "x") }, func(i int) [][]any {
-			l := stock[i%len(stock)]
-			return one([]any{"evalsha", bareExtend, 1, l[0], l[1], ttl.Milliseconds()})
+		{"ref-bare-extend", func(b *testing.B, _ int) { sb.take(b, 64, "x") }, func(i int) [][]any {
+			l := sb.stock[i%len(sb.stock)]
+			return one([]any{"evalsha", refs.bareExtend, 1, l[0], l[1], ttl.Milliseconds()})
 		}},
 		{"ref-identity", nil, func(int) [][]any {
-			return one([]any{"evalsha", identity, 1, markerKey})
+			return one([]any{"evalsha", refs.identity, 1, markerKey})
 		}},
 	}
-	for _, tc := range cases {
-		b.Run(tc.name, func(b *testing.B) {
-			if tc.setup != nil {
-				tc.setup(b, scriptBenchCold)
-			}
-			var cold stats
-			for i := range scriptBenchCold {
-				cmds := tc.call(i)
-				for _, cmd := range cmds[:len(cmds)-1] {
-					run(b, node, cmd)
-				}
-				s0 := evalshaStats(b, admin)
-				run(b, node, cmds[len(cmds)-1])
-				cold = cold.add(evalshaStats(b, admin).sub(s0))
-			}
+}
 
-			if tc.setup != nil {
-				tc.setup(b, b.N)
+// runCase measures one case: the cold column, then the stream.
+func (sb *scriptBench) runCase(b *testing.B, tc scriptCase) {
+	if tc.setup != nil {
+		tc.setup(b, scriptBenchCold)
+	}
+	cold := sb.coldCalls(b, tc)
+
+	if tc.setup != nil {
+		tc.setup(b, b.N)
+	}
+	b.ResetTimer()
+	// The callers on one core, the server with the other to itself
+	// (as redis-benchmark, one thread, leaves it): on a 2-core
+	// machine, callers on both cores preempt the server in the
+	// middle of calls, and commandstats counts that time as the
+	// script's.
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	s0 := evalshaStats(b, sb.admin)
+	sb.stream(b, tc)
+	hot := evalshaStats(b, sb.admin).sub(s0)
+	b.StopTimer()
+	if hot.calls < int64(b.N) {
+		b.Fatalf("the server counted %d calls of %d", hot.calls, b.N)
+	}
+	b.ReportMetric(hot.perCall(), "srv-us/call")
+	b.ReportMetric(cold.perCall(), "cold-us/call")
+}
+
+// coldCalls sends scriptBenchCold calls one at a time, commandstats read
+// around each script call.
+func (sb *scriptBench) coldCalls(b *testing.B, tc scriptCase) stats {
+	var cold stats
+	for i := range scriptBenchCold {
+		cmds := tc.call(i)
+		for _, cmd := range cmds[:len(cmds)-1] {
+			run(b, sb.node, cmd)
+		}
+		s0 := evalshaStats(b, sb.admin)
+		run(b, sb.node, cmds[len(cmds)-1])
+		cold = cold.add(evalshaStats(b, sb.admin).sub(s0))
+	}
+	return cold
+}
+
+// stream sends b.N calls from scriptBenchCallers callers, in pipelines
+// of scriptBenchPipe.
+func (sb *scriptBench) stream(b *testing.B, tc scriptCase) {
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range scriptBenchCallers {
+		wg.Go(func() {
+			for {
+				lo := int(next.Add(scriptBenchPipe)) - scriptBenchPipe
+				if lo >= b.N {
+					return
+				}
+				var cmds [][]any
+				for i := lo; i < min(lo+scriptBenchPipe, b.N); i++ {
+					cmds = append(cmds, tc.call(i)...)
+				}
+				runPipelined(b, sb.node, cmds)
 			}
-			b.ResetTimer()
-			// The callers on one core, the server with the other to itself
-			// (as redis-benchmark, one thread, leaves it): on a 2-core
-			// machine, callers on both cores preempt the server in the
-			// middle of calls, and commandstats counts that time as the
-			// script's.
-			defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
-			s0 := evalshaStats(b, admin)
-			var next atomic.Int64
-			var wg sync.WaitGroup
-			for range scriptBenchCallers {
-				wg.Go(func() {
-					for {
-						lo := int(next.Add(scriptBenchPipe)) - scriptBenchPipe
-						if lo >= b.N {
-							return
-						}
-						var cmds [][]any
-						for i := lo; i < min(lo+scriptBenchPipe, b.N); i++ {
-							cmds = append(cmds, tc.call(i)...)
-						}
-						runPipelined(b, node, cmds)
-					}
-				})
-			}
-			wg.Wait()
-			hot := evalshaStats(b, admin).sub(s0)
-			b.StopTimer()
-			if hot.calls < int64(b.N) {
-				b.Fatalf("the server counted %d calls of %d", hot.calls, b.N)
-			}
-			b.ReportMetric(hot.perCall(), "srv-us/call")
-			b.ReportMetric(cold.perCall(), "cold-us/call")
 		})
 	}
-	b.Run("extend-all-256", func(b *testing.B) {
-		ctx := context.Background()
-		batch := make([]*redlock.Lock, 256)
-		for i := range batch {
-			l, err := c.TryAcquire(ctx, fresh("m"), ttl)
+	wg.Wait()
+}
+
+func (sb *scriptBench) extendAll256(b *testing.B) {
+	ctx := context.Background()
+	batch := make([]*redlock.Lock, 256)
+	for i := range batch {
+		l, err := sb.c.TryAcquire(ctx, sb.fresh("m"), scriptBenchTTL)
+		if err != nil {
+			b.Fatal(err)
+		}
+		batch[i] = l
+	}
+	b.ResetTimer()
+	var s stats
+	for b.Loop() {
+		s0 := evalshaStats(b, sb.admin)
+		for i, err := range sb.c.ExtendAll(ctx, batch) {
 			if err != nil {
-				b.Fatal(err)
+				b.Fatal(i, err)
 			}
-			batch[i] = l
 		}
-		b.ResetTimer()
-		var s stats
-		for b.Loop() {
-			s0 := evalshaStats(b, admin)
-			for i, err := range c.ExtendAll(ctx, batch) {
-				if err != nil {
-					b.Fatal(i, err)
-				}
-			}
-			s = s.add(evalshaStats(b, admin).sub(s0))
-		}
-		b.ReportMetric(s.perCall(), "srv-us/call")
-		b.ReportMetric(s.perCall()/float64(len(batch)), "srv-us/lock")
-	})
+		s = s.add(evalshaStats(b, sb.admin).sub(s0))
+	}
+	b.ReportMetric(s.perCall(), "srv-us/call")
+	b.ReportMetric(s.perCall()/float64(len(batch)), "srv-us/lock")
 }
 
 // run sends one command and fails the benchmark on an error reply.
