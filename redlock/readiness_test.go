@@ -72,94 +72,110 @@ func holdExtended(t *testing.T, c *Client, key string) *Lock {
 }
 
 func TestReadyAfterQuarantineWhileKeyHeld(t *testing.T) {
-	for _, tc := range []struct {
-		name string
-		// traffic is what the other client does, every period, besides
-		// the holder's extensions (nil: nothing), and its error on an
-		// unexpected outcome.
-		traffic func(t *testing.T, c *Client) error
-		period  time.Duration
-		// startBy bounds when the node's quarantine starts after the
-		// restart: at the next contact that reaches it.
-		startBy time.Duration
-	}{
-		{"candidate retries on the held key", func(t *testing.T, c *Client) error {
-			if _, err := c.TryAcquire(t.Context(), "held", time.Second); !errors.Is(err, ErrNotAcquired) {
-				return fmt.Errorf("acquired a held key, or %w", err)
-			}
-			return nil
-		}, DefaultRetryDelay, DefaultRetryDelay},
-		{"observer inspects", func(t *testing.T, c *Client) error {
-			in, err := c.Inspect(t.Context(), "held")
-			if err == nil && in.Value == "" {
-				err = errors.New("no holder")
-			}
-			return err
-		}, time.Second, 2 * time.Second},
-		// Only the holder's extensions: the periodic pass (quarantine.ProbeEvery).
-		{"holder extends only", nil, 0, quarantine.ProbeEvery + time.Second},
-	} {
+	for _, tc := range readyAfterQuarantineCases {
 		t.Run(tc.name, func(t *testing.T) {
-			synctest.Test(t, func(t *testing.T) {
-				ms, nodes := testnodes.MemMinis(t, 3)
-				// Node 2 answers scripts late: an acquisition that fails
-				// on the two others returns without its answer.
-				ms[2].Server().SetPreHook(func(_ *server.Peer, cmd string, _ ...string) bool {
-					if cmd == "EVAL" || cmd == "EVALSHA" {
-						time.Sleep(lateBy)
-					}
-					return false
-				})
-				cfg := readinessCfg
-				cfg.Logger = testnodes.Logger(t, hclog.Info)
-				holder := newClient(t, cfg, nodes)
-				other := newClient(t, cfg, nodes)
-				holdExtended(t, holder, "held")
-				// A steady state, periodic passes included; the restart
-				// comes a second after one, so that the next falls after
-				// the quarantine and the others must raise the node.
-				time.Sleep(2*quarantine.ProbeEvery + time.Second)
-				synctest.Wait()
-
-				restart := time.Now()
-				ms[2].FlushAll()
-				if tc.traffic != nil {
-					repeatEvery(t, tc.period, func() error { return tc.traffic(t, other) })
-				}
-				// The quarantine starts at the next contact.
-				var created time.Time
-				for {
-					var ok bool
-					if created, _, ok = readMarker(ms[2]); ok {
-						break
-					}
-					require.LessOrEqual(t, time.Since(restart), tc.startBy+lateBy, "no marker on the restarted node")
-					time.Sleep(10 * time.Millisecond)
-				}
-				t.Logf("quarantine started %s after the restart", created.Sub(restart))
-
-				// A healthy majority answered during the quarantine: the
-				// floor is raised by its end, with no free key.
-				time.Sleep(time.Until(created.Add(readinessMaxTTL)))
-				synctest.Wait()
-				_, raised, _ := readMarker(ms[2])
-				assert.True(t, raised, "floor not raised at the end of the quarantine")
-				in, err := other.Inspect(t.Context(), "held")
-				require.NoError(t, err)
-				assert.False(t, in.Nodes[2].Quarantined, "%+v", in.Nodes[2])
-				assert.Zero(t, in.Nodes[2].Quarantine)
-				// It votes: another key is granted by all three nodes.
-				l, err := other.TryAcquire(t.Context(), "free", time.Second)
-				require.NoError(t, err)
-				time.Sleep(lateBy) // node 2's answer
-				synctest.Wait()
-				v, _ := ms[2].Get("free")
-				assert.Equal(t, l.Value(), v, "the restarted node voted yes")
-				err = l.Release(t.Context())
-				require.NoError(t, err)
-			})
+			synctest.Test(t, func(t *testing.T) { checkReadyAfterQuarantine(t, tc) })
 		})
 	}
+}
+
+// readyAfterQuarantineCase is one case of TestReadyAfterQuarantineWhileKeyHeld.
+type readyAfterQuarantineCase struct {
+	name string
+	// traffic is what the other client does, every period, besides
+	// the holder's extensions (nil: nothing), and its error on an
+	// unexpected outcome.
+	traffic func(t *testing.T, c *Client) error
+	period  time.Duration
+	// startBy bounds when the node's quarantine starts after the
+	// restart: at the next contact that reaches it.
+	startBy time.Duration
+}
+
+var readyAfterQuarantineCases = []readyAfterQuarantineCase{
+	{"candidate retries on the held key", func(t *testing.T, c *Client) error {
+		if _, err := c.TryAcquire(t.Context(), "held", time.Second); !errors.Is(err, ErrNotAcquired) {
+			return fmt.Errorf("acquired a held key, or %w", err)
+		}
+		return nil
+	}, DefaultRetryDelay, DefaultRetryDelay},
+	{"observer inspects", func(t *testing.T, c *Client) error {
+		in, err := c.Inspect(t.Context(), "held")
+		if err == nil && in.Value == "" {
+			err = errors.New("no holder")
+		}
+		return err
+	}, time.Second, 2 * time.Second},
+	// Only the holder's extensions: the periodic pass (quarantine.ProbeEvery).
+	{"holder extends only", nil, 0, quarantine.ProbeEvery + time.Second},
+}
+
+// checkReadyAfterQuarantine runs one case, in a synctest bubble.
+func checkReadyAfterQuarantine(t *testing.T, tc readyAfterQuarantineCase) {
+	ms, other := startHeldWithLateNode(t)
+
+	restart := time.Now()
+	ms[2].FlushAll()
+	if tc.traffic != nil {
+		repeatEvery(t, tc.period, func() error { return tc.traffic(t, other) })
+	}
+	// The quarantine starts at the next contact.
+	var created time.Time
+	for {
+		var ok bool
+		if created, _, ok = readMarker(ms[2]); ok {
+			break
+		}
+		require.LessOrEqual(t, time.Since(restart), tc.startBy+lateBy, "no marker on the restarted node")
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Logf("quarantine started %s after the restart", created.Sub(restart))
+
+	// A healthy majority answered during the quarantine: the
+	// floor is raised by its end, with no free key.
+	time.Sleep(time.Until(created.Add(readinessMaxTTL)))
+	synctest.Wait()
+	_, raised, _ := readMarker(ms[2])
+	assert.True(t, raised, "floor not raised at the end of the quarantine")
+	in, err := other.Inspect(t.Context(), "held")
+	require.NoError(t, err)
+	assert.False(t, in.Nodes[2].Quarantined, "%+v", in.Nodes[2])
+	assert.Zero(t, in.Nodes[2].Quarantine)
+	// It votes: another key is granted by all three nodes.
+	l, err := other.TryAcquire(t.Context(), "free", time.Second)
+	require.NoError(t, err)
+	time.Sleep(lateBy) // node 2's answer
+	synctest.Wait()
+	v, _ := ms[2].Get("free")
+	assert.Equal(t, l.Value(), v, "the restarted node voted yes")
+	err = l.Release(t.Context())
+	require.NoError(t, err)
+}
+
+// startHeldWithLateNode starts three nodes, node 2 late, and a holder of
+// "held" that extends it; it returns the nodes and another client, in a
+// steady state.
+func startHeldWithLateNode(t *testing.T) ([]*miniredis.Miniredis, *Client) {
+	ms, nodes := testnodes.MemMinis(t, 3)
+	// Node 2 answers scripts late: an acquisition that fails
+	// on the two others returns without its answer.
+	ms[2].Server().SetPreHook(func(_ *server.Peer, cmd string, _ ...string) bool {
+		if cmd == "EVAL" || cmd == "EVALSHA" {
+			time.Sleep(lateBy)
+		}
+		return false
+	})
+	cfg := readinessCfg
+	cfg.Logger = testnodes.Logger(t, hclog.Info)
+	holder := newClient(t, cfg, nodes)
+	other := newClient(t, cfg, nodes)
+	holdExtended(t, holder, "held")
+	// A steady state, periodic passes included; the restart
+	// comes a second after one, so that the next falls after
+	// the quarantine and the others must raise the node.
+	time.Sleep(2*quarantine.ProbeEvery + time.Second)
+	synctest.Wait()
+	return ms, other
 }
 
 func linesLogger(l *testnodes.LogBuffer) hclog.Logger {

@@ -23,111 +23,148 @@ func TestIntegrationServerReplies(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts redis-server")
 	}
+	e := startReplyServers(t)
+	for _, tc := range serverReplyCases {
+		t.Run(tc.name, func(t *testing.T) { checkReply(t, tc.call(e), tc.code, tc.class) })
+	}
+	t.Run("out of memory", e.outOfMemory)
+	t.Run("busy", e.busy)
+	t.Run("master down", e.masterDown)
+}
+
+// replyServers are TestIntegrationServerReplies' master and replica, and
+// its clients of the master: admin, and app, whose ACL user has keys and
+// channels app:* and every command but TIME.
+type replyServers struct {
+	t               *testing.T // the test, whose cleanup closes the clients
+	master, replica *redistest.Server
+	admin, app      *redis.Client
+}
+
+func startReplyServers(t *testing.T) *replyServers {
 	ctx := context.Background()
 	g := redistest.Start(t, 1, redistest.Options{Extra: []string{"busy-reply-threshold 20"}})
-	master := g.Server(0)
-	replica := redistest.StartReplica(t, master.Addr(), redistest.Options{Extra: []string{"replica-serve-stale-data no"}})
-	client := func(addr, user string) *redis.Client {
-		o := &redis.Options{Addr: addr, MaxRetries: -1}
-		if user != "" {
-			o.Username, o.Password = user, "pw"
-		}
-		c := redis.NewClient(o)
-		t.Cleanup(func() { _ = c.Close() })
-		return c
+	e := &replyServers{t: t, master: g.Server(0)}
+	e.replica = redistest.StartReplica(t, e.master.Addr(), redistest.Options{Extra: []string{"replica-serve-stale-data no"}})
+	e.admin = e.client(e.master.Addr(), "")
+	require.NoError(t, e.admin.Do(ctx, "ACL", "SETUSER", "app", "on", ">pw", "resetkeys", "~app:*", "resetchannels", "&app:*", "+@all", "-time").Err())
+	e.app = e.client(e.master.Addr(), "app")
+	require.NoError(t, e.admin.HSet(ctx, "app:hash", "f", "v").Err())
+	return e
+}
+
+// client is a client of addr as user (password pw), or as the default
+// user if user is empty, with no retries.
+func (e *replyServers) client(addr, user string) *redis.Client {
+	o := &redis.Options{Addr: addr, MaxRetries: -1}
+	if user != "" {
+		o.Username, o.Password = user, "pw"
 	}
-	admin := client(master.Addr(), "")
-	require.NoError(t, admin.Do(ctx, "ACL", "SETUSER", "app", "on", ">pw", "resetkeys", "~app:*", "resetchannels", "&app:*", "+@all", "-time").Err())
-	app := client(master.Addr(), "app")
-	require.NoError(t, admin.HSet(ctx, "app:hash", "f", "v").Err())
+	c := redis.NewClient(o)
+	e.t.Cleanup(func() { _ = c.Close() })
+	return c
+}
 
-	check := func(t *testing.T, err error, code string, class rediserr.Class) {
-		t.Helper()
-		require.Error(t, err)
-		re, ok := errors.AsType[*rediserr.ReplyError](classify(err))
-		require.True(t, ok, "a server reply: %v", err)
-		assert.Equal(t, code, re.Code, "reply %q", err)
-		assert.Equal(t, class, re.Class, "reply %q: class %v, want %v", err, re.Class, class)
-	}
-	for _, tc := range []struct {
-		name  string
-		call  func() error
-		code  string
-		class rediserr.Class
-	}{
-		{"command refused", func() error { return app.Time(ctx).Err() }, "NOPERM", rediserr.Permission},
-		{"key refused", func() error { return app.Get(ctx, "other:k").Err() }, "NOPERM", rediserr.Permission},
-		{"channel refused", func() error { return app.Publish(ctx, "other:ch", "m").Err() }, "NOPERM", rediserr.Permission},
-		{"command refused in a script", func() error {
-			return app.Eval(ctx, "return redis.call('TIME')", nil).Err()
-		}, "ERR", rediserr.Permission},
-		{"key refused in a script", func() error {
-			return app.Eval(ctx, "return redis.call('GET', 'other:k')", nil).Err()
-		}, "ERR", rediserr.Permission},
-		{"wrong type", func() error { return admin.Get(ctx, "app:hash").Err() }, "WRONGTYPE", rediserr.WrongType},
-		{"wrong type in a script", func() error {
-			return admin.Eval(ctx, "return redis.call('GET', KEYS[1])", []string{"app:hash"}).Err()
-		}, "WRONGTYPE", rediserr.WrongType},
-		{"unknown command", func() error { return admin.Do(ctx, "FROB").Err() }, "ERR", rediserr.Unsupported},
-		{"unknown subcommand", func() error { return admin.Do(ctx, "CONFIG", "FROB").Err() }, "ERR", rediserr.Unsupported},
-		{"unknown command in a script", func() error {
-			return admin.Eval(ctx, "return redis.call('FROB')", nil).Err()
-		}, "ERR", rediserr.Unsupported},
-		{"no script", func() error {
-			return admin.EvalSha(ctx, strings.Repeat("0", 40), nil).Err()
-		}, "NOSCRIPT", rediserr.NoScript},
-		{"redlease refuses", func() error {
-			// A TTL of 1s on a node whose MaxTTL is 10ms.
-			return scriptExtend.Run(ctx, admin, []string{"app:lock", "app:marker"}, "v", 1000, 10, "1").Err()
-		}, rediserr.ScriptCode, rediserr.Script},
-		{"script does not compile", func() error { return admin.Eval(ctx, "return 1 +", nil).Err() }, "ERR", rediserr.Script},
-		{"script raises", func() error { return admin.Eval(ctx, "error('boom')", nil).Err() }, "ERR", rediserr.Script},
-		{"wrong password", func() error { return admin.Do(ctx, "AUTH", "app", "wrong").Err() }, "WRONGPASS", rediserr.Auth},
-		{"read-only replica", func() error {
-			return client(replica.Addr(), "").Set(ctx, "app:k", "v", 0).Err()
-		}, "READONLY", rediserr.Transient},
-	} {
-		t.Run(tc.name, func(t *testing.T) { check(t, tc.call(), tc.code, tc.class) })
-	}
+// checkReply checks that err is a server reply of this code and class.
+func checkReply(t *testing.T, err error, code string, class rediserr.Class) {
+	t.Helper()
+	require.Error(t, err)
+	re, ok := errors.AsType[*rediserr.ReplyError](classify(err))
+	require.True(t, ok, "a server reply: %v", err)
+	assert.Equal(t, code, re.Code, "reply %q", err)
+	assert.Equal(t, class, re.Class, "reply %q: class %v, want %v", err, re.Class, class)
+}
 
-	t.Run("out of memory", func(t *testing.T) {
-		require.NoError(t, admin.ConfigSet(ctx, "maxmemory", "1").Err())
-		err := admin.Set(ctx, "app:k", "v", 0).Err()
-		require.NoError(t, admin.ConfigSet(ctx, "maxmemory", "0").Err())
-		check(t, err, "OOM", rediserr.Transient)
-	})
+// serverReplyCases are the replies one call provokes.
+var serverReplyCases = []struct {
+	name  string
+	call  func(e *replyServers) error
+	code  string
+	class rediserr.Class
+}{
+	{"command refused", func(e *replyServers) error { return e.app.Time(context.Background()).Err() }, "NOPERM", rediserr.Permission},
+	{"key refused", func(e *replyServers) error { return e.app.Get(context.Background(), "other:k").Err() }, "NOPERM", rediserr.Permission},
+	{"channel refused", func(e *replyServers) error {
+		return e.app.Publish(context.Background(), "other:ch", "m").Err()
+	}, "NOPERM", rediserr.Permission},
+	{"command refused in a script", func(e *replyServers) error {
+		return e.app.Eval(context.Background(), "return redis.call('TIME')", nil).Err()
+	}, "ERR", rediserr.Permission},
+	{"key refused in a script", func(e *replyServers) error {
+		return e.app.Eval(context.Background(), "return redis.call('GET', 'other:k')", nil).Err()
+	}, "ERR", rediserr.Permission},
+	{"wrong type", func(e *replyServers) error { return e.admin.Get(context.Background(), "app:hash").Err() }, "WRONGTYPE", rediserr.WrongType},
+	{"wrong type in a script", func(e *replyServers) error {
+		return e.admin.Eval(context.Background(), "return redis.call('GET', KEYS[1])", []string{"app:hash"}).Err()
+	}, "WRONGTYPE", rediserr.WrongType},
+	{"unknown command", func(e *replyServers) error { return e.admin.Do(context.Background(), "FROB").Err() }, "ERR", rediserr.Unsupported},
+	{"unknown subcommand", func(e *replyServers) error {
+		return e.admin.Do(context.Background(), "CONFIG", "FROB").Err()
+	}, "ERR", rediserr.Unsupported},
+	{"unknown command in a script", func(e *replyServers) error {
+		return e.admin.Eval(context.Background(), "return redis.call('FROB')", nil).Err()
+	}, "ERR", rediserr.Unsupported},
+	{"no script", func(e *replyServers) error {
+		return e.admin.EvalSha(context.Background(), strings.Repeat("0", 40), nil).Err()
+	}, "NOSCRIPT", rediserr.NoScript},
+	{"redlease refuses", func(e *replyServers) error {
+		// A TTL of 1s on a node whose MaxTTL is 10ms.
+		return scriptExtend.Run(context.Background(), e.admin, []string{"app:lock", "app:marker"}, "v", 1000, 10, "1").Err()
+	}, rediserr.ScriptCode, rediserr.Script},
+	{"script does not compile", func(e *replyServers) error {
+		return e.admin.Eval(context.Background(), "return 1 +", nil).Err()
+	}, "ERR", rediserr.Script},
+	{"script raises", func(e *replyServers) error {
+		return e.admin.Eval(context.Background(), "error('boom')", nil).Err()
+	}, "ERR", rediserr.Script},
+	{"wrong password", func(e *replyServers) error {
+		return e.admin.Do(context.Background(), "AUTH", "app", "wrong").Err()
+	}, "WRONGPASS", rediserr.Auth},
+	{"read-only replica", func(e *replyServers) error {
+		return e.client(e.replica.Addr(), "").Set(context.Background(), "app:k", "v", 0).Err()
+	}, "READONLY", rediserr.Transient},
+}
 
-	t.Run("busy", func(t *testing.T) {
-		// A script that runs until SCRIPT KILL; past busy-reply-threshold
-		// (20ms) other clients are answered BUSY.
-		done := make(chan error, 1)
-		go func() { done <- client(master.Addr(), "").Eval(ctx, "while true do end", nil).Err() }()
-		other := client(master.Addr(), "")
-		var err error
-		for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); {
-			if err = other.Ping(ctx).Err(); err != nil {
-				break
-			}
-			// The script has not started yet: PING was answered.
+func (e *replyServers) outOfMemory(t *testing.T) {
+	ctx := context.Background()
+	require.NoError(t, e.admin.ConfigSet(ctx, "maxmemory", "1").Err())
+	err := e.admin.Set(ctx, "app:k", "v", 0).Err()
+	require.NoError(t, e.admin.ConfigSet(ctx, "maxmemory", "0").Err())
+	checkReply(t, err, "OOM", rediserr.Transient)
+}
+
+func (e *replyServers) busy(t *testing.T) {
+	ctx := context.Background()
+	// A script that runs until SCRIPT KILL; past busy-reply-threshold
+	// (20ms) other clients are answered BUSY.
+	done := make(chan error, 1)
+	go func() { done <- e.client(e.master.Addr(), "").Eval(ctx, "while true do end", nil).Err() }()
+	other := e.client(e.master.Addr(), "")
+	var err error
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); {
+		if err = other.Ping(ctx).Err(); err != nil {
+			break
 		}
-		check(t, err, "BUSY", rediserr.Transient)
-		require.NoError(t, other.ScriptKill(ctx).Err())
-		require.Error(t, <-done, "the killed script fails")
-	})
+		// The script has not started yet: PING was answered.
+	}
+	checkReply(t, err, "BUSY", rediserr.Transient)
+	require.NoError(t, other.ScriptKill(ctx).Err())
+	require.Error(t, <-done, "the killed script fails")
+}
 
-	t.Run("master down", func(t *testing.T) {
-		// replica-serve-stale-data no: once its master is gone, the
-		// replica answers MASTERDOWN.
-		require.NoError(t, master.Stop())
-		rc := client(replica.Addr(), "")
-		var err error
-		tick := time.NewTicker(5 * time.Millisecond)
-		defer tick.Stop()
-		for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); <-tick.C {
-			if err = rc.Get(ctx, "app:k").Err(); err != nil && !errors.Is(err, redis.Nil) {
-				break
-			}
+func (e *replyServers) masterDown(t *testing.T) {
+	ctx := context.Background()
+	// replica-serve-stale-data no: once its master is gone, the
+	// replica answers MASTERDOWN.
+	require.NoError(t, e.master.Stop())
+	rc := e.client(e.replica.Addr(), "")
+	var err error
+	tick := time.NewTicker(5 * time.Millisecond)
+	defer tick.Stop()
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); <-tick.C {
+		if err = rc.Get(ctx, "app:k").Err(); err != nil && !errors.Is(err, redis.Nil) {
+			break
 		}
-		check(t, err, "MASTERDOWN", rediserr.Transient)
-	})
+	}
+	checkReply(t, err, "MASTERDOWN", rediserr.Transient)
 }
