@@ -167,13 +167,37 @@ func mustTryAcquire(t *testing.T, c *redlock.Client, key string) *redlock.Lock {
 
 func TestClusterLocks(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
 	c, rl := startClusterLocker(t, 1)
 	other := newClusterLocker(t, clusterCfg, newClusterClient(t, c.Addrs()), 3, false)
 	require.Equal(t, 2, rl.Internal().Quorum())
 
-	// Copy i is in the middle of slot range i, hence on master i.
-	reps, shared := rl.Placement(ctx)
+	checkCopiesOnMasters(t, c, rl)
+
+	var last uint64
+	for _, key := range []string{"job", "{user42}:job"} {
+		t.Run(key, func(t *testing.T) {
+			l := mustTryAcquire(t, rl, key)
+			assert.Greater(t, l.Token(), last, "tokens strictly increase")
+			last = l.Token()
+			checkClusterCopies(t, c, l, key)
+			checkClusterHeld(t, other, l, key)
+			last = checkClusterExtendRelease(t, c, other, l, key, last)
+		})
+		last = 0 // each key has its own counter
+	}
+
+	// TRYAGAIN: copies 0 and 1 in slots being migrated. The scripts touch
+	// three keys of which the target has none: go-redis follows the ASK to
+	// the target, which answers TRYAGAIN. A failed vote, within NodeTimeout,
+	// and worth a retry. (One redirect, so that go-redis returns the
+	// TRYAGAIN at once instead of retrying it with backoffs.)
+	t.Run("TRYAGAIN", func(t *testing.T) { checkClusterTryAgain(t, c, rl) })
+}
+
+// checkCopiesOnMasters: copy i is in the middle of slot range i, hence on
+// master i.
+func checkCopiesOnMasters(t *testing.T, c *redistest.Cluster, rl *redlock.Client) {
+	reps, shared := rl.Placement(context.Background())
 	require.False(t, shared)
 	require.Len(t, reps, 3)
 	seen := map[string]bool{}
@@ -185,117 +209,120 @@ func TestClusterLocks(t *testing.T) {
 		seen[r.Master] = true
 	}
 	assert.Len(t, seen, 3, "three copies on three masters")
+}
 
-	var last uint64
-	for _, key := range []string{"job", "{user42}:job"} {
-		t.Run(key, func(t *testing.T) {
-			l := mustTryAcquire(t, rl, key)
-			assert.Greater(t, l.Token(), last, "tokens strictly increase")
-			last = l.Token()
-			// Each copy is on its own master, in its own slot. TryAcquire
-			// returns at a majority: the third copy may land a moment
-			// later, and its fencing counter is only written where the
-			// acquire's yes came in time.
-			fenced := 0
-			for i, m := range c.Masters() {
-				ck := copyKey(i, 3, key)
-				assert.Equal(t, clusterkey.Slot(clusterkey.Tag(i, 3)), clusterkey.Slot(ck))
-				direct := nodeClient(t, m.Addr())
-				waitForCond(t, fmt.Sprintf("copy %d on master %d", i, i), func() error {
-					if v := direct.Get(ctx, ck).Val(); v != l.Value() {
-						return fmt.Errorf("%s = %q", ck, v)
-					}
-					return nil
-				})
-				if direct.Get(ctx, ck+":fence").Val() == fmt.Sprint(l.Token()) {
-					fenced++
-				}
+// checkClusterCopies: each copy of l is on its own master, in its own
+// slot.
+func checkClusterCopies(t *testing.T, c *redistest.Cluster, l *redlock.Lock, key string) {
+	ctx := context.Background()
+	// TryAcquire returns at a majority: the third copy may land a moment
+	// later, and its fencing counter is only written where the
+	// acquire's yes came in time.
+	fenced := 0
+	for i, m := range c.Masters() {
+		ck := copyKey(i, 3, key)
+		assert.Equal(t, clusterkey.Slot(clusterkey.Tag(i, 3)), clusterkey.Slot(ck))
+		direct := nodeClient(t, m.Addr())
+		waitForCond(t, fmt.Sprintf("copy %d on master %d", i, i), func() error {
+			if v := direct.Get(ctx, ck).Val(); v != l.Value() {
+				return fmt.Errorf("%s = %q", ck, v)
 			}
-			assert.GreaterOrEqual(t, fenced, 2, "fencing counters at the token")
-			in, err := other.Inspect(ctx, key)
-			require.NoError(t, err)
-			assert.Equal(t, l.Value(), in.Value)
-			assert.Equal(t, l.Token(), in.Token)
-			for i, st := range in.Nodes {
-				assert.NoError(t, st.Err, "copy %d", i)
-				assert.Equal(t, l.Value(), st.Value, "copy %d", i)
-				assert.Zero(t, st.Quarantine, "copy %d", i)
-				assert.False(t, st.Quarantined, "copy %d", i)
-			}
-
-			_, err = other.TryAcquire(ctx, key, clusterTTL)
-			qe := acquireRefused(t, err)
-			assert.Zero(t, qe.Yes)
-			no := 0
-			for _, n := range qe.Nodes {
-				if redlock.VoteOf(n) == "no" {
-					no++
-				} else {
-					assert.ErrorContains(t, n.Err, "not awaited") // decided by two no
-				}
-			}
-			assert.GreaterOrEqual(t, no, 2, "%v", qe)
-
-			require.NoError(t, l.Extend(ctx, clusterTTL+time.Second))
-			for i, m := range c.Masters() {
-				pttl := nodeClient(t, m.Addr()).PTTL(ctx, copyKey(i, 3, key)).Val()
-				assert.Greater(t, pttl, clusterTTL, "copy %d extended", i)
-			}
-			err = l.Release(ctx)
-			require.NoError(t, err)
-
-			for range 3 {
-				l := mustTryAcquire(t, other, key)
-				assert.Equal(t, last+1, l.Token(), "tokens strictly increase")
-				last = l.Token()
-				err := l.Release(ctx)
-				require.NoError(t, err)
-			}
+			return nil
 		})
-		last = 0 // each key has its own counter
+		if direct.Get(ctx, ck+":fence").Val() == fmt.Sprint(l.Token()) {
+			fenced++
+		}
+	}
+	assert.GreaterOrEqual(t, fenced, 2, "fencing counters at the token")
+}
+
+// checkClusterHeld: other sees l held on every copy, and is refused it.
+func checkClusterHeld(t *testing.T, other *redlock.Client, l *redlock.Lock, key string) {
+	ctx := context.Background()
+	in, err := other.Inspect(ctx, key)
+	require.NoError(t, err)
+	assert.Equal(t, l.Value(), in.Value)
+	assert.Equal(t, l.Token(), in.Token)
+	for i, st := range in.Nodes {
+		assert.NoError(t, st.Err, "copy %d", i)
+		assert.Equal(t, l.Value(), st.Value, "copy %d", i)
+		assert.Zero(t, st.Quarantine, "copy %d", i)
+		assert.False(t, st.Quarantined, "copy %d", i)
 	}
 
-	// TRYAGAIN: copies 0 and 1 in slots being migrated. The scripts touch
-	// three keys of which the target has none: go-redis follows the ASK to
-	// the target, which answers TRYAGAIN. A failed vote, within NodeTimeout,
-	// and worth a retry. (One redirect, so that go-redis returns the
-	// TRYAGAIN at once instead of retrying it with backoffs.)
-	t.Run("TRYAGAIN", func(t *testing.T) {
-		oneHop := newClusterLocker(t, clusterCfg, newClusterClient(t, c.Addrs(), func(o *redis.ClusterOptions) {
-			o.MaxRedirects = 1
-		}), 3, false)
-		ms := c.Masters()
-		ids := make([]string, len(ms))
-		for i, m := range ms {
-			ids[i] = nodeClient(t, m.Addr()).ClusterMyID(ctx).Val()
+	_, err = other.TryAcquire(ctx, key, clusterTTL)
+	qe := acquireRefused(t, err)
+	assert.Zero(t, qe.Yes)
+	no := 0
+	for _, n := range qe.Nodes {
+		if redlock.VoteOf(n) == "no" {
+			no++
+		} else {
+			assert.ErrorContains(t, n.Err, "not awaited") // decided by two no
 		}
-		for i := range 2 {
-			slot := clusterkey.Slot(clusterkey.Tag(i, 3))
-			src, dst := nodeClient(t, ms[i].Addr()), nodeClient(t, ms[2].Addr())
-			require.NoError(t, dst.Do(ctx, "CLUSTER", "SETSLOT", slot, "IMPORTING", ids[i]).Err())
-			require.NoError(t, src.Do(ctx, "CLUSTER", "SETSLOT", slot, "MIGRATING", ids[2]).Err())
-			t.Cleanup(func() {
-				_ = src.Do(ctx, "CLUSTER", "SETSLOT", slot, "STABLE").Err()
-				_ = dst.Do(ctx, "CLUSTER", "SETSLOT", slot, "STABLE").Err()
-			})
-		}
-		t0 := time.Now()
-		_, err := oneHop.TryAcquire(ctx, "migrating", clusterTTL)
-		assert.Less(t, time.Since(t0), 2*clusterNodeTimeout+clusterSlack, "TryAcquire returned late")
-		qe := acquireRefused(t, err)
-		// Copy 2's yes may not be awaited; the outcome needs both errors.
-		assert.LessOrEqual(t, qe.Yes, 1, "%v", qe)
-		for _, n := range qe.Nodes[:2] {
-			assert.Equal(t, "error", redlock.VoteOf(n), "%s", n)
-			assert.ErrorContains(t, n.Err, "TRYAGAIN")
-		}
+	}
+	assert.GreaterOrEqual(t, no, 2, "%v", qe)
+}
 
-		ctx2, cancel := context.WithTimeout(ctx, 3*clusterNodeTimeout)
-		defer cancel()
-		_, err = rl.Acquire(ctx2, "migrating", clusterTTL)
-		require.ErrorIs(t, err, context.DeadlineExceeded, "TRYAGAIN is not final: Acquire retries until ctx ends")
-		require.ErrorIs(t, err, redlock.ErrNotAcquired)
-	})
+// checkClusterExtendRelease extends l on every copy, releases it, and
+// has other take the key three times; it returns the last token.
+func checkClusterExtendRelease(t *testing.T, c *redistest.Cluster, other *redlock.Client, l *redlock.Lock, key string, last uint64) uint64 {
+	ctx := context.Background()
+	require.NoError(t, l.Extend(ctx, clusterTTL+time.Second))
+	for i, m := range c.Masters() {
+		pttl := nodeClient(t, m.Addr()).PTTL(ctx, copyKey(i, 3, key)).Val()
+		assert.Greater(t, pttl, clusterTTL, "copy %d extended", i)
+	}
+	err := l.Release(ctx)
+	require.NoError(t, err)
+
+	for range 3 {
+		l := mustTryAcquire(t, other, key)
+		assert.Equal(t, last+1, l.Token(), "tokens strictly increase")
+		last = l.Token()
+		err := l.Release(ctx)
+		require.NoError(t, err)
+	}
+	return last
+}
+
+// checkClusterTryAgain puts copies 0 and 1 in slots being migrated.
+func checkClusterTryAgain(t *testing.T, c *redistest.Cluster, rl *redlock.Client) {
+	ctx := context.Background()
+	oneHop := newClusterLocker(t, clusterCfg, newClusterClient(t, c.Addrs(), func(o *redis.ClusterOptions) {
+		o.MaxRedirects = 1
+	}), 3, false)
+	ms := c.Masters()
+	ids := make([]string, len(ms))
+	for i, m := range ms {
+		ids[i] = nodeClient(t, m.Addr()).ClusterMyID(ctx).Val()
+	}
+	for i := range 2 {
+		slot := clusterkey.Slot(clusterkey.Tag(i, 3))
+		src, dst := nodeClient(t, ms[i].Addr()), nodeClient(t, ms[2].Addr())
+		require.NoError(t, dst.Do(ctx, "CLUSTER", "SETSLOT", slot, "IMPORTING", ids[i]).Err())
+		require.NoError(t, src.Do(ctx, "CLUSTER", "SETSLOT", slot, "MIGRATING", ids[2]).Err())
+		t.Cleanup(func() {
+			_ = src.Do(ctx, "CLUSTER", "SETSLOT", slot, "STABLE").Err()
+			_ = dst.Do(ctx, "CLUSTER", "SETSLOT", slot, "STABLE").Err()
+		})
+	}
+	t0 := time.Now()
+	_, err := oneHop.TryAcquire(ctx, "migrating", clusterTTL)
+	assert.Less(t, time.Since(t0), 2*clusterNodeTimeout+clusterSlack, "TryAcquire returned late")
+	qe := acquireRefused(t, err)
+	// Copy 2's yes may not be awaited; the outcome needs both errors.
+	assert.LessOrEqual(t, qe.Yes, 1, "%v", qe)
+	for _, n := range qe.Nodes[:2] {
+		assert.Equal(t, "error", redlock.VoteOf(n), "%s", n)
+		assert.ErrorContains(t, n.Err, "TRYAGAIN")
+	}
+
+	ctx2, cancel := context.WithTimeout(ctx, 3*clusterNodeTimeout)
+	defer cancel()
+	_, err = rl.Acquire(ctx2, "migrating", clusterTTL)
+	require.ErrorIs(t, err, context.DeadlineExceeded, "TRYAGAIN is not final: Acquire retries until ctx ends")
+	require.ErrorIs(t, err, redlock.ErrNotAcquired)
 }
 
 // A cluster of one master: the three copies share it. NewCluster must
@@ -347,63 +374,106 @@ func TestClusterSharedMasterWarning(t *testing.T) {
 // master (see TestClusterFullCoverageWindow).
 func TestClusterFailoverQuarantine(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
-	c, a := startClusterLocker(t, 1, redistest.Options{Extra: []string{"cluster-require-full-coverage no"}})
-	b := newClusterLocker(t, clusterCfg, newClusterClient(t, c.Addrs()), 3, false)
-	slot := clusterkey.Slot(clusterkey.Tag(1, 3))
-	victim := c.MasterOf(slot)
-	heir := c.ReplicaOf(victim)
-	require.NotNil(t, victim)
-	require.NotNil(t, heir)
-	copy1 := b.Internal().Nodes()[1]
-
-	lockA := mustTryAcquire(t, a, "job")
-	// The replica has the marker and A's copy before the kill.
-	acked, err := nodeClient(t, victim.Addr()).Do(ctx, "WAIT", 1, 5000).Int()
-	require.NoError(t, err)
-	require.Equal(t, 1, acked)
-	require.NoError(t, victim.Kill())
+	f := startClusterFailover(t)
 
 	// Until the replica is promoted (about 2-3s): fresh locks are taken by
 	// copies 0 and 2 within NodeTimeout, B never gets A's lock, and A keeps
 	// extending it.
-	step := func(i int) {
-		t.Helper()
-		l := mustTryAcquire(t, b, fmt.Sprintf("free-%d", i))
-		_ = l.Release(ctx) // copy 1 may fail: ErrNotReleased
-		_, err := b.TryAcquire(ctx, "job", clusterTTL)
-		require.ErrorIs(t, err, redlock.ErrNotAcquired)
-		require.True(t, lockA.Held(), "B was refused while A holds the lock")
-		require.NoError(t, lockA.Extend(ctx, 0))
-	}
-	i := 0
-	waitForCond(t, "promotion of "+heir.Addr(), func() error {
-		step(i)
-		i++
-		if m := c.MasterOf(slot); m != heir {
-			return fmt.Errorf("slot %d is served by %v", slot, m)
+	waitForCond(t, "promotion of "+f.heir.Addr(), func() error {
+		f.step(t)
+		if m := f.c.MasterOf(f.slot); m != f.heir {
+			return fmt.Errorf("slot %d is served by %v", f.slot, m)
 		}
 		return nil
 	})
-	t.Logf("%d acquisitions while copy 1 had no master", i)
+	t.Logf("%d acquisitions while copy 1 had no master", f.i)
 	promoted := time.Now()
 
-	// The redlock clients find the promoted replica (the slot map is
-	// reloaded after node errors, not after go-redis' 60s), and it is
-	// quarantined: B is refused by copies 0 and 2 (A's) and copy 1.
+	f.checkQuarantined(t, promoted)
+	lockB := f.checkTakeover(t)
+
+	// Once its quarantine is over, copy 1 votes again, with its fencing
+	// floor raised: a lock is on all three copies and tokens still rise.
+	ctx := context.Background()
+	last := lockB.Token()
+	waitForCond(t, "copy 1 votes again", func() error {
+		l := mustTryAcquire(t, f.b, "job")
+		defer func() { _ = l.Release(ctx) }()
+		require.Greater(t, l.Token(), last)
+		last = l.Token()
+		in, err := f.b.Inspect(ctx, "job")
+		require.NoError(t, err)
+		if in.Nodes[1].Value != l.Value() {
+			return fmt.Errorf("copy 1: %+v", in.Nodes[1])
+		}
+		return nil
+	})
+}
+
+// clusterFailover is TestClusterFailoverQuarantine's cluster: A holds
+// "job", copy 1's master (victim) is killed, its replica (heir) is to be
+// promoted.
+type clusterFailover struct {
+	c            *redistest.Cluster
+	a, b         *redlock.Client
+	slot         uint16
+	victim, heir *redistest.Server
+	copy1        string
+	lockA        *redlock.Lock
+	i            int // the steps so far
+}
+
+func startClusterFailover(t *testing.T) *clusterFailover {
+	ctx := context.Background()
+	f := &clusterFailover{}
+	f.c, f.a = startClusterLocker(t, 1, redistest.Options{Extra: []string{"cluster-require-full-coverage no"}})
+	f.b = newClusterLocker(t, clusterCfg, newClusterClient(t, f.c.Addrs()), 3, false)
+	f.slot = clusterkey.Slot(clusterkey.Tag(1, 3))
+	f.victim = f.c.MasterOf(f.slot)
+	f.heir = f.c.ReplicaOf(f.victim)
+	require.NotNil(t, f.victim)
+	require.NotNil(t, f.heir)
+	f.copy1 = f.b.Internal().Nodes()[1]
+
+	f.lockA = mustTryAcquire(t, f.a, "job")
+	// The replica has the marker and A's copy before the kill.
+	acked, err := nodeClient(t, f.victim.Addr()).Do(ctx, "WAIT", 1, 5000).Int()
+	require.NoError(t, err)
+	require.Equal(t, 1, acked)
+	require.NoError(t, f.victim.Kill())
+	return f
+}
+
+// step: B takes and releases a fresh lock, is refused A's, and A extends.
+func (f *clusterFailover) step(t *testing.T) {
+	t.Helper()
+	ctx := context.Background()
+	l := mustTryAcquire(t, f.b, fmt.Sprintf("free-%d", f.i))
+	_ = l.Release(ctx) // copy 1 may fail: ErrNotReleased
+	_, err := f.b.TryAcquire(ctx, "job", clusterTTL)
+	require.ErrorIs(t, err, redlock.ErrNotAcquired)
+	require.True(t, f.lockA.Held(), "B was refused while A holds the lock")
+	require.NoError(t, f.lockA.Extend(ctx, 0))
+	f.i++
+}
+
+// checkQuarantined: the redlock clients find the promoted replica (the
+// slot map is reloaded after node errors, not after go-redis' 60s), and it
+// is quarantined: B is refused by copies 0 and 2 (A's) and copy 1.
+func (f *clusterFailover) checkQuarantined(t *testing.T, promoted time.Time) {
+	ctx := context.Background()
 	var qe *redlock.QuorumError
 	waitForCond(t, "copy 1 quarantined on the promoted replica", func() error {
-		step(i)
-		i++
-		_, err := b.TryAcquire(ctx, "job", clusterTTL)
+		f.step(t)
+		_, err := f.b.TryAcquire(ctx, "job", clusterTTL)
 		qe = acquireRefused(t, err)
-		if q := redlock.QuarantinedNodes(qe); len(q) != 1 || q[0].Node != copy1 {
+		if q := redlock.QuarantinedNodes(qe); len(q) != 1 || q[0].Node != f.copy1 {
 			return fmt.Errorf("B's attempt: %v", qe)
 		}
 		return nil
 	})
 	t.Logf("copy 1 quarantined on the promoted replica %v after the promotion", time.Since(promoted).Round(time.Millisecond))
-	require.True(t, lockA.Held())
+	require.True(t, f.lockA.Held())
 	assert.Zero(t, qe.Yes)
 	for _, k := range []int{0, 2} { // A's copies; one no and copy 1 decide
 		if n := qe.Nodes[k]; redlock.VoteOf(n) != "no" {
@@ -413,44 +483,33 @@ func TestClusterFailoverQuarantine(t *testing.T) {
 	q := redlock.QuarantinedNodes(qe)[0]
 	assert.Greater(t, q.Quarantine, time.Duration(0))
 	assert.LessOrEqual(t, q.Quarantine, clusterMaxTTL)
-	reps, shared := b.Placement(ctx)
+	reps, shared := f.b.Placement(ctx)
 	assert.False(t, shared)
-	assert.Equal(t, heir.Addr(), reps[1].Master, "copy 1 is served by the promoted replica")
+	assert.Equal(t, f.heir.Addr(), reps[1].Master, "copy 1 is served by the promoted replica")
 
-	in, err := b.Inspect(ctx, "job")
+	in, err := f.b.Inspect(ctx, "job")
 	require.NoError(t, err)
-	assert.Equal(t, lockA.Value(), in.Value, "A still holds the lock on a majority")
+	assert.Equal(t, f.lockA.Value(), in.Value, "A still holds the lock on a majority")
 	assert.Greater(t, in.Nodes[1].Quarantine, time.Duration(0), "copy 1 is quarantined")
 	assert.NoError(t, in.Nodes[1].Err)
 	for _, k := range []int{0, 2} {
 		assert.Zero(t, in.Nodes[k].Quarantine)
 	}
+}
 
-	// A stops extending: B gets the lock only after A's deadline.
+// checkTakeover: A stops extending: B gets the lock only after A's
+// deadline.
+func (f *clusterFailover) checkTakeover(t *testing.T) *redlock.Lock {
+	ctx := context.Background()
 	ctxB, cancel := context.WithTimeout(ctx, clusterWait)
 	defer cancel()
-	lockB, err := b.Acquire(ctxB, "job", clusterTTL)
+	lockB, err := f.b.Acquire(ctxB, "job", clusterTTL)
 	require.NoError(t, err)
-	require.False(t, lockA.Held(), "B acquired while A held the lock")
-	require.True(t, time.Now().After(lockA.ValidUntil()))
-	assert.Greater(t, lockB.Token(), lockA.Token(), "tokens strictly increase across the failover")
+	require.False(t, f.lockA.Held(), "B acquired while A held the lock")
+	require.True(t, time.Now().After(f.lockA.ValidUntil()))
+	assert.Greater(t, lockB.Token(), f.lockA.Token(), "tokens strictly increase across the failover")
 	_ = lockB.Release(ctx)
-
-	// Once its quarantine is over, copy 1 votes again, with its fencing
-	// floor raised: a lock is on all three copies and tokens still rise.
-	last := lockB.Token()
-	waitForCond(t, "copy 1 votes again", func() error {
-		l := mustTryAcquire(t, b, "job")
-		defer func() { _ = l.Release(ctx) }()
-		require.Greater(t, l.Token(), last)
-		last = l.Token()
-		in, err := b.Inspect(ctx, "job")
-		require.NoError(t, err)
-		if in.Nodes[1].Value != l.Value() {
-			return fmt.Errorf("copy 1: %+v", in.Nodes[1])
-		}
-		return nil
-	})
+	return lockB
 }
 
 // With Redis' default cluster-require-full-coverage yes, the loss of one
@@ -530,6 +589,14 @@ func TestClusterDown(t *testing.T) {
 		require.NoError(t, err)
 	}
 
+	takeClusterDown(t, c)
+	checkClusterDownRefusals(t, plain, slow)
+}
+
+// takeClusterDown kills two of c's three masters and waits for the
+// survivor to answer CLUSTERDOWN.
+func takeClusterDown(t *testing.T, c *redistest.Cluster) {
+	ctx := context.Background()
 	ms := c.Masters()
 	require.NoError(t, ms[0].Kill())
 	require.NoError(t, ms[1].Kill())
@@ -543,9 +610,14 @@ func TestClusterDown(t *testing.T) {
 	})
 	err := survivor.Get(ctx, copyKey(2, 3, "job")).Err()
 	require.ErrorContains(t, err, "CLUSTERDOWN")
+}
 
+// checkClusterDownRefusals: on a cluster that is down, plain and slow are
+// refused within NodeTimeout.
+func checkClusterDownRefusals(t *testing.T, plain, slow *redlock.Client) {
+	ctx := context.Background()
 	t0 := time.Now()
-	_, err = plain.TryAcquire(ctx, "job", clusterTTL)
+	_, err := plain.TryAcquire(ctx, "job", clusterTTL)
 	assert.Less(t, time.Since(t0), 2*clusterNodeTimeout+clusterSlack)
 	qe := acquireRefused(t, err)
 	assert.Zero(t, qe.Yes)
