@@ -77,7 +77,7 @@ func startClusterFailback(t *testing.T, noReplIDCheck bool) *clusterFailback {
 	a := newClusterLocker(t, cfg, newClusterClient(t, c.Addrs()), 3, true)
 	f := &clusterFailback{b: newClusterLocker(t, cfg, newClusterClient(t, c.Addrs()), 3, false), key: "job"}
 	f.copy0 = f.b.Internal().Nodes()[0]
-	slot0, slot2 := clusterkey.Slot(clusterkey.Tag(0, 3)), clusterkey.Slot(clusterkey.Tag(2, 3))
+	slot0 := clusterkey.Slot(clusterkey.Tag(0, 3))
 	x := c.MasterOf(slot0)
 	require.NotNil(t, x)
 	y := c.ReplicaOf(x)
@@ -85,43 +85,8 @@ func startClusterFailback(t *testing.T, noReplIDCheck bool) *clusterFailback {
 	dx, dy := nodeClient(t, x.Addr()), nodeClient(t, y.Addr())
 	runX := infoField(t, dx, "server", "run_id")
 
-	// Y holds X's marker (written by Bootstrap, with X's run_id).
-	acked, err := dx.Do(ctx, "WAIT", 1, 5000).Int()
-	require.NoError(t, err)
-	require.Equal(t, 1, acked, "Y did not acknowledge X's writes")
-
-	// 1. Y is cut off from replication: paused, its link dropped by X.
-	require.NoError(t, y.Pause())
-	require.NoError(t, dx.Do(ctx, "CLIENT", "KILL", "TYPE", "replica").Err())
-	waitInfo(t, dx, "X dropped its replica", "replication", map[string]string{"connected_slaves": "0"})
-
-	// 2. A's lock: copies 0 and 1 say yes; copy 2 is held by another value.
-	m2 := c.MasterOf(slot2)
-	require.NotNil(t, m2)
-	d2 := nodeClient(t, m2.Addr())
-	require.NoError(t, d2.Set(ctx, copyKey(2, 3, f.key), "another holder", time.Minute).Err())
-	l, err := a.TryAcquire(ctx, f.key, clusterFailbackTTL)
-	require.NoError(t, err)
-	f.lockA = l
-	require.Equal(t, l.Value(), dx.Get(ctx, copyKey(0, 3, f.key)).Val(), "A's copy 0 is on X")
-
-	// 3. X is paused (its process survives); Y takes its slots over.
-	require.NoError(t, x.Pause())
-	require.NoError(t, y.Resume())
-	require.NoError(t, dy.Do(ctx, "CLUSTER", "FAILOVER", "TAKEOVER").Err())
-	waitInfo(t, dy, "Y promoted", "replication", map[string]string{"role": "master"})
-	fullSyncs, err := strconv.Atoi(infoField(t, dy, "stats", "sync_full"))
-	require.NoError(t, err)
-
-	// 4. X comes back as Y's replica, with a full resync from Y.
-	require.NoError(t, x.Resume())
-	waitInfo(t, dx, "X synced as Y's replica", "replication", map[string]string{
-		"role": "slave", "master_port": strconv.Itoa(y.Port()),
-		"master_link_status": "up", "master_sync_in_progress": "0",
-	})
-	n, err := strconv.Atoi(infoField(t, dy, "stats", "sync_full"))
-	require.NoError(t, err)
-	require.Greater(t, n, fullSyncs, "X resynced partially: the test would not test the failback")
+	d2 := f.lockWhileCutOff(t, c, a, y, dx)
+	failOverToReplica(t, x, y, dx, dy)
 
 	// 5. X takes its slots back, once Y knows X as its replica (Y ignores
 	// a failover request from a node it does not see as one).
@@ -139,6 +104,54 @@ func startClusterFailback(t *testing.T, noReplIDCheck bool) *clusterFailback {
 	t.Logf("failover and failback in %v; A's lock valid %v more", time.Since(start).Round(time.Millisecond),
 		time.Until(f.lockA.ValidUntil()).Round(time.Millisecond))
 	return f
+}
+
+// lockWhileCutOff cuts Y, X's replica, off from replication and has A
+// take f.key with X's vote; it returns the client of copy 2's master.
+func (f *clusterFailback) lockWhileCutOff(t *testing.T, c *redistest.Cluster, a *redlock.Client, y *redistest.Server, dx *redis.Client) *redis.Client {
+	ctx := context.Background()
+	// Y holds X's marker (written by Bootstrap, with X's run_id).
+	acked, err := dx.Do(ctx, "WAIT", 1, 5000).Int()
+	require.NoError(t, err)
+	require.Equal(t, 1, acked, "Y did not acknowledge X's writes")
+
+	// 1. Y is cut off from replication: paused, its link dropped by X.
+	require.NoError(t, y.Pause())
+	require.NoError(t, dx.Do(ctx, "CLIENT", "KILL", "TYPE", "replica").Err())
+	waitInfo(t, dx, "X dropped its replica", "replication", map[string]string{"connected_slaves": "0"})
+
+	// 2. A's lock: copies 0 and 1 say yes; copy 2 is held by another value.
+	m2 := c.MasterOf(clusterkey.Slot(clusterkey.Tag(2, 3)))
+	require.NotNil(t, m2)
+	d2 := nodeClient(t, m2.Addr())
+	require.NoError(t, d2.Set(ctx, copyKey(2, 3, f.key), "another holder", time.Minute).Err())
+	l, err := a.TryAcquire(ctx, f.key, clusterFailbackTTL)
+	require.NoError(t, err)
+	f.lockA = l
+	require.Equal(t, l.Value(), dx.Get(ctx, copyKey(0, 3, f.key)).Val(), "A's copy 0 is on X")
+	return d2
+}
+
+// failOverToReplica: Y takes X's slots over, and X comes back as Y's
+// replica with a full resync.
+func failOverToReplica(t *testing.T, x, y *redistest.Server, dx, dy *redis.Client) {
+	// 3. X is paused (its process survives); Y takes its slots over.
+	require.NoError(t, x.Pause())
+	require.NoError(t, y.Resume())
+	require.NoError(t, dy.Do(context.Background(), "CLUSTER", "FAILOVER", "TAKEOVER").Err())
+	waitInfo(t, dy, "Y promoted", "replication", map[string]string{"role": "master"})
+	fullSyncs, err := strconv.Atoi(infoField(t, dy, "stats", "sync_full"))
+	require.NoError(t, err)
+
+	// 4. X comes back as Y's replica, with a full resync from Y.
+	require.NoError(t, x.Resume())
+	waitInfo(t, dx, "X synced as Y's replica", "replication", map[string]string{
+		"role": "slave", "master_port": strconv.Itoa(y.Port()),
+		"master_link_status": "up", "master_sync_in_progress": "0",
+	})
+	n, err := strconv.Atoi(infoField(t, dy, "stats", "sync_full"))
+	require.NoError(t, err)
+	require.Greater(t, n, fullSyncs, "X resynced partially: the test would not test the failback")
 }
 
 // TestClusterFailbackQuarantine: after the failback, X has its run_id and

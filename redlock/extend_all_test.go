@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/alicebob/miniredis/v2"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -76,12 +77,49 @@ func TestExtendAll(t *testing.T) {
 // key that holds another type, without failing the rest of its call.
 func TestExtendAllTTLsAndCounters(t *testing.T) {
 	ctx := context.Background()
+	ms, c, locks := startExtendAllLocks(t)
+	counterTTL := time.Duration(CounterTTLFactor) * c.cfg.MaxTTL
+
+	// Counters set recently (at the acquisition): their TTL is left alone.
+	setCounterTTLs(ms, len(locks), time.Minute)
+	checkExtendAllNotDue(t, ms, c, locks)
+
+	// Due (a lock's counter TTL was set a quarter of its TTL ago): the
+	// counters of the batch's extended locks get it again.
+	locks[1].mu.Lock()
+	locks[1].fencedAt = locks[1].fencedAt.Add(-counterTTL / 2)
+	locks[1].mu.Unlock()
+	errs := c.ExtendAll(ctx, locks[:4])
+	for i := range 4 {
+		require.NoError(t, errs[i], "lock %d", i)
+	}
+	for _, m := range ms {
+		for i, ttl := range extendAllTTLs[:4] {
+			assertTTL(t, ttl, m.TTL(fmt.Sprint("ttl-", i)), "lock %d", i)
+			want := time.Minute // the batch of TTL 3s was not due
+			if ttl == 7*time.Second {
+				want = counterTTL
+			}
+			// ExtendAll returns at a majority: the last node's call may
+			// land a moment later.
+			key := fmt.Sprint("ttl-", i, ":fence")
+			require.Eventually(t, func() bool { return m.TTL(key) == want }, 5*time.Second, time.Millisecond,
+				"lock %d: counter TTL %v, want %v", i, m.TTL(key), want)
+		}
+	}
+}
+
+// extendAllTTLs are the TTLs of TestExtendAllTTLsAndCounters' locks.
+var extendAllTTLs = []time.Duration{3 * time.Second, 7 * time.Second, 3 * time.Second, 7 * time.Second, 3 * time.Second}
+
+// startExtendAllLocks takes a lock "ttl-i" of each of extendAllTTLs on
+// three nodes, the last of which then holds a hash instead.
+func startExtendAllLocks(t *testing.T) ([]*miniredis.Miniredis, *Client, []*Lock) {
 	ms, nodes := testnodes.Minis(t, 3)
 	c := newClient(t, unitCfg, nodes)
-	ttls := []time.Duration{3 * time.Second, 7 * time.Second, 3 * time.Second, 7 * time.Second, 3 * time.Second}
-	locks := make([]*Lock, len(ttls))
-	for i, ttl := range ttls {
-		l, err := c.TryAcquire(ctx, fmt.Sprint("ttl-", i), ttl)
+	locks := make([]*Lock, len(extendAllTTLs))
+	for i, ttl := range extendAllTTLs {
+		l, err := c.TryAcquire(context.Background(), fmt.Sprint("ttl-", i), ttl)
 		require.NoError(t, err)
 		testnodes.WaitValue(t, ms, l.Key(), l.Value())
 		locks[i] = l
@@ -90,18 +128,22 @@ func TestExtendAllTTLsAndCounters(t *testing.T) {
 		m.Del("ttl-4")
 		m.HSet("ttl-4", "f", "v") // another type: never ours
 	}
-	counterTTL := time.Duration(CounterTTLFactor) * c.cfg.MaxTTL
-	setCounters := func(ttl time.Duration) {
-		for _, m := range ms {
-			for i := range locks {
-				m.SetTTL(fmt.Sprint("ttl-", i, ":fence"), ttl)
-			}
+	return ms, c, locks
+}
+
+// setCounterTTLs sets the TTL of the fencing counters of n locks.
+func setCounterTTLs(ms []*miniredis.Miniredis, n int, ttl time.Duration) {
+	for _, m := range ms {
+		for i := range n {
+			m.SetTTL(fmt.Sprint("ttl-", i, ":fence"), ttl)
 		}
 	}
+}
 
-	// Counters set recently (at the acquisition): their TTL is left alone.
-	setCounters(time.Minute)
-	errs := c.ExtendAll(ctx, locks)
+// checkExtendAllNotDue: ExtendAll extends the first four locks, leaves
+// their counters' TTL alone, and answers no for the hash.
+func checkExtendAllNotDue(t *testing.T, ms []*miniredis.Miniredis, c *Client, locks []*Lock) {
+	errs := c.ExtendAll(context.Background(), locks)
 	for i := range 4 {
 		require.NoError(t, errs[i], "lock %d", i)
 	}
@@ -116,35 +158,11 @@ func TestExtendAllTTLsAndCounters(t *testing.T) {
 	}
 	assert.GreaterOrEqual(t, no, 2, "a key of another type is not ours (a no, not an error): %v", qe)
 	for _, m := range ms {
-		for i, ttl := range ttls[:4] {
+		for i, ttl := range extendAllTTLs[:4] {
 			assertTTL(t, ttl, m.TTL(fmt.Sprint("ttl-", i)), "lock %d", i)
 			assert.Equal(t, time.Minute, m.TTL(fmt.Sprint("ttl-", i, ":fence")), "lock %d: counter TTL set when not due", i)
 		}
 		assert.Equal(t, "hash", m.Type("ttl-4"))
-	}
-
-	// Due (a lock's counter TTL was set a quarter of its TTL ago): the
-	// counters of the batch's extended locks get it again.
-	locks[1].mu.Lock()
-	locks[1].fencedAt = locks[1].fencedAt.Add(-counterTTL / 2)
-	locks[1].mu.Unlock()
-	errs = c.ExtendAll(ctx, locks[:4])
-	for i := range 4 {
-		require.NoError(t, errs[i], "lock %d", i)
-	}
-	for _, m := range ms {
-		for i, ttl := range ttls[:4] {
-			assertTTL(t, ttl, m.TTL(fmt.Sprint("ttl-", i)), "lock %d", i)
-			want := time.Minute // the batch of TTL 3s was not due
-			if ttl == 7*time.Second {
-				want = counterTTL
-			}
-			// ExtendAll returns at a majority: the last node's call may
-			// land a moment later.
-			key := fmt.Sprint("ttl-", i, ":fence")
-			require.Eventually(t, func() bool { return m.TTL(key) == want }, 5*time.Second, time.Millisecond,
-				"lock %d: counter TTL %v, want %v", i, m.TTL(key), want)
-		}
 	}
 }
 

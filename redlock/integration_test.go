@@ -224,104 +224,114 @@ func TestIntegrationSlowNodeDoesNotSlowAcquire(t *testing.T) {
 // at least the latency; latency beyond NodeTimeout on a majority fails the
 // acquisition; MinValidity turns a slow acquisition into a failure.
 func TestIntegrationValidity(t *testing.T) {
-	ctx := context.Background()
-	cl := startServers(t, serversConfig{n: 5, proxied: 5})
-	slow := cl.Proxies[:3]
-	setLatency := func(d time.Duration) {
-		for _, p := range slow {
-			p.SetLatency(d)
-		}
-	}
+	cl := &latencyRig{startServers(t, serversConfig{n: 5, proxied: 5})}
 
 	// The delays below leave hundreds of milliseconds between what a test
 	// tells apart (NodeTimeout and the latency, MinValidity and the validity
 	// left), for a busy machine's scheduling under -race.
-	t.Run("latency is subtracted", func(t *testing.T) {
-		const ttl, d = 2 * time.Second, 100 * time.Millisecond
-		c := cl.locker(t, redlock.Config{NodeTimeout: 500 * time.Millisecond})
-		setLatency(d)
-		defer setLatency(0)
+	t.Run("latency is subtracted", cl.latencySubtracted)
+	t.Run("latency above NodeTimeout on a majority", cl.latencyAboveNodeTimeout)
+	t.Run("MinValidity", cl.minValidity)
+}
 
-		t0 := time.Now()
-		l, err := c.TryAcquire(ctx, testKey(t), ttl)
-		elapsed := time.Since(t0)
-		require.NoError(t, err)
-		remaining := l.Remaining()
-		assert.GreaterOrEqual(t, elapsed, d, "a majority needs a delayed node")
-		// validUntil = start + TTL - drift: the keys were set after the
-		// start, so they outlive it; the validity left when the call
-		// returns is therefore at most TTL - elapsed - drift.
-		assert.False(t, l.AcquiredAt().Before(t0))
-		assert.Less(t, l.AcquiredAt().Sub(t0), d, "AcquiredAt is the start of the attempt")
-		assert.Equal(t, l.AcquiredAt().Add(ttl-driftOf(ttl)), l.ValidUntil())
-		assert.LessOrEqual(t, remaining, ttl-driftOf(ttl)-d)
-		assert.Greater(t, remaining, time.Duration(0))
+// latencyRig is five proxied servers of which the first three, a
+// majority, are slowed down together.
+type latencyRig struct{ *servers }
 
-		// Safety: no node's key expires before the local deadline. The
-		// expiry is at most (time after PTTL returned) + PTTL + 1ms.
-		held := 0
-		for i, dc := range cl.Direct {
-			v, _ := dc.Get(ctx, l.Key()).Result()
-			if v != l.Value() {
-				continue
-			}
-			held++
-			pttl, err := dc.PTTL(ctx, l.Key()).Result()
-			require.NoError(t, err)
-			latest := time.Now().Add(pttl + time.Millisecond)
-			assert.False(t, latest.Before(l.ValidUntil()), "node %d: key expires %s before the lock's deadline",
-				i, l.ValidUntil().Sub(latest))
+func (cl *latencyRig) setLatency(d time.Duration) {
+	for _, p := range cl.Proxies[:3] {
+		p.SetLatency(d)
+	}
+}
+
+func (cl *latencyRig) latencySubtracted(t *testing.T) {
+	ctx := context.Background()
+	const ttl, d = 2 * time.Second, 100 * time.Millisecond
+	c := cl.locker(t, redlock.Config{NodeTimeout: 500 * time.Millisecond})
+	cl.setLatency(d)
+	defer cl.setLatency(0)
+
+	t0 := time.Now()
+	l, err := c.TryAcquire(ctx, testKey(t), ttl)
+	elapsed := time.Since(t0)
+	require.NoError(t, err)
+	remaining := l.Remaining()
+	assert.GreaterOrEqual(t, elapsed, d, "a majority needs a delayed node")
+	// validUntil = start + TTL - drift: the keys were set after the
+	// start, so they outlive it; the validity left when the call
+	// returns is therefore at most TTL - elapsed - drift.
+	assert.False(t, l.AcquiredAt().Before(t0))
+	assert.Less(t, l.AcquiredAt().Sub(t0), d, "AcquiredAt is the start of the attempt")
+	assert.Equal(t, l.AcquiredAt().Add(ttl-driftOf(ttl)), l.ValidUntil())
+	assert.LessOrEqual(t, remaining, ttl-driftOf(ttl)-d)
+	assert.Greater(t, remaining, time.Duration(0))
+
+	// Safety: no node's key expires before the local deadline. The
+	// expiry is at most (time after PTTL returned) + PTTL + 1ms.
+	held := 0
+	for i, dc := range cl.Direct {
+		v, _ := dc.Get(ctx, l.Key()).Result()
+		if v != l.Value() {
+			continue
 		}
-		assert.GreaterOrEqual(t, held, 3)
-		err = l.Release(ctx)
+		held++
+		pttl, err := dc.PTTL(ctx, l.Key()).Result()
 		require.NoError(t, err)
-	})
+		latest := time.Now().Add(pttl + time.Millisecond)
+		assert.False(t, latest.Before(l.ValidUntil()), "node %d: key expires %s before the lock's deadline",
+			i, l.ValidUntil().Sub(latest))
+	}
+	assert.GreaterOrEqual(t, held, 3)
+	err = l.Release(ctx)
+	require.NoError(t, err)
+}
 
-	t.Run("latency above NodeTimeout on a majority", func(t *testing.T) {
-		c := cl.locker(t, redlock.Config{NodeTimeout: nodeTimeout})
-		const d = 3 * nodeTimeout
-		setLatency(d)
-		defer setLatency(0)
-		key, cp := testKey(t), newValueCapture()
+func (cl *latencyRig) latencyAboveNodeTimeout(t *testing.T) {
+	ctx := context.Background()
+	c := cl.locker(t, redlock.Config{NodeTimeout: nodeTimeout})
+	const d = 3 * nodeTimeout
+	cl.setLatency(d)
+	defer cl.setLatency(0)
+	key, cp := testKey(t), newValueCapture()
 
-		t0 := time.Now()
-		_, err := c.TryAcquire(ctx, key, undoTTL, cp.option())
-		elapsed := time.Since(t0)
-		require.ErrorIs(t, err, redlock.ErrNotAcquired)
-		assert.Less(t, elapsed, d, "gave up at NodeTimeout, before the delayed replies")
-		qe := quorumError(t, err)
-		assert.Equal(t, 2, qe.Yes)
-		for i := range 3 {
-			assert.True(t, isTimeout(qe.Nodes[i].Err), "node %d: %v", i, qe.Nodes[i].Err)
-		}
-		// The delayed nodes did set the key: the undo must remove it.
-		cl.waitGone(t, key, cp.last(t))
-	})
+	t0 := time.Now()
+	_, err := c.TryAcquire(ctx, key, undoTTL, cp.option())
+	elapsed := time.Since(t0)
+	require.ErrorIs(t, err, redlock.ErrNotAcquired)
+	assert.Less(t, elapsed, d, "gave up at NodeTimeout, before the delayed replies")
+	qe := quorumError(t, err)
+	assert.Equal(t, 2, qe.Yes)
+	for i := range 3 {
+		assert.True(t, isTimeout(qe.Nodes[i].Err), "node %d: %v", i, qe.Nodes[i].Err)
+	}
+	// The delayed nodes did set the key: the undo must remove it.
+	cl.waitGone(t, key, cp.last(t))
+}
 
-	t.Run("MinValidity", func(t *testing.T) {
-		const ttl, minValidity = 4 * time.Second, 3600 * time.Millisecond
-		c := cl.locker(t, redlock.Config{NodeTimeout: 800 * time.Millisecond, MinValidity: minValidity})
-		key, cp := testKey(t), newValueCapture()
+func (cl *latencyRig) minValidity(t *testing.T) {
+	ctx := context.Background()
+	const ttl, minValidity = 4 * time.Second, 3600 * time.Millisecond
+	c := cl.locker(t, redlock.Config{NodeTimeout: 800 * time.Millisecond, MinValidity: minValidity})
+	key, cp := testKey(t), newValueCapture()
 
-		// Control: without latency the validity left is above MinValidity.
-		l, err := c.TryAcquire(ctx, key, ttl)
-		require.NoError(t, err, "control: a fast acquisition passes MinValidity")
-		err = l.Release(ctx)
-		require.NoError(t, err)
+	// Control: without latency the validity left is above MinValidity.
+	l, err := c.TryAcquire(ctx, key, ttl)
+	require.NoError(t, err, "control: a fast acquisition passes MinValidity")
+	err = l.Release(ctx)
+	require.NoError(t, err)
 
-		// TTL - drift - latency = 4000 - 42 - 400 = 3558ms < 3600ms.
-		setLatency(400 * time.Millisecond)
-		defer setLatency(0)
-		t0 := time.Now()
-		_, err = c.TryAcquire(ctx, key, ttl, cp.option())
-		require.ErrorIs(t, err, redlock.ErrNotAcquired)
-		qe := quorumError(t, err)
-		assert.Contains(t, qe.Reason, "MinValidity")
-		assert.GreaterOrEqual(t, qe.Yes, 3, "a majority did grant it")
-		assert.NotEmpty(t, cp.last(t))
-		// Released on every node, well before the keys would expire.
-		cl.waitAbsentWithin(t, time.Until(t0.Add(ttl-driftOf(ttl)))/2, key)
-	})
+	// TTL - drift - latency = 4000 - 42 - 400 = 3558ms < 3600ms.
+	cl.setLatency(400 * time.Millisecond)
+	defer cl.setLatency(0)
+	t0 := time.Now()
+	_, err = c.TryAcquire(ctx, key, ttl, cp.option())
+	require.ErrorIs(t, err, redlock.ErrNotAcquired)
+	qe := quorumError(t, err)
+	assert.Contains(t, qe.Reason, "MinValidity")
+	assert.GreaterOrEqual(t, qe.Yes, 3, "a majority did grant it")
+	assert.NotEmpty(t, cp.last(t))
+	// Released on every node, well before the keys would expire.
+	cl.waitAbsentWithin(t, time.Until(t0.Add(ttl-driftOf(ttl)))/2, key)
 }
 
 // TestIntegrationExtendTimeout: an Extend whose majority answers later than

@@ -940,58 +940,13 @@ func naiveToken(nodes []redis.UniversalClient, key string) (uint64, bool) {
 }
 
 func runWorkload(t *testing.T, w workload) workloadResult {
-	rig := startKillable(t, 5, redistest.Options{})
-	key := testKey(t)
-	degraded := &phraseCounter{phrase: "no healthy majority"}
-	cfg := workloadCfg
-	cfg.Logger = hclog.New(&hclog.LoggerOptions{Name: t.Name(), Level: hclog.Warn, Output: degraded})
-	nodes := make([][]redis.UniversalClient, w.clients)
-	clients := make([]*redlock.Client, w.clients)
-	for i := range clients {
-		nodes[i] = rig.NewNodes(t)
-		clients[i] = locktest.New(t, cfg, nodes[i], i == 0)
-	}
-	// Resume paused servers before the Clients close (cleanups run last
-	// registered first), so that Close does not wait on them.
-	t.Cleanup(rig.Heal)
+	r, rig, cfg, degraded := startWorkload(t, w)
 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	st := &counterStore{}
-	var total, notAcquired, noToken, expiredBeforeUse atomic.Int64
-	recs := make([][]acquisition, w.clients)
 	var wg sync.WaitGroup
-	for i, c := range clients {
-		wg.Go(func() {
-			for ctx.Err() == nil {
-				l, err := c.Acquire(ctx, key, workloadTTL)
-				if err != nil {
-					notAcquired.Add(1)
-					continue
-				}
-				done := time.Now()
-				token := l.Token()
-				ok := true
-				if w.naiveTokens {
-					token, ok = naiveToken(nodes[i], key)
-				}
-				switch {
-				case !ok:
-					noToken.Add(1)
-				case !l.Held():
-					expiredBeforeUse.Add(1)
-				default:
-					st.write(token, l.Value(), st.read()+1, l.Held)
-				}
-				released := time.Now()
-				_ = l.Release(context.Background())
-				if ok {
-					recs[i] = append(recs[i], acquisition{client: i, value: l.Value(), token: token,
-						start: l.AcquiredAt(), done: done, end: earliest(l.ValidUntil(), released)})
-					total.Add(1)
-				}
-			}
-		})
+	for i, c := range r.clients {
+		wg.Go(func() { r.acquireLoop(ctx, i, c) })
 	}
 
 	nem := &nemesis{
@@ -1005,34 +960,104 @@ func runWorkload(t *testing.T, w workload) workloadResult {
 		nem.born[i] = began
 	}
 	var nwg sync.WaitGroup
-	nwg.Go(func() { nem.run(ctx, t, func() bool { return total.Load() >= 20 }, 1000) })
+	nwg.Go(func() { nem.run(ctx, t, func() bool { return r.total.Load() >= 20 }, 1000) })
 
 	// Run until the targets are met; the bound only keeps a broken run
 	// from hanging (it is several times what a run under -race needs).
 	limit := time.After(150 * time.Second)
-	for total.Load() < int64(w.target) || nem.forgets.Load() < int64(w.minForgets) {
+	for r.total.Load() < int64(w.target) || nem.forgets.Load() < int64(w.minForgets) {
 		select {
 		case <-limit:
 			cancel()
 			wg.Wait()
 			nwg.Wait()
-			t.Fatalf("workload did not finish: %d acquisitions, %d forgetting faults", total.Load(), nem.forgets.Load())
+			t.Fatalf("workload did not finish: %d acquisitions, %d forgetting faults", r.total.Load(), nem.forgets.Load())
 		case <-time.After(20 * time.Millisecond):
 		}
 	}
 	cancel()
 	wg.Wait()
 	nwg.Wait()
+	return r.result(t, nem, began, degraded)
+}
 
+// workloadRun is one run of a workload: its clients, the store they
+// write, what they did.
+type workloadRun struct {
+	w                                             workload
+	key                                           string
+	nodes                                         [][]redis.UniversalClient
+	clients                                       []*redlock.Client
+	st                                            *counterStore
+	total, notAcquired, noToken, expiredBeforeUse atomic.Int64
+	recs                                          [][]acquisition // per client
+}
+
+// startWorkload starts the five servers and the workload's clients; it
+// returns their configuration and the counter of their warnings of no
+// healthy majority.
+func startWorkload(t *testing.T, w workload) (*workloadRun, *servers, redlock.Config, *phraseCounter) {
+	rig := startKillable(t, 5, redistest.Options{})
+	r := &workloadRun{w: w, key: testKey(t), st: &counterStore{}, recs: make([][]acquisition, w.clients)}
+	degraded := &phraseCounter{phrase: "no healthy majority"}
+	cfg := workloadCfg
+	cfg.Logger = hclog.New(&hclog.LoggerOptions{Name: t.Name(), Level: hclog.Warn, Output: degraded})
+	r.nodes = make([][]redis.UniversalClient, w.clients)
+	r.clients = make([]*redlock.Client, w.clients)
+	for i := range r.clients {
+		r.nodes[i] = rig.NewNodes(t)
+		r.clients[i] = locktest.New(t, cfg, r.nodes[i], i == 0)
+	}
+	// Resume paused servers before the Clients close (cleanups run last
+	// registered first), so that Close does not wait on them.
+	t.Cleanup(rig.Heal)
+	return r, rig, cfg, degraded
+}
+
+// acquireLoop is client i's loop until ctx ends: acquire, write the
+// store under the lock, release.
+func (r *workloadRun) acquireLoop(ctx context.Context, i int, c *redlock.Client) {
+	for ctx.Err() == nil {
+		l, err := c.Acquire(ctx, r.key, workloadTTL)
+		if err != nil {
+			r.notAcquired.Add(1)
+			continue
+		}
+		done := time.Now()
+		token := l.Token()
+		ok := true
+		if r.w.naiveTokens {
+			token, ok = naiveToken(r.nodes[i], r.key)
+		}
+		switch {
+		case !ok:
+			r.noToken.Add(1)
+		case !l.Held():
+			r.expiredBeforeUse.Add(1)
+		default:
+			r.st.write(token, l.Value(), r.st.read()+1, l.Held)
+		}
+		released := time.Now()
+		_ = l.Release(context.Background())
+		if ok {
+			r.recs[i] = append(r.recs[i], acquisition{client: i, value: l.Value(), token: token,
+				start: l.AcquiredAt(), done: done, end: earliest(l.ValidUntil(), released)})
+			r.total.Add(1)
+		}
+	}
+}
+
+// result logs the run's figures and checks its history.
+func (r *workloadRun) result(t *testing.T, nem *nemesis, began time.Time, degraded *phraseCounter) workloadResult {
 	var all []acquisition
-	for _, r := range recs {
-		all = append(all, r...)
+	for _, rec := range r.recs {
+		all = append(all, rec...)
 	}
 	var maxToken uint64
-	perClient := make([]int, w.clients)
-	for _, r := range all {
-		maxToken = max(maxToken, r.token)
-		perClient[r.client]++
+	perClient := make([]int, r.w.clients)
+	for _, rec := range all {
+		maxToken = max(maxToken, rec.token)
+		perClient[rec.client]++
 	}
 	slices.SortFunc(all, func(a, b acquisition) int { return a.done.Compare(b.done) })
 	handovers := 0
@@ -1041,10 +1066,11 @@ func runWorkload(t *testing.T, w workload) workloadResult {
 			handovers++
 		}
 	}
+	st := r.st
 	st.mu.Lock()
 	t.Logf("%d acquisitions in %s by %d clients %v, %d handovers (max token %d, %d writes accepted, %d fenced off after expiry, %d expired before use, %d without a naive token, %d Acquire errors); faults: %d forgetting %v, %d pauses; %d floor raises without a healthy majority",
-		len(all), time.Since(began).Round(time.Millisecond), w.clients, perClient, handovers, maxToken, st.accepted, st.fenced, expiredBeforeUse.Load(),
-		noToken.Load(), notAcquired.Load(), nem.forgets.Load(), nem.kinds, nem.pauses.Load(), degraded.n.Load())
+		len(all), time.Since(began).Round(time.Millisecond), r.w.clients, perClient, handovers, maxToken, st.accepted, st.fenced, r.expiredBeforeUse.Load(),
+		r.noToken.Load(), r.notAcquired.Load(), nem.forgets.Load(), nem.kinds, nem.pauses.Load(), degraded.n.Load())
 	st.mu.Unlock()
 	return workloadResult{recs: all, violations: checkHistory(all, st)}
 }
