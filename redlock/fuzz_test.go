@@ -432,62 +432,13 @@ func (f *fakeNode) ProcessPipelineHook(redis.ProcessPipelineHook) redis.ProcessP
 }
 
 func (f *fakeNode) answer(cmd redis.Cmder) {
-	args := cmd.Args()
 	switch name := cmd.Name(); {
 	case name == "evalsha" || name == "eval":
-		src, _ := args[1].(string)
-		script, ok := f.byHash[src]
-		if name == "eval" {
-			script, ok = f.bySrc[src]
-		}
-		c, isCmd := cmd.(*redis.Cmd)
-		if !ok || !isCmd {
-			cmd.SetErr(fakeRedisErr("NOSCRIPT No matching script"))
-			return
-		}
-		r := f.replies[script]
-		if r.err != nil {
-			c.SetErr(r.err)
-			return
-		}
-		c.SetVal(r.res)
+		f.answerScript(cmd)
 	case name == "script":
-		// The true digest: go-redis' Script.Load stores the reply as the
-		// digest of the package-level script (see TestScriptLoadReply).
-		c, ok := cmd.(*redis.StringCmd)
-		src, isStr := args[len(args)-1].(string)
-		if ok && isStr && f.loadErr == nil {
-			digest := sha1Hex
-			if f.digest != nil {
-				digest = f.digest
-			}
-			c.SetVal(digest(src))
-			return
-		}
-		cmd.SetErr(f.loadErr)
+		f.answerLoad(cmd)
 	case name == "config":
-		switch c := cmd.(type) {
-		case *redis.Cmd: // CONFIG GET p1 p2 ..., RESP2 style
-			if f.configErr != nil {
-				c.SetErr(f.configErr)
-				return
-			}
-			var pairs []any
-			for k, v := range f.config {
-				if v != "" {
-					pairs = append(pairs, k, v)
-				}
-			}
-			c.SetVal(pairs)
-		case *redis.MapStringStringCmd:
-			if f.configErr != nil {
-				c.SetErr(f.configErr)
-				return
-			}
-			c.SetVal(f.config)
-		default:
-			cmd.SetErr(errors.New("fuzz: unexpected CONFIG command type"))
-		}
+		f.answerConfig(cmd)
 	case name == "publish" || name == "spublish":
 		if c, ok := cmd.(*redis.IntCmd); ok && f.publishErr == nil {
 			c.SetVal(1)
@@ -496,6 +447,70 @@ func (f *fakeNode) answer(cmd redis.Cmder) {
 		cmd.SetErr(f.publishErr)
 	default:
 		cmd.SetErr(errors.New("fuzz: unexpected command " + name))
+	}
+}
+
+// answerScript answers EVALSHA or EVAL with the script's reply.
+func (f *fakeNode) answerScript(cmd redis.Cmder) {
+	src, _ := cmd.Args()[1].(string)
+	script, ok := f.byHash[src]
+	if cmd.Name() == "eval" {
+		script, ok = f.bySrc[src]
+	}
+	c, isCmd := cmd.(*redis.Cmd)
+	if !ok || !isCmd {
+		cmd.SetErr(fakeRedisErr("NOSCRIPT No matching script"))
+		return
+	}
+	r := f.replies[script]
+	if r.err != nil {
+		c.SetErr(r.err)
+		return
+	}
+	c.SetVal(r.res)
+}
+
+// answerLoad answers SCRIPT LOAD.
+func (f *fakeNode) answerLoad(cmd redis.Cmder) {
+	args := cmd.Args()
+	// The true digest: go-redis' Script.Load stores the reply as the
+	// digest of the package-level script (see TestScriptLoadReply).
+	c, ok := cmd.(*redis.StringCmd)
+	src, isStr := args[len(args)-1].(string)
+	if ok && isStr && f.loadErr == nil {
+		digest := sha1Hex
+		if f.digest != nil {
+			digest = f.digest
+		}
+		c.SetVal(digest(src))
+		return
+	}
+	cmd.SetErr(f.loadErr)
+}
+
+// answerConfig answers CONFIG GET.
+func (f *fakeNode) answerConfig(cmd redis.Cmder) {
+	switch c := cmd.(type) {
+	case *redis.Cmd: // CONFIG GET p1 p2 ..., RESP2 style
+		if f.configErr != nil {
+			c.SetErr(f.configErr)
+			return
+		}
+		var pairs []any
+		for k, v := range f.config {
+			if v != "" {
+				pairs = append(pairs, k, v)
+			}
+		}
+		c.SetVal(pairs)
+	case *redis.MapStringStringCmd:
+		if f.configErr != nil {
+			c.SetErr(f.configErr)
+			return
+		}
+		c.SetVal(f.config)
+	default:
+		cmd.SetErr(errors.New("fuzz: unexpected CONFIG command type"))
 	}
 }
 

@@ -35,10 +35,8 @@ func newErr(t *testing.T, cfg redlock.Config, nodes ...redis.UniversalClient) er
 // TestIntegrationNewRefuses: New refuses node lists and servers that would
 // break "one server, one vote" (docs/design.md S7) or could evict a lock key.
 func TestIntegrationNewRefuses(t *testing.T) {
-	ctx := context.Background()
 	cl := startServers(t, serversConfig{n: 3})
 	cfg := redlock.Config{NodeTimeout: nodeTimeout, Logger: testLogger(t)}
-	addr := cl.Server(1).Addr()
 
 	t.Run("no nodes", func(t *testing.T) {
 		err := newErr(t, cfg)
@@ -61,6 +59,13 @@ func TestIntegrationNewRefuses(t *testing.T) {
 		require.ErrorIs(t, err, redlock.ErrInvalidArgument)
 		assert.Contains(t, err.Error(), "MaxTTL (2s)")
 	})
+	newRefusesTwins(t, cl, cfg)
+	newRefusesEviction(t, cl, cfg)
+}
+
+// newRefusesTwins: New refuses server 1 as two nodes.
+func newRefusesTwins(t *testing.T, cl *servers, cfg redlock.Config) {
+	addr := cl.Server(1).Addr()
 	t.Run("same address twice", func(t *testing.T) {
 		twin := redistest.NewClient(t, fastOptions(1, addr))
 		err := newErr(t, cfg, cl.Nodes[0], cl.Nodes[1], twin)
@@ -79,6 +84,12 @@ func TestIntegrationNewRefuses(t *testing.T) {
 		assert.Contains(t, err.Error(), p.Addr())
 		assert.Contains(t, err.Error(), "run_id")
 	})
+}
+
+// newRefusesEviction: New refuses server 1 with an evicting policy.
+func newRefusesEviction(t *testing.T, cl *servers, cfg redlock.Config) {
+	ctx := context.Background()
+	addr := cl.Server(1).Addr()
 	t.Run("evicting maxmemory-policy", func(t *testing.T) {
 		s := cl.Direct[1]
 		require.NoError(t, s.ConfigSet(ctx, "maxmemory-policy", "allkeys-lru").Err())
@@ -284,7 +295,14 @@ func TestIntegrationInspect(t *testing.T) {
 	require.Equal(t, uint64(2), l.Token())
 	cl.waitHeld(t, key, l.Value()) // the acquisition returned at a majority too
 
-	in, err := c.Inspect(ctx, key)
+	checkInspectHeld(t, cl, c, l, ttl)
+	checkInspectMinority(t, cl, c, l)
+}
+
+// checkInspectHeld: Inspect reports l, held on every node.
+func checkInspectHeld(t *testing.T, cl *servers, c *redlock.Client, l *redlock.Lock, ttl time.Duration) {
+	key := l.Key()
+	in, err := c.Inspect(context.Background(), key)
 	require.NoError(t, err)
 	assert.Equal(t, key, in.Key)
 	assert.Equal(t, l.Value(), in.Value)
@@ -308,12 +326,16 @@ func TestIntegrationInspect(t *testing.T) {
 		assert.NoError(t, st.Err, "node %d", i)
 	}
 	assert.GreaterOrEqual(t, fenced, 3)
+}
 
-	// The holder's key on only 2 of 5 nodes: no holder.
+// checkInspectMinority: the holder's key on only 2 of 5 nodes: no holder.
+func checkInspectMinority(t *testing.T, cl *servers, c *redlock.Client, l *redlock.Lock) {
+	ctx := context.Background()
+	key := l.Key()
 	for i := range 3 {
 		require.NoError(t, cl.Direct[i].Del(ctx, key).Err())
 	}
-	in, err = c.Inspect(ctx, key)
+	in, err := c.Inspect(ctx, key)
 	require.ErrorIs(t, err, redlock.ErrNoHolder)
 	require.NotNil(t, in)
 	assert.Empty(t, in.Value)
