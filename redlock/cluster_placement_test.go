@@ -7,7 +7,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/redlease/redlease/internal/clusterkey"
+	"github.com/redlease/redlease/internal/testing/redistest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -91,26 +94,7 @@ func TestClusterPlacementAfterAskedMigration(t *testing.T) {
 	l, err := rl.TryAcquire(ctx, "job", clusterMaxTTL)
 	require.NoError(t, err)
 	src, dst := nodeClient(t, m2.Addr()), nodeClient(t, m0.Addr())
-	// Copy 2 has the lock, its counter and the marker (TryAcquire returns
-	// at a majority: wait for the third copy).
-	for _, k := range []string{copyKey(2, 3, "job"), copyKey(2, 3, "job") + ":fence", "{" + clusterkey.Tag(2, 3) + "}:marker"} {
-		waitForCond(t, "copy 2's "+k, func() error {
-			if n := src.Exists(ctx, k).Val(); n != 1 {
-				return fmt.Errorf("%s: not there", k)
-			}
-			return nil
-		})
-	}
-	srcID, dstID := src.ClusterMyID(ctx).Val(), dst.ClusterMyID(ctx).Val()
-	require.NoError(t, dst.Do(ctx, "CLUSTER", "SETSLOT", slot2, "IMPORTING", srcID).Err())
-	require.NoError(t, src.Do(ctx, "CLUSTER", "SETSLOT", slot2, "MIGRATING", dstID).Err())
-	keys, err := src.ClusterGetKeysInSlot(ctx, int(slot2), 100).Result()
-	require.NoError(t, err)
-	args := []any{"MIGRATE", "127.0.0.1", m0.Port(), "", 0, 1000, "KEYS"}
-	for _, k := range keys {
-		args = append(args, k)
-	}
-	require.NoError(t, src.Do(ctx, args...).Err())
+	dstID := migrateCopy2(t, src, dst, m0, slot2)
 
 	// Copy 2's keys are all on m0: the old master sends ASK, and m0 runs
 	// the script (and, its run_id not the marker's, starts a quarantine).
@@ -145,4 +129,32 @@ func TestClusterPlacementAfterAskedMigration(t *testing.T) {
 	assert.Equal(t, 1, strings.Count(logs.String(), sharedWarning))
 	err = l.Release(ctx)
 	require.NoError(t, err)
+}
+
+// migrateCopy2 sets slot2 migrating from src to dst (m0's client) and
+// moves its keys there, once copy 2 of "job" is on src; it returns dst's
+// cluster node ID.
+func migrateCopy2(t *testing.T, src, dst *redis.Client, m0 *redistest.Server, slot2 uint16) string {
+	ctx := context.Background()
+	// Copy 2 has the lock, its counter and the marker (TryAcquire returns
+	// at a majority: wait for the third copy).
+	for _, k := range []string{copyKey(2, 3, "job"), copyKey(2, 3, "job") + ":fence", "{" + clusterkey.Tag(2, 3) + "}:marker"} {
+		waitForCond(t, "copy 2's "+k, func() error {
+			if n := src.Exists(ctx, k).Val(); n != 1 {
+				return fmt.Errorf("%s: not there", k)
+			}
+			return nil
+		})
+	}
+	srcID, dstID := src.ClusterMyID(ctx).Val(), dst.ClusterMyID(ctx).Val()
+	require.NoError(t, dst.Do(ctx, "CLUSTER", "SETSLOT", slot2, "IMPORTING", srcID).Err())
+	require.NoError(t, src.Do(ctx, "CLUSTER", "SETSLOT", slot2, "MIGRATING", dstID).Err())
+	keys, err := src.ClusterGetKeysInSlot(ctx, int(slot2), 100).Result()
+	require.NoError(t, err)
+	args := []any{"MIGRATE", "127.0.0.1", m0.Port(), "", 0, 1000, "KEYS"}
+	for _, k := range keys {
+		args = append(args, k)
+	}
+	require.NoError(t, src.Do(ctx, args...).Err())
+	return dstID
 }

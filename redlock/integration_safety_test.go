@@ -106,13 +106,7 @@ func TestIntegrationFailedAttemptUndone(t *testing.T) {
 // attempt cannot reach them before its NodeTimeout ends, so once that has
 // passed only the late-yes undo can clean them.
 func TestIntegrationCancelledAttemptUndone(t *testing.T) {
-	cl := startServers(t, serversConfig{n: 5, proxied: 3, options: func(i int, addr string) *redis.Options {
-		o := fastOptions(i, addr)
-		if i < 3 {
-			o.PoolSize, o.ReadTimeout = 1, 10*time.Second // the held reply must not time out
-		}
-		return o
-	}})
+	cl := startSingleConnServers(t)
 	const timeout = time.Second // long, so that the cancel comes first
 	c := cl.locker(t, redlock.Config{NodeTimeout: timeout})
 	key, cp := testKey(t), newValueCapture()
@@ -169,6 +163,18 @@ func TestIntegrationCancelledAttemptUndone(t *testing.T) {
 		p.Release()
 	}
 	cl.waitGone(t, key, value) // the late yes votes were undone
+}
+
+// startSingleConnServers starts five servers, nodes 0-2 behind proxies
+// with one connection each and a long read timeout.
+func startSingleConnServers(t *testing.T) *servers {
+	return startServers(t, serversConfig{n: 5, proxied: 3, options: func(i int, addr string) *redis.Options {
+		o := fastOptions(i, addr)
+		if i < 3 {
+			o.PoolSize, o.ReadTimeout = 1, 10*time.Second // the held reply must not time out
+		}
+		return o
+	}})
 }
 
 // forgetful is the set-up of the forgetful-node tests: three servers, client
