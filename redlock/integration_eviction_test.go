@@ -51,25 +51,7 @@ func TestIntegrationEvictingAtRuntime(t *testing.T) {
 		}
 	})
 
-	// Refused at the latest after the bound; checked by acquiring (each
-	// attempt a new key, so that no leftover blocks the next).
-	var last error
-	refused := func() bool {
-		key := testKey(t) + ":" + time.Now().Format("150405.000000000")
-		l, err := c.TryAcquire(ctx, key, time.Second)
-		if err == nil {
-			_ = l.Release(ctx)
-			return false
-		}
-		last = err
-		for i := range 2 {
-			if e := nodeErr(t, err, i); e == nil || !errors.Is(e, redlock.ErrInvalidArgument) {
-				return false
-			}
-		}
-		return true
-	}
-	require.Eventually(t, refused, checkBound, 10*time.Millisecond, "the evicting nodes still count: %v", last)
+	last := waitEvictingRefused(t, c)
 	t.Logf("refused %s after the switch: %v", time.Since(switched).Round(time.Millisecond), last)
 	assert.ErrorContains(t, nodeErr(t, last, 0), "maxmemory-policy allkeys-lru")
 	assert.ErrorContains(t, nodeErr(t, last, 0), cl.Server(0).Addr())
@@ -98,6 +80,32 @@ func TestIntegrationEvictingAtRuntime(t *testing.T) {
 		_ = l.Release(ctx)
 		return true
 	}, checkBound, 10*time.Millisecond, "the nodes do not count again after noeviction")
+}
+
+// waitEvictingRefused waits until nodes 0 and 1 refuse c's acquisitions
+// as evicting; it returns the last refusal.
+func waitEvictingRefused(t *testing.T, c *redlock.Client) error {
+	ctx := context.Background()
+	// Refused at the latest after the bound; checked by acquiring (each
+	// attempt a new key, so that no leftover blocks the next).
+	var last error
+	refused := func() bool {
+		key := testKey(t) + ":" + time.Now().Format("150405.000000000")
+		l, err := c.TryAcquire(ctx, key, time.Second)
+		if err == nil {
+			_ = l.Release(ctx)
+			return false
+		}
+		last = err
+		for i := range 2 {
+			if e := nodeErr(t, err, i); e == nil || !errors.Is(e, redlock.ErrInvalidArgument) {
+				return false
+			}
+		}
+		return true
+	}
+	require.Eventually(t, refused, checkBound, 10*time.Millisecond, "the evicting nodes still count: %v", last)
+	return last
 }
 
 // TestIntegrationEvictingNodeBackFromDown: a node that was down when the
