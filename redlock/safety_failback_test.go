@@ -53,6 +53,24 @@ func replicaOf(t *testing.T, c *redis.Client, master string) {
 	waitRole(t, c, "no synchronised replica of "+master, "master_link_status:up", "master_sync_in_progress:0")
 }
 
+// syncedMarker: B holds A's marker: a faithful copy up to here. It
+// returns A's run_id.
+func syncedMarker(t *testing.T, a, b *redis.Client, key string) string {
+	ctx := context.Background()
+	// WAIT waits for this connection's own last write, and New wrote the
+	// marker on another one: a write here first puts the marker before
+	// what WAIT waits for.
+	require.NoError(t, a.Set(ctx, key+":sync", 1, time.Minute).Err())
+	n, err := a.Wait(ctx, 1, 5000).Result()
+	require.NoError(t, err)
+	require.Equal(t, int64(1), n, "B did not acknowledge A's writes")
+	runA := runID(t, a)
+	r, err := b.HGet(ctx, markerKey, "r").Result()
+	require.NoError(t, err)
+	require.Equal(t, runA, r, "B holds A's marker, with A's run_id")
+	return runA
+}
+
 func startFailback(t *testing.T, noReplIDCheck bool) *failback {
 	ctx := context.Background()
 	cfg := failbackCfg
@@ -76,17 +94,7 @@ func startFailback(t *testing.T, noReplIDCheck bool) *failback {
 	}
 	c1 := locktest.New(t, cfg, nodes(), true)
 	f.c2 = locktest.New(t, cfg, nodes(), false)
-	// B holds A's marker: a faithful copy up to here. WAIT waits for this
-	// connection's own last write, and New wrote the marker on another one:
-	// a write here first puts the marker before what WAIT waits for.
-	require.NoError(t, a.Set(ctx, f.key+":sync", 1, time.Minute).Err())
-	n, err := a.Wait(ctx, 1, 5000).Result()
-	require.NoError(t, err)
-	require.Equal(t, int64(1), n, "B did not acknowledge A's writes")
-	runA := runID(t, a)
-	r, err := b.HGet(ctx, markerKey, "r").Result()
-	require.NoError(t, err)
-	require.Equal(t, runA, r, "B holds A's marker, with A's run_id")
+	runA := syncedMarker(t, a, b, f.key)
 
 	// The replication link breaks; A takes the lock, B never sees it.
 	link.Partition()
@@ -107,7 +115,7 @@ func startFailback(t *testing.T, noReplIDCheck bool) *failback {
 	f.failedBack = time.Now()
 	require.Equal(t, runA, runID(t, a), "A's process restarted: the test would not test the failback")
 	require.ErrorIs(t, a.Get(ctx, f.key).Err(), redis.Nil, "A's dataset was not replaced")
-	r, err = a.HGet(ctx, markerKey, "r").Result()
+	r, err := a.HGet(ctx, markerKey, "r").Result()
 	require.NoError(t, err)
 	require.Equal(t, runA, r, "A holds its own old marker again")
 	rig.freeAfter(t, f.l1, f.key, 3)

@@ -506,17 +506,7 @@ func startFailoverCfg(t *testing.T, cfg redlock.Config) *laggingFailover {
 	c1 := locktest.New(t, cfg, nodes(), true)
 	f.c2 = locktest.New(t, cfg, nodes(), false)
 	if !disableQuarantine {
-		// B has A's marker: it is a faithful copy up to here. WAIT waits
-		// for this connection's own last write, and New wrote the marker on
-		// another one: a write here first puts the marker before it.
-		require.NoError(t, a.Set(ctx, f.key+":sync", 1, time.Minute).Err())
-		n, err := a.Wait(ctx, 1, 5000).Result()
-		require.NoError(t, err)
-		require.Equal(t, int64(1), n, "B did not acknowledge A's writes")
-		r, err := b.HGet(ctx, markerKey, "r").Result()
-		require.NoError(t, err)
-		require.Equal(t, runID(t, a), r, "B holds A's marker, with A's run_id")
-		require.NotEqual(t, runID(t, a), runID(t, b))
+		requireReplicaHasMarker(t, a, b, f.key)
 	}
 
 	// The replication link breaks; A goes on taking writes B never sees.
@@ -541,6 +531,22 @@ func startFailoverCfg(t *testing.T, cfg redlock.Config) *laggingFailover {
 	rig.freeAfter(t, f.l1, f.key, 3)
 	require.True(t, f.l1.Held(), "the set-up took longer than the lock's validity: the test proves nothing")
 	return f
+}
+
+// requireReplicaHasMarker: B has A's marker: it is a faithful copy up to
+// here.
+func requireReplicaHasMarker(t *testing.T, a, b *redis.Client, key string) {
+	ctx := context.Background()
+	// WAIT waits for this connection's own last write, and New wrote the
+	// marker on another one: a write here first puts the marker before it.
+	require.NoError(t, a.Set(ctx, key+":sync", 1, time.Minute).Err())
+	n, err := a.Wait(ctx, 1, 5000).Result()
+	require.NoError(t, err)
+	require.Equal(t, int64(1), n, "B did not acknowledge A's writes")
+	r, err := b.HGet(ctx, markerKey, "r").Result()
+	require.NoError(t, err)
+	require.Equal(t, runID(t, a), r, "B holds A's marker, with A's run_id")
+	require.NotEqual(t, runID(t, a), runID(t, b))
 }
 
 // TestSafetyLaggingReplicaPromoted: a replica promoted without the newest
