@@ -1,6 +1,9 @@
 package redlock
 
-import "strings"
+import (
+	"strings"
+	"time"
+)
 
 // Where a lock's copies are (docs/design.md §4.3): every answer to an
 // extend of a lock says, node by node, whether the node still holds its
@@ -13,35 +16,47 @@ import "strings"
 // logs each change of the number of nodes that hold the copy once, when it
 // learns it, and reports the spare count on every EventExtend
 // (Event.Spare). A node that gives no answer (down, paused, quarantined)
-// counts as holding until it answers.
+// counts as holding until it answers. A node's answer counts only if no
+// answer of a later extend of the lock was noted for that node: a yes that
+// comes late, after a later extend's no (an older request the node ran
+// before the copy went), does not say the copy came back.
 
-// noteCopies records the answers of an extend of l (answers[i] is
-// l.nodes[i]'s; errors say nothing) and logs a change of the number of
-// nodes holding the copy.
-func (l *Lock) noteCopies(answers []answer) {
+// noteCopies records the answers of an extend of l that started at t0
+// (answers[i] is l.nodes[i]'s; errors say nothing) and logs a change of
+// the number of nodes holding the copy.
+func (l *Lock) noteCopies(t0 time.Time, answers []answer) {
 	l.mu.Lock()
 	before, _ := l.holdingLocked()
 	for i, a := range answers {
-		l.noteCopyLocked(i, a.vote)
+		l.noteCopyLocked(t0, i, a.vote)
 	}
 	l.logCopiesUnlock(before)
 }
 
 // noteCopy is noteCopies for one node's answer, i its index in l.nodes
 // (an answer that came after its extend returned).
-func (l *Lock) noteCopy(i int, v vote) {
+func (l *Lock) noteCopy(t0 time.Time, i int, v vote) {
 	l.mu.Lock()
 	before, _ := l.holdingLocked()
-	l.noteCopyLocked(i, v)
+	l.noteCopyLocked(t0, i, v)
 	l.logCopiesUnlock(before)
 }
 
-// noteCopyLocked records node i's vote v: a yes means it holds the copy,
-// a no that it lost it. Called with l.mu held.
-func (l *Lock) noteCopyLocked(i int, v vote) {
+// noteCopyLocked records node i's vote v in an extend that started at t0:
+// a yes means it holds the copy, a no that it lost it; an answer of an
+// extend older than the one last noted for node i is passed over. Called
+// with l.mu held.
+func (l *Lock) noteCopyLocked(t0 time.Time, i int, v vote) {
 	if v != voteYes && v != voteNo {
 		return
 	}
+	if l.notedAt == nil {
+		l.notedAt = make([]time.Time, len(l.nodes))
+	}
+	if t0.Before(l.notedAt[i]) {
+		return
+	}
+	l.notedAt[i] = t0
 	gone := v == voteNo
 	if l.lost == nil {
 		if !gone {

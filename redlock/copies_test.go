@@ -52,3 +52,25 @@ func TestLostCopiesOnFiveNodes(t *testing.T) {
 	require.ErrorIs(t, l.Extend(ctx, 0), ErrNotExtended) // after the first one's late answers
 	assert.Equal(t, 2, logs.Count("lock copy"), "no record once a majority lost it:\n%s", logs.String())
 }
+
+// An answer of an older extend that is noted after a later extend's answer
+// from the same node says nothing: a late yes (a request the node ran
+// before its copy was deleted) does not bring the copy back, and a late no
+// does not take back a copy a later extend found. Before, under load, the
+// holder logged "lost", "back", "lost" for one deletion.
+func TestLateAnswerOfOlderExtendIgnored(t *testing.T) {
+	c, nodes := bareClient(t, 3)
+	l := &Lock{c: c, nodes: nodes, key: "late"}
+	t0 := time.Now()
+	t1, t2 := t0.Add(time.Millisecond), t0.Add(2*time.Millisecond)
+
+	l.noteCopy(t1, 2, voteNo)
+	require.Equal(t, 0, l.spare(), "node 2 lost its copy")
+	l.noteCopy(t0, 2, voteYes) // the older extend's late yes
+	assert.Equal(t, 0, l.spare(), "an older extend's yes brought the copy back")
+
+	l.noteCopies(t2, []answer{{vote: voteYes}, {vote: voteYes}, {vote: voteYes}})
+	require.Equal(t, 1, l.spare(), "a later extend found the copy again")
+	l.noteCopy(t1, 2, voteNo) // an older extend's late no
+	assert.Equal(t, 1, l.spare(), "an older extend's no took the copy away")
+}

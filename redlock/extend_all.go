@@ -132,7 +132,7 @@ func (b extendBatch) run(ctx context.Context, wait time.Duration, errs []error) 
 	}, batchDone(votes, len(b), c.quorum), func(n *node, a answer) {
 		if a.vote == voteYes { // votes[n.idx] was set before, in this request's goroutine
 			for j, it := range b {
-				it.l.noteCopy(n.idx, voteOf(votes[n.idx][j]))
+				it.l.noteCopy(t0, n.idx, voteOf(votes[n.idx][j]))
 			}
 		}
 	})
@@ -188,7 +188,7 @@ func (b extendBatch) extended(t0 time.Time, fence bool, answers []answer, votes 
 				per[i] = answer{vote: voteNo}
 			}
 		}
-		it.l.noteCopies(per)
+		it.l.noteCopies(t0, per)
 		errs[it.i] = it.l.extended(t0, it.ttl, per)
 		if c.cfg.Hooks != nil {
 			c.observe(Event{Kind: EventExtend, Key: it.l.key, Token: it.l.token, Duration: time.Since(t0), Err: errs[it.i],

@@ -34,8 +34,9 @@ type Lock struct {
 	mu         sync.Mutex
 	validUntil time.Time
 	released   bool
-	fencedAt   time.Time // the fencing counter's TTL was last set by a call that started then
-	lost       []bool    // per node: it answered an extend that the copy is gone; nil while none did (copies.go)
+	fencedAt   time.Time   // the fencing counter's TTL was last set by a call that started then
+	lost       []bool      // per node: it answered an extend that the copy is gone; nil while none did (copies.go)
+	notedAt    []time.Time // per node: the start of the extend whose answer lost notes; nil before the first (copies.go)
 }
 
 // Key is the key the lock is held on.
@@ -150,9 +151,9 @@ func (l *Lock) extend(ctx context.Context, ttl, wait time.Duration) error {
 			return answer{vote: voteNo}
 		}
 		return answer{vote: voteError, err: badReply(res)}
-	}, quorumDone(c.quorum), func(n *node, a answer) { l.noteCopy(n.idx, a.vote) })
+	}, quorumDone(c.quorum), func(n *node, a answer) { l.noteCopy(t0, n.idx, a.vote) })
 
-	l.noteCopies(answers)
+	l.noteCopies(t0, answers)
 	err = l.extended(t0, ttl, answers)
 	if fence && err == nil {
 		l.setFencedAt(t0)
