@@ -158,6 +158,7 @@ func (c *Client) Bootstrap(ctx context.Context) error {
 // §1.3).
 func (c *Client) Close() error {
 	c.closeOnce.Do(func() { close(c.closing) }) // ends Acquire's waits
+	c.placement.Stop()                          // ends a background placement check
 	c.mu.Lock()                                 // waits for calls to return
 	owned := c.owned
 	c.closed, c.owned = true, nil

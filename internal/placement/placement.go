@@ -83,6 +83,10 @@ type Watcher struct {
 	buckets int
 	log     hclog.Logger
 	wg      *sync.WaitGroup
+	// base bounds every background check; Stop cancels it, so that a check
+	// waiting in the cluster client's retry back-off ends at Close.
+	base context.Context
+	stop context.CancelFunc
 
 	mu         sync.Mutex
 	last       string    // placement signature last logged
@@ -105,6 +109,15 @@ type Watcher struct {
 // method.
 func (w *Watcher) Watch(cluster *redis.ClusterClient, copies []Copy, buckets int, log hclog.Logger, wg *sync.WaitGroup) {
 	w.cluster, w.copies, w.buckets, w.log, w.wg = cluster, copies, buckets, log, wg
+	w.base, w.stop = context.WithCancel(context.Background())
+}
+
+// Stop ends the background check running, if any, and makes later ones
+// end at once (the Client is closing). It does nothing before Watch.
+func (w *Watcher) Stop() {
+	if w.stop != nil {
+		w.stop()
+	}
 }
 
 // Now reports which master serves each copy now (bucket after bucket, n
@@ -175,7 +188,7 @@ func (w *Watcher) Recheck() {
 		for {
 			for w.again.Swap(false) {
 				moved := w.moved.Swap(false)
-				ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+				ctx, cancel := context.WithTimeout(w.base, time.Second)
 				if !w.Check(ctx) && moved {
 					w.unsettled.Store(time.Now().Add(Every).UnixNano())
 				}
