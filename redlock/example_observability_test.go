@@ -31,7 +31,7 @@ func ExampleSlogLogger() {
 			return a
 		},
 	}))
-	client, err := redlock.New(ctx, redlock.Config{Logger: redlock.SlogLogger(logger)}, nodes...)
+	client, err := redlock.New(ctx, redlock.Config{Logger: redlock.SlogLogger(logger), NodeTimeout: time.Second}, nodes...)
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -63,7 +63,7 @@ func ExampleConfig_hooks() {
 	defer stop()
 
 	h := &counts{n: map[string]int{}}
-	client, err := redlock.New(ctx, redlock.Config{Hooks: h.Observe}, nodes...)
+	client, err := redlock.New(ctx, redlock.Config{Hooks: h.Observe, NodeTimeout: time.Second}, nodes...)
 	if err != nil {
 		fmt.Println(err)
 		return

@@ -71,7 +71,7 @@ func ExampleLock_Token() {
 	ctx := context.Background()
 	nodes, stop := embedded(3)
 	defer stop()
-	c, err := redlock.New(ctx, redlock.Config{}, nodes...)
+	c, err := redlock.New(ctx, redlock.Config{NodeTimeout: time.Second}, nodes...)
 	if err != nil {
 		panic(err)
 	}
