@@ -128,12 +128,12 @@ func (c Config) withDefaults() Config {
 	return c
 }
 
-// Validate reports the first invalid setting, with its value, as an error
-// wrapping redlock.ErrInvalidArgument: the elector's own fields, then
-// Lease.Validate's. Zero values are valid (they mean defaults). Validate
-// checks the Config alone; [New] also checks the lease's TTL against the
-// client's settings.
-func (c Config) Validate() error {
+// validate reports the first invalid setting, with its value, as an error
+// wrapping redlock.ErrInvalidArgument ([New] returns it): the elector's own
+// fields, then Lease.Validate's. Zero values are valid (they mean
+// defaults). validate checks the Config alone; New also checks the lease's
+// TTL against the client's settings.
+func (c Config) validate() error {
 	switch {
 	case c.ResignDelay < 0:
 		return fmt.Errorf("%w: ResignDelay (%s) must not be negative", errInvalidConfig, c.ResignDelay)
@@ -145,6 +145,6 @@ func (c Config) Validate() error {
 	return c.Lease.Validate() // names its fields ("lease.Config: TTL ...")
 }
 
-// errInvalidConfig starts the errors of Validate about the elector's own
+// errInvalidConfig starts the errors of validate about the elector's own
 // fields.
 var errInvalidConfig = fmt.Errorf("%w: election.Config", redlock.ErrInvalidArgument)

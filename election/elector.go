@@ -50,7 +50,7 @@ func New(client *redlock.Client, name string, cfg Config) (*Elector, error) {
 	if err := named.Check(client, name); err != nil {
 		return nil, err
 	}
-	if err := cfg.Validate(); err != nil {
+	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
 	// The lease's defaults, and its check against the client, as

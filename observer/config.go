@@ -65,10 +65,10 @@ func (c Config) withDefaults() Config {
 	return c
 }
 
-// Validate reports the first invalid setting, with its value, as an error
-// wrapping redlock.ErrInvalidArgument. Zero values are valid (they mean
-// defaults).
-func (c Config) Validate() error {
+// validate reports the first invalid setting, with its value, as an error
+// wrapping redlock.ErrInvalidArgument ([New] returns it). Zero values are
+// valid (they mean defaults).
+func (c Config) validate() error {
 	switch {
 	case c.PollInterval < 0:
 		return fmt.Errorf("%w: PollInterval (%s) must not be negative", errInvalidConfig, c.PollInterval)
@@ -82,5 +82,5 @@ func (c Config) Validate() error {
 	return nil
 }
 
-// errInvalidConfig starts the errors of Validate.
+// errInvalidConfig starts the errors of validate.
 var errInvalidConfig = fmt.Errorf("%w: observer.Config", redlock.ErrInvalidArgument)

@@ -38,7 +38,7 @@ func New(client *redlock.Client, name string, cfg Config) (*Observer, error) {
 	if err := named.Check(client, name); err != nil {
 		return nil, err
 	}
-	if err := cfg.Validate(); err != nil {
+	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
 	if cfg.Logger == nil {

@@ -29,14 +29,14 @@ func TestConfigValidate(t *testing.T) {
 		{"negative unknown grace", Config{UnknownGrace: -time.Second}, "UnknownGrace (-1s) must not be negative"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			err := tc.cfg.Validate()
+			err := tc.cfg.validate()
 			require.ErrorIs(t, err, redlock.ErrInvalidArgument)
 			assert.Contains(t, err.Error(), tc.want)
 			_, err = New(&redlock.Client{}, "k", tc.cfg)
 			require.ErrorIs(t, err, redlock.ErrInvalidArgument)
 		})
 	}
-	require.NoError(t, Config{}.Validate())
+	require.NoError(t, Config{}.validate())
 	d := Config{}.withDefaults()
 	assert.Equal(t, time.Second, d.PollInterval)
 	assert.Equal(t, 16, d.EventBuffer)

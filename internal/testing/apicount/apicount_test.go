@@ -12,7 +12,7 @@ import (
 // Budget is the most exported names the four public packages may have
 // together (issue #20: peers have 10-60 counted the same way; issue #33
 // item 8 asks for 90 at most, 92 as of its renames).
-const Budget = 92
+const Budget = 90
 
 func TestPublicSurface(t *testing.T) {
 	total := 0
