@@ -14,6 +14,7 @@ import (
 	"github.com/redlease/redlease/internal/testing/unsafetest"
 	"github.com/redlease/redlease/internal/unsafeopt"
 
+	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -163,6 +164,64 @@ func TestCheckTenuresReportsViolations(t *testing.T) {
 	}
 }
 
+// latestTerm tracks the token of the last term that began, for the
+// overlapping work of TestHandoverGuardNegativeControl.
+type latestTerm struct {
+	mu      sync.Mutex
+	latest  uint64        // the token of the last term that began
+	changed chan struct{} // closed when latest changes
+}
+
+func newLatestTerm() *latestTerm { return &latestTerm{changed: make(chan struct{})} }
+
+// begin records that the term of token began.
+func (lt *latestTerm) begin(token uint64) {
+	lt.mu.Lock()
+	defer lt.mu.Unlock()
+	lt.latest = token
+	close(lt.changed)
+	lt.changed = make(chan struct{})
+}
+
+// work is a term's work winding down: it goes on until a later term began
+// or 300ms passed.
+func (lt *latestTerm) work(t Term) {
+	timeout := time.After(300 * time.Millisecond)
+	for {
+		lt.mu.Lock()
+		later, ch := lt.latest > t.Token, lt.changed
+		lt.mu.Unlock()
+		if later {
+			return // a later term began: the work was caught overlapping it
+		}
+		select {
+		case <-ch:
+		case <-timeout:
+			return
+		}
+	}
+}
+
+// startGuardPair starts candidates "a" and "b" on nodes, recorded in h,
+// their terms' work done by lt's work, the handover guard on or off.
+func startGuardPair(t *testing.T, nodes []redis.UniversalClient, h *history, lt *latestTerm, guard bool) []*running {
+	var es []*running
+	for _, id := range []string{"a", "b"} {
+		cfg := unitCfg(t, id)
+		h.record(&cfg, id, lt.work)
+		on := cfg.OnElected
+		cfg.OnElected = func(ctx context.Context, t Term) {
+			lt.begin(t.Token)
+			on(ctx, t)
+		}
+		ccfg := unitClientCfg
+		unsafetest.TurnOff(t, &ccfg, unsafeopt.Off{NoHandoverWait: !guard})
+		e := newElector(t, newClient(t, ccfg, nodes), "guard", cfg)
+		es = append(es, start(t, e))
+	}
+	return es
+}
+
 // Negative control with the guard turned off: each leader's work goes on
 // after its context was cancelled until it sees the next term begin (or
 // 300ms pass). With safe handover, the next term waits for the work and
@@ -174,46 +233,7 @@ func TestHandoverGuardNegativeControl(t *testing.T) {
 		t.Run(fmt.Sprintf("guard=%t", guard), func(t *testing.T) {
 			_, nodes := testnodes.Minis(t, 3)
 			h := newHistory()
-			var mu sync.Mutex
-			var latest uint64              // the token of the last term that began
-			changed := make(chan struct{}) // closed when latest changes
-			begin := func(token uint64) {
-				mu.Lock()
-				defer mu.Unlock()
-				latest = token
-				close(changed)
-				changed = make(chan struct{})
-			}
-			work := func(t Term) {
-				timeout := time.After(300 * time.Millisecond)
-				for {
-					mu.Lock()
-					later, ch := latest > t.Token, changed
-					mu.Unlock()
-					if later {
-						return // a later term began: the work was caught overlapping it
-					}
-					select {
-					case <-ch:
-					case <-timeout:
-						return
-					}
-				}
-			}
-			var es []*running
-			for _, id := range []string{"a", "b"} {
-				cfg := unitCfg(t, id)
-				h.record(&cfg, id, work)
-				on := cfg.OnElected
-				cfg.OnElected = func(ctx context.Context, t Term) {
-					begin(t.Token)
-					on(ctx, t)
-				}
-				ccfg := unitClientCfg
-				unsafetest.TurnOff(t, &ccfg, unsafeopt.Off{NoHandoverWait: !guard})
-				e := newElector(t, newClient(t, ccfg, nodes), "guard", cfg)
-				es = append(es, start(t, e))
-			}
+			es := startGuardPair(t, nodes, h, newLatestTerm(), guard)
 			first := h.next(t, wait)
 			for range 3 {
 				for _, e := range es {

@@ -20,38 +20,52 @@ import (
 
 const wait = 10 * time.Second // generous bound for events that come in ms
 
-// One candidate, alone: every callback and event in order, through a
-// Resign, a re-election after ResignDelay, and the stop of Run.
-func TestCallbacksAndEventsInOrder(t *testing.T) {
-	_, nodes := testnodes.Minis(t, 3)
-	c := newClient(t, unitClientCfg, nodes)
+// inOrder is TestCallbacksAndEventsInOrder's one candidate and what its
+// callbacks recorded.
+type inOrder struct {
+	cfg Config
+	e   *Elector
+	r   *running
 	// OnElected runs in a goroutine of its own, the other callbacks in the
 	// callback goroutine: each keeps its order.
-	onElected, others := &recorder{}, &recorder{}
-	cfg := unitCfg(t, "solo")
-	var firstCtx context.Context
-	cfg.OnElected = func(ctx context.Context, term Term) {
-		onElected.add(fmt.Sprintf("elected %d", term.Token))
+	onElected, others *recorder
+	firstCtx          context.Context // term 1's, as OnElected got it
+}
+
+// startInOrder starts the candidate "solo" alone on 3 nodes, its callbacks
+// recorded.
+func startInOrder(t *testing.T) *inOrder {
+	_, nodes := testnodes.Minis(t, 3)
+	c := newClient(t, unitClientCfg, nodes)
+	o := &inOrder{onElected: &recorder{}, others: &recorder{}, cfg: unitCfg(t, "solo")}
+	o.cfg.OnElected = func(ctx context.Context, term Term) {
+		o.onElected.add(fmt.Sprintf("elected %d", term.Token))
 		if term.Token == 1 {
-			firstCtx = ctx
+			o.firstCtx = ctx
 		}
 		<-ctx.Done()
-		onElected.add(fmt.Sprintf("ctx done %d: %v", term.Token, context.Cause(ctx)))
+		o.onElected.add(fmt.Sprintf("ctx done %d: %v", term.Token, context.Cause(ctx)))
 	}
-	cfg.OnDemoted = func(term Term, cause error) {
-		others.add(fmt.Sprintf("demoted %d: %v", term.Token, cause))
-		onElected.add(fmt.Sprintf("demoted %d", term.Token))
+	o.cfg.OnDemoted = func(term Term, cause error) {
+		o.others.add(fmt.Sprintf("demoted %d: %v", term.Token, cause))
+		o.onElected.add(fmt.Sprintf("demoted %d", term.Token))
 	}
-	cfg.OnLeaderChange = func(l redlock.Holder) {
+	o.cfg.OnLeaderChange = func(l redlock.Holder) {
 		if l.Value == "" {
-			others.add("leader none")
+			o.others.add("leader none")
 			return
 		}
-		others.add(fmt.Sprintf("leader %s (token %d)", l.ID, l.Token))
+		o.others.add(fmt.Sprintf("leader %s (token %d)", l.ID, l.Token))
 	}
-	e := newElector(t, c, "order", cfg)
-	r := start(t, e)
+	o.e = newElector(t, c, "order", o.cfg)
+	o.r = start(t, o.e)
+	return o
+}
 
+// firstTerm waits for term 1 and checks what the Elector says of it; it
+// returns the term and when its event came.
+func (o *inOrder) firstTerm(t *testing.T) (Term, time.Time) {
+	e := o.e
 	ev := waitEvent(t, e.Events(), wait, kind(EventElected))
 	assert.Equal(t, "solo", ev.Leader.ID)
 	assert.Equal(t, uint64(1), ev.Leader.Token)
@@ -70,15 +84,21 @@ func TestCallbacksAndEventsInOrder(t *testing.T) {
 	assert.Equal(t, "solo", l.ID)
 	assert.Equal(t, first.Token, l.Token)
 	assert.NoError(t, e.Healthy(0))
+	return first, firstAt
+}
 
+// resignAndReelect resigns term first, then waits for term 2, begun at
+// least ResignDelay after first's event at firstAt.
+func (o *inOrder) resignAndReelect(t *testing.T, first Term, firstAt time.Time) {
+	e := o.e
 	require.NoError(t, e.Resign(context.Background()))
 	assert.False(t, e.IsLeader())
-	assert.ErrorIs(t, context.Cause(firstCtx), ErrResigned)
-	ev = waitEvent(t, e.Events(), wait, kind(EventDemoted))
+	assert.ErrorIs(t, context.Cause(o.firstCtx), ErrResigned)
+	ev := waitEvent(t, e.Events(), wait, kind(EventDemoted))
 	assert.ErrorIs(t, ev.Err, ErrResigned)
 	assert.Equal(t, first.Token, ev.Leader.Token)
 	assert.False(t, first.Held())
-	_, err = e.obs.Leader(context.Background())
+	_, err := e.obs.Leader(context.Background())
 	assert.ErrorIs(t, err, redlock.ErrNoHolder, "released on every node")
 
 	// Alone, it takes over again after standing aside.
@@ -86,18 +106,32 @@ func TestCallbacksAndEventsInOrder(t *testing.T) {
 	assert.True(t, ev.Leader.Value == "", "no leader between the terms")
 	ev = waitEvent(t, e.Events(), wait, kind(EventElected))
 	assert.Equal(t, uint64(2), ev.Leader.Token)
-	assert.GreaterOrEqual(t, ev.At.Sub(firstAt), cfg.ResignDelay, "stood aside")
+	assert.GreaterOrEqual(t, ev.At.Sub(firstAt), o.cfg.ResignDelay, "stood aside")
+}
 
-	err = r.stop(t)
+// stop stops Run and checks that it ended and released term 2.
+func (o *inOrder) stop(t *testing.T) {
+	e := o.e
+	err := o.r.stop(t)
 	require.ErrorIs(t, err, context.Canceled)
 	require.ErrorIs(t, err, context.Canceled)
-	ev = waitEvent(t, e.Events(), wait, kind(EventDemoted))
+	ev := waitEvent(t, e.Events(), wait, kind(EventDemoted))
 	assert.ErrorIs(t, ev.Err, context.Canceled)
 	for range e.Events() { // closed when Run returned
 	}
 	assert.False(t, e.IsLeader())
 	_, err = e.obs.Leader(context.Background())
 	assert.ErrorIs(t, err, redlock.ErrNoHolder, "Run released the term before returning")
+}
+
+// One candidate, alone: every callback and event in order, through a
+// Resign, a re-election after ResignDelay, and the stop of Run.
+func TestCallbacksAndEventsInOrder(t *testing.T) {
+	o := startInOrder(t)
+	e := o.e
+	first, firstAt := o.firstTerm(t)
+	o.resignAndReelect(t, first, firstAt)
+	o.stop(t)
 
 	assert.Equal(t, []string{
 		"elected 1",
@@ -106,12 +140,12 @@ func TestCallbacksAndEventsInOrder(t *testing.T) {
 		"elected 2",
 		"ctx done 2: election: stopped: context canceled",
 		"demoted 2",
-	}, onElected.get(), "OnDemoted after OnElected returned; Run waited for both")
+	}, o.onElected.get(), "OnDemoted after OnElected returned; Run waited for both")
 	assert.Equal(t, []string{
 		"demoted 1: election: resigned",
 		"leader none",
 		"demoted 2: election: stopped: context canceled",
-	}, others.get(), "OnLeaderChange and OnDemoted in the order seen; its own terms are OnElected's")
+	}, o.others.get(), "OnLeaderChange and OnDemoted in the order seen; its own terms are OnElected's")
 	assert.Zero(t, e.dropped.Load())
 	assert.ErrorIs(t, e.Run(context.Background()), redlock.ErrInvalidArgument, "Run called twice")
 }

@@ -132,116 +132,141 @@ type member struct {
 	run    *running
 }
 
-// TestIntegrationManyTerms: 5 candidates on 5 real servers, 30+ terms
-// ended by Resign, by cancelling the leader's Run, and by crashing the
-// leader (no refresh, no release). No two terms' contexts are alive at
-// once and no term's work runs into the next term (on the monotonic
-// clock), tokens strictly increase, every OnElected is followed by exactly
-// one OnDemoted, and two observers report every leader.
-func TestIntegrationManyTerms(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts real redis-server processes")
-	}
-	const terms = 33
-	g := redistest.Start(t, 5)
-	// NodeTimeout: room for a busy machine under -race (at 100ms a Resign's
-	// release timed out on a majority in a loaded run here).
-	clientCfg := redlock.Config{NodeTimeout: 250 * time.Millisecond}
-	h := newHistory()
-	cfgFor := func(id string) Config {
-		c := Config{
-			Lease: lease.Config{ID: id, TTL: time.Second, RenewInterval: 300 * time.Millisecond, SafetyMargin: 200 * time.Millisecond,
-				RetryDelay: 50 * time.Millisecond, Logger: testLogger(t)},
-		}
-		h.record(&c, id, nil)
-		return c
-	}
+// manyTerms is TestIntegrationManyTerms's cluster: 5 candidates, each
+// through its own proxies, two observers, the history of the terms, and
+// the tallies of how the terms ended.
+type manyTerms struct {
+	g         *redistest.Group
+	clientCfg redlock.Config
+	h         *history
+	members   []*member
+	observers []*seen
+	cancel    context.CancelFunc // ends the observers' watches
 
-	var members []*member
+	crashes, resigns, stops int
+	failover                []time.Duration
+	waited                  map[uint64]bool // the terms the observers were waited for
+}
+
+// startManyTerms starts 5 servers, 5 candidates and 2 observers.
+func startManyTerms(t *testing.T) *manyTerms {
+	mt := &manyTerms{
+		g: redistest.Start(t, 5),
+		// NodeTimeout: room for a busy machine under -race (at 100ms a Resign's
+		// release timed out on a majority in a loaded run here).
+		clientCfg: redlock.Config{NodeTimeout: 250 * time.Millisecond},
+		h:         newHistory(),
+		waited:    map[uint64]bool{},
+	}
 	for i := range 5 {
-		ps := proxies(t, g.Addrs())
-		m := &member{id: fmt.Sprintf("c%d", i), ps: ps, client: newClient(t, clientCfg, realNodes(t, proxyAddrs(ps)))}
-		m.run = start(t, newElector(t, m.client, "many", cfgFor(m.id)))
-		members = append(members, m)
+		ps := proxies(t, mt.g.Addrs())
+		m := &member{id: fmt.Sprintf("c%d", i), ps: ps, client: newClient(t, mt.clientCfg, realNodes(t, proxyAddrs(ps)))}
+		m.run = start(t, newElector(t, m.client, "many", mt.cfgFor(t, m.id)))
+		mt.members = append(mt.members, m)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	var observers []*seen
+	mt.cancel = cancel
 	for range 2 {
-		o, err := observer.New(newClient(t, clientCfg, realNodes(t, g.Addrs())), "many", observer.Config{PollInterval: 200 * time.Millisecond})
+		o, err := observer.New(newClient(t, mt.clientCfg, realNodes(t, mt.g.Addrs())), "many", observer.Config{PollInterval: 200 * time.Millisecond})
 		require.NoError(t, err)
-		observers = append(observers, watchAll(t, ctx, o))
+		mt.observers = append(mt.observers, watchAll(t, ctx, o))
 	}
 	t.Cleanup(cancel) // before the watches' cleanups wait for them
+	return mt
+}
 
-	byID := func(id string) *member {
-		for _, m := range members {
-			if m.id == id {
-				return m
-			}
-		}
-		t.Fatalf("no member %s", id)
-		return nil
+// cfgFor returns candidate id's Config, its callbacks recorded in the
+// history.
+func (mt *manyTerms) cfgFor(t *testing.T, id string) Config {
+	c := Config{
+		Lease: lease.Config{ID: id, TTL: time.Second, RenewInterval: 300 * time.Millisecond, SafetyMargin: 200 * time.Millisecond,
+			RetryDelay: 50 * time.Millisecond, Logger: testLogger(t)},
 	}
-	var crashes, resigns, stops int
-	var failover []time.Duration
-	waited := map[uint64]bool{} // the terms the observers were waited for
+	mt.h.record(&c, id, nil)
+	return c
+}
+
+// byID returns the candidate named id.
+func (mt *manyTerms) byID(t *testing.T, id string) *member {
+	for _, m := range mt.members {
+		if m.id == id {
+			return m
+		}
+	}
+	t.Fatalf("no member %s", id)
+	return nil
+}
+
+// runTerms waits for terms terms, each seen by both observers, and ends
+// all but the last one: by a crash, by stopping the leader's Run, or by
+// Resign.
+func (mt *manyTerms) runTerms(t *testing.T, terms int) {
 	for i := range terms {
-		tn := h.next(t, 10*time.Second)
-		for _, s := range observers {
+		tn := mt.h.next(t, 10*time.Second)
+		for _, s := range mt.observers {
 			s.waitToken(t, tn.token, 10*time.Second)
 		}
-		waited[tn.token] = true
-		m := byID(tn.id)
+		mt.waited[tn.token] = true
+		m := mt.byID(t, tn.id)
 		switch {
 		case i == terms-1:
 		case i%3 == 2: // crash: the leader's proxies refuse everything
-			crashes++
+			mt.crashes++
 			for _, p := range m.ps {
 				p.Disable()
 			}
 			at := time.Now()
-			nextTerm := h.next(t, 10*time.Second)
-			failover = append(failover, time.Since(at))
-			h.elected <- nextTerm // the loop takes it next
+			nextTerm := mt.h.next(t, 10*time.Second)
+			mt.failover = append(mt.failover, time.Since(at))
+			mt.h.elected <- nextTerm // the loop takes it next
 			for _, p := range m.ps {
 				p.Enable()
 			}
 		case i%5 == 4: // the leader's process stops: cancel Run, start afresh
-			stops++
+			mt.stops++
 			require.ErrorIs(t, m.run.stop(t), context.Canceled)
-			m.run = start(t, newElector(t, m.client, "many", cfgFor(m.id)))
+			m.run = start(t, newElector(t, m.client, "many", mt.cfgFor(t, m.id)))
 		default:
-			resigns++
+			mt.resigns++
 			require.NoError(t, m.run.Resign(context.Background()))
 		}
 	}
-	for _, m := range members {
+}
+
+// stopAndFreeze stops every candidate, then freezes a majority of the
+// servers and waits for the observers to say so.
+func (mt *manyTerms) stopAndFreeze(t *testing.T) {
+	for _, m := range mt.members {
 		require.ErrorIs(t, m.run.stop(t), context.Canceled)
 	}
 	// With a majority of servers frozen, observers say "unknown", not the
 	// last leader and not "no leader".
 	t.Cleanup(func() {
-		for _, s := range g.Servers() {
+		for _, s := range mt.g.Servers() {
 			_ = s.Resume()
 		}
 	})
 	for i := range 3 {
-		require.NoError(t, g.Server(i).Pause())
+		require.NoError(t, mt.g.Server(i).Pause())
 	}
-	for _, s := range observers {
+	for _, s := range mt.observers {
 		s.waitUnknown(t, 10*time.Second)
 	}
-	cancel()
+	mt.cancel()
+}
 
-	ts := h.tenures()
+// check checks the history of at least terms terms, what the observers
+// reported of it, and the failover times.
+func (mt *manyTerms) check(t *testing.T, terms int) {
+	ts := mt.h.tenures()
 	require.NoError(t, checkTenures(ts))
 	assert.GreaterOrEqual(t, len(ts), terms)
-	for _, s := range observers {
+	for _, s := range mt.observers {
 		s.mu.Lock()
 		slices.SortFunc(ts, func(a, b tenure) int { return cmp.Compare(a.token, b.token) })
 		for _, tn := range ts {
 			// A term begun while the candidates stop may be too short to read.
-			if waited[tn.token] {
+			if mt.waited[tn.token] {
 				assert.True(t, s.tokens[tn.token][tn.id], "observer saw term %d of %s", tn.token, tn.id)
 			}
 			// No other leader is reported with this token: a term read
@@ -253,10 +278,27 @@ func TestIntegrationManyTerms(t *testing.T) {
 		}
 		s.mu.Unlock()
 	}
-	for _, d := range failover {
+	for _, d := range mt.failover {
 		// A sanity bound only (the machine may be loaded, -race is on):
 		// BenchmarkHandover measures failover times.
 		assert.Less(t, d, 5*time.Second, "crash failover")
 	}
-	t.Logf("%d terms: %d resigns, %d stops, %d crashes; crash failovers: %v", len(ts), resigns, stops, crashes, failover)
+	t.Logf("%d terms: %d resigns, %d stops, %d crashes; crash failovers: %v", len(ts), mt.resigns, mt.stops, mt.crashes, mt.failover)
+}
+
+// TestIntegrationManyTerms: 5 candidates on 5 real servers, 30+ terms
+// ended by Resign, by cancelling the leader's Run, and by crashing the
+// leader (no refresh, no release). No two terms' contexts are alive at
+// once and no term's work runs into the next term (on the monotonic
+// clock), tokens strictly increase, every OnElected is followed by exactly
+// one OnDemoted, and two observers report every leader.
+func TestIntegrationManyTerms(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts real redis-server processes")
+	}
+	const terms = 33
+	mt := startManyTerms(t)
+	mt.runTerms(t, terms)
+	mt.stopAndFreeze(t)
+	mt.check(t, terms)
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log"
+	"slices"
 	"time"
 
 	"github.com/alicebob/miniredis/v2"
@@ -14,21 +15,34 @@ import (
 	"github.com/redlease/redlease/redlock"
 )
 
-// A lease on three embedded Redis nodes: acquire, work while it is held,
-// see who holds it, release.
-func Example() {
-	ctx := context.Background()
-	var nodes []redis.UniversalClient
+// embeddedNodes starts three embedded Redis nodes (miniredis) and returns
+// a client for each; stop closes the clients and the nodes, in the reverse
+// order.
+func embeddedNodes() (nodes []redis.UniversalClient, stop func()) {
+	var closers []func()
 	for range 3 {
 		m := miniredis.NewMiniRedis()
 		if err := m.Start(); err != nil {
 			log.Fatal(err)
 		}
-		defer m.Close()
+		closers = append(closers, m.Close)
 		c := redis.NewClient(&redis.Options{Addr: m.Addr()})
-		defer c.Close()
+		closers = append(closers, func() { _ = c.Close() })
 		nodes = append(nodes, c)
 	}
+	return nodes, func() {
+		for _, f := range slices.Backward(closers) {
+			f()
+		}
+	}
+}
+
+// A lease on three embedded Redis nodes: acquire, work while it is held,
+// see who holds it, release.
+func Example() {
+	ctx := context.Background()
+	nodes, stop := embeddedNodes()
+	defer stop()
 	client, err := redlock.New(ctx, redlock.Config{NodeTimeout: 500 * time.Millisecond}, nodes...)
 	if err != nil {
 		log.Fatal(err)

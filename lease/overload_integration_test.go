@@ -39,34 +39,70 @@ func TestIntegrationLeasesUnderOverload(t *testing.T) {
 	}
 	ctx := context.Background()
 	o := startOverload(t, unsafeopt.Off{}, 0)
-	g, proxy, admin, leases, cfg := o.g, o.proxy, o.admin, o.leases, o.cfg
-	steady := o.steady
-	attempts := func() float64 { return o.attempts(t) }
-	n := len(leases)
+	admin, leases, cfg := o.admin, o.leases, o.cfg
+	checked := &o.checked
 
 	// The checker: one lease per 10ms, round robin.
-	stop := make(chan struct{})
-	var (
-		violation atomic.Pointer[string]
-		wg        sync.WaitGroup
-	)
-	checked := &o.checked
-	wg.Go(func() {
+	c := o.startChecker(ctx)
+	o.faults(t)
+	o.recovery(t)
+
+	close(c.stop)
+	c.wg.Wait()
+	if v := c.violation.Load(); v != nil {
+		t.Errorf("S1/S2: %s", *v)
+	}
+	t.Logf("checker: %d reads", checked.Load())
+	require.Greater(t, checked.Load(), int64(100))
+	for i, l := range leases {
+		require.NoError(t, context.Cause(l.Context()), "lease %d lost", i)
+	}
+
+	// Negative control: a lease that believes itself held a TTL longer than
+	// the servers grant is caught.
+	l := leases[0]
+	l.mu.Lock()
+	l.validUntil = l.validUntil.Add(cfg.TTL)
+	l.mu.Unlock()
+	assert.NotEmpty(t, checkHeld(ctx, admin, l), "the checker misses a deadline past the servers' expiry")
+}
+
+// heldChecker is the overload test's checker: checkHeld on one lease per
+// 10ms, round robin, until stop is closed.
+type heldChecker struct {
+	stop      chan struct{}
+	wg        sync.WaitGroup
+	violation atomic.Pointer[string] // the first violation seen
+}
+
+// startChecker starts the checker on o's leases; it counts its reads in
+// o.checked.
+func (o *overload) startChecker(ctx context.Context) *heldChecker {
+	admin, leases, checked := o.admin, o.leases, &o.checked
+	n := len(leases)
+	c := &heldChecker{stop: make(chan struct{})}
+	c.wg.Go(func() {
 		tick := time.NewTicker(10 * time.Millisecond)
 		defer tick.Stop()
 		for i := 0; ; i = (i + 1) % n {
 			select {
-			case <-stop:
+			case <-c.stop:
 				return
 			case <-tick.C:
 			}
 			if msg := checkHeld(ctx, admin, leases[i]); msg != "" {
-				violation.CompareAndSwap(nil, &msg)
+				c.violation.CompareAndSwap(nil, &msg)
 			}
 			checked.Add(1)
 		}
 	})
+	return c
+}
 
+// faults runs the three faults in a row, each for 2 TTL, the refresh
+// attempts within twice the steady rate in each.
+func (o *overload) faults(t *testing.T) {
+	g, proxy, cfg, steady := o.g, o.proxy, o.cfg, o.steady
 	bounded := func(name string, fault, heal func()) {
 		rate := o.phase(t, 2*cfg.TTL, name, fault, heal)
 		assert.LessOrEqual(t, rate, 2*steady*1.1, "%s: refreshes above twice the steady rate", name)
@@ -83,7 +119,13 @@ func TestIntegrationLeasesUnderOverload(t *testing.T) {
 			}()
 		}
 	}, func() { busy.Store(false) })
+}
 
+// recovery checks that within 2 TTL after the faults, the refresh attempts
+// are back to the steady rate.
+func (o *overload) recovery(t *testing.T) {
+	cfg, steady := o.cfg, o.steady
+	attempts := func() float64 { return o.attempts(t) }
 	// Recovery: within 2 TTL, the steady rate again.
 	time.Sleep(2 * cfg.TTL)
 	a0, t0 := attempts(), time.Now()
@@ -91,25 +133,6 @@ func TestIntegrationLeasesUnderOverload(t *testing.T) {
 	rate := (attempts() - a0) / time.Since(t0).Seconds()
 	t.Logf("recovered: %.0f refresh attempts/s (steady %.0f/s)", rate, steady)
 	assert.InDelta(t, steady, rate, steady*0.25, "not back to steady within 2 TTL")
-
-	close(stop)
-	wg.Wait()
-	if v := violation.Load(); v != nil {
-		t.Errorf("S1/S2: %s", *v)
-	}
-	t.Logf("checker: %d reads", checked.Load())
-	require.Greater(t, checked.Load(), int64(100))
-	for i, l := range leases {
-		require.NoError(t, context.Cause(l.Context()), "lease %d lost", i)
-	}
-
-	// Negative control: a lease that believes itself held a TTL longer than
-	// the servers grant is caught.
-	l := leases[0]
-	l.mu.Lock()
-	l.validUntil = l.validUntil.Add(cfg.TTL)
-	l.mu.Unlock()
-	assert.NotEmpty(t, checkHeld(ctx, admin, l), "the checker misses a deadline past the servers' expiry")
 }
 
 // overload is the rig of the overload test and its control: 500 leases

@@ -11,19 +11,24 @@ import (
 // from one set's marker answers, which quarantined nodes get which
 // fencing floor (docs/design.md §4.9, S6).
 
-func TestMarkersDecision(t *testing.T) {
+// markerCase is one case of TestMarkersDecision.
+type markerCase struct {
+	name    string
+	answers []Marker
+	seen    int64
+	closed  bool
+	floors  []int64 // per node; none: no raise
+}
+
+const none = -1 // in markerCase.floors: the node's floor is not raised
+
+// markerCases are TestMarkersDecision's cases.
+func markerCases() []markerCase {
 	healthy := func(high int64) Marker { return Marker{State: Healthy, High: high} }
 	waiting := func(high int64) Marker { return Marker{State: Quarantined, Left: 4 * time.Second, High: high} } // quarantine not over
 	over := func(high int64) Marker { return Marker{State: Quarantined, High: high} }                           // quarantine over, floor not raised
 	down := Marker{State: Unreachable}
-	const none = -1
-	for _, tc := range []struct {
-		name    string
-		answers []Marker
-		seen    int64
-		closed  bool
-		floors  []int64 // per node; none: no raise
-	}{
+	return []markerCase{
 		{
 			name:    "healthy majority: the healthy nodes' highest token, whatever the others report",
 			answers: []Marker{healthy(7), healthy(9), healthy(8), waiting(40), over(50)},
@@ -62,7 +67,11 @@ func TestMarkersDecision(t *testing.T) {
 			answers: []Marker{over(0), over(0), over(0)},
 			floors:  []int64{0, 0, 0},
 		},
-	} {
+	}
+}
+
+func TestMarkersDecision(t *testing.T) {
+	for _, tc := range markerCases() {
 		t.Run(tc.name, func(t *testing.T) {
 			quorum := len(tc.answers)/2 + 1
 			m := readMarkers(tc.answers)
