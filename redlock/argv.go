@@ -3,6 +3,8 @@ package redlock
 import (
 	"strconv"
 	"time"
+
+	"github.com/redlease/redlease/internal/scripts"
 )
 
 // The command lines of the lock scripts, from a Client's constant
@@ -11,7 +13,7 @@ import (
 // acquireCall is the acquire call of an attempt of value on key (standalone
 // nodes' keys) for ttl.
 func (sa *scriptArgs) acquireCall(key, value string, ttl time.Duration) *scriptCall {
-	return newCall(scriptAcquire, []string{key, key + ":fence", markerKey},
+	return scripts.NewCall(scripts.Acquire, []string{key, key + ":fence", markerKey},
 		value, ttl.Milliseconds(), sa.maxTTL, sa.mode, sa.counterTTL, sa.fromZero, sa.layout)
 }
 
@@ -19,10 +21,10 @@ func (sa *scriptArgs) acquireCall(key, value string, ttl time.Duration) *scriptC
 // nodes' keys), to ttl; fence: set its counter's TTL too (fenceDue).
 func (sa *scriptArgs) extendCall(key, value string, ttl time.Duration, fence bool) *scriptCall {
 	if fence {
-		return newCall(scriptExtend, []string{key, markerKey, key + ":fence"},
+		return scripts.NewCall(scripts.Extend, []string{key, markerKey, key + ":fence"},
 			value, ttl.Milliseconds(), sa.maxTTL, sa.mode, sa.counterTTL)
 	}
-	return newCall(scriptExtend, []string{key, markerKey}, value, ttl.Milliseconds(), sa.maxTTL, sa.mode)
+	return scripts.NewCall(scripts.Extend, []string{key, markerKey}, value, ttl.Milliseconds(), sa.maxTTL, sa.mode)
 }
 
 // extendManyCall is the extend_many call of a batch (its locks share one
@@ -59,7 +61,7 @@ func (sa *scriptArgs) extendManyCall(n *node, batch []extendItem, fence bool) *s
 			}
 		}
 	}
-	return newCall(scriptMany, keys, args...)
+	return scripts.NewCall(scripts.ExtendMany, keys, args...)
 }
 
 // counter is the counter-TTL argument of an extend_many call: the
@@ -75,5 +77,5 @@ func (sa *scriptArgs) counter(fence bool) any {
 // releaseCall is the release call of value on key; notice, when not "",
 // is the channel its msg is published on (sharded "1": SPUBLISH).
 func releaseCall(key, value, notice, msg, sharded string) *scriptCall {
-	return newCall(scriptRelease, []string{key}, value, notice, msg, sharded)
+	return scripts.NewCall(scripts.Release, []string{key}, value, notice, msg, sharded)
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/redlease/redlease/internal/nodecheck"
 	"github.com/redlease/redlease/internal/placement"
 	"github.com/redlease/redlease/internal/redlockx"
+	"github.com/redlease/redlease/internal/scripts"
 )
 
 // Unexported values that the external tests (package redlock_test) use.
@@ -19,7 +20,7 @@ const (
 
 // FenceDigest is the SHA1 digest of the fencing write-back script, so that
 // tests can count its calls.
-var FenceDigest = scriptFence.Hash()
+var FenceDigest = scripts.Fence.Hash()
 
 // AcquireGate is a go-redis hook that holds the client's acquire requests
 // (acquire.lua) while armed by Hold, so that a test can make a node's grant
@@ -36,7 +37,7 @@ func (g *AcquireGate) Hold() (open func()) {
 func (g *AcquireGate) DialHook(next redis.DialHook) redis.DialHook { return next }
 func (g *AcquireGate) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 	return func(ctx context.Context, cmd redis.Cmder) error {
-		if a := cmd.Args(); len(a) > 1 && cmd.Name() == "evalsha" && a[1] == scriptAcquire.Hash() {
+		if a := cmd.Args(); len(a) > 1 && cmd.Name() == "evalsha" && a[1] == scripts.Acquire.Hash() {
 			if ch := g.held.Load(); ch != nil {
 				<-*ch
 			}
@@ -51,7 +52,7 @@ func (g *AcquireGate) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.
 // RunAcquireScript runs the acquire script once on c, as one attempt of
 // value on key would (quarantine on, fencing on), and returns its reply.
 func RunAcquireScript(ctx context.Context, c redis.UniversalClient, key, value string, ttl, maxTTL time.Duration) ([]any, error) {
-	sc := newCall(scriptAcquire, []string{key, key + ":fence", markerKey}, value, ttl.Milliseconds(), maxTTL.Milliseconds(),
+	sc := scripts.NewCall(scripts.Acquire, []string{key, key + ":fence", markerKey}, value, ttl.Milliseconds(), maxTTL.Milliseconds(),
 		"1", strconv.FormatInt(counterTTLFactor*maxTTL.Milliseconds(), 10), "0")
 	res, err := sc.Run(ctx, c)
 	if err != nil {

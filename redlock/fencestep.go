@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+
+	"github.com/redlease/redlease/internal/scripts"
 )
 
 // fenceStep decides the fencing token of one acquisition (docs/design.md
@@ -71,7 +73,7 @@ func (f *fenceStep) token(ctx context.Context) (uint64, error) {
 // hold t to make a majority with those that replied it.
 func (f *fenceStep) writeBack(ctx context.Context) []answer {
 	key, t := f.key, f.t // the requests may outlive the step: f stays on the stack
-	plain := newCall(scriptFence, []string{key, key + ":fence", markerKey}, f.value, strconv.FormatInt(t, 10), f.c.args.counterTTL)
+	plain := scripts.NewCall(scripts.Fence, []string{key, key + ":fence", markerKey}, f.value, strconv.FormatInt(t, 10), f.c.args.counterTTL)
 	return f.c.fan.Run(ctx, f.behind, func(ctx context.Context, n *node) answer {
 		sc := plain
 		if n.tag != "" {

@@ -333,8 +333,8 @@ var fuzzScripts = []struct {
 	name string
 	s    *redis.Script
 }{
-	{"acquire", scriptAcquire}, {"fence", scriptFence}, {"extend", scriptExtend}, {"release", scriptRelease},
-	{"probe", scriptProbe}, {"raise", scriptRaise}, {"inspect", scriptInspect},
+	{"acquire", scripts.Acquire}, {"fence", scripts.Fence}, {"extend", scripts.Extend}, {"release", scripts.Release},
+	{"probe", scripts.Probe}, {"raise", scripts.Raise}, {"inspect", scripts.Inspect},
 }
 
 // fakeNode is a go-redis hook that answers every command from fixed,

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"time"
+
+	"github.com/redlease/redlease/internal/scripts"
 )
 
 // Inspection is a majority read of a key (see [Client.Inspect]): the
@@ -73,7 +75,7 @@ func inspectOn(ctx context.Context, c *Client, n *node, key string, args []any) 
 	if err := c.check.Admit(ctx, n); err != nil {
 		return answer{vote: voteError, err: err}
 	}
-	res, err := n.run(ctx, newCall(scriptInspect, []string{n.lockKey(key), n.fenceKey(key), n.marker()}, args...))
+	res, err := n.run(ctx, scripts.NewCall(scripts.Inspect, []string{n.lockKey(key), n.fenceKey(key), n.marker()}, args...))
 	if err != nil {
 		return answer{vote: voteError, err: err}
 	}

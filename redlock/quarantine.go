@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/redlease/redlease/internal/quarantine"
+	"github.com/redlease/redlease/internal/scripts"
 )
 
 // The quarantine guard (docs/design.md §4.7-§4.9, S6) is
@@ -63,7 +64,7 @@ func (a answer) marker() quarantine.Marker {
 // voteYes for a healthy node, voteQuarantined with ms (quarantine left),
 // created and high otherwise.
 func (n *node) probeMarker(ctx context.Context, args *scriptArgs) answer {
-	res, err := n.run(ctx, newCall(scriptProbe, []string{n.marker()}, args.maxTTL, args.mode, "0", args.layout))
+	res, err := n.run(ctx, scripts.NewCall(scripts.Probe, []string{n.marker()}, args.maxTTL, args.mode, "0", args.layout))
 	if err != nil {
 		return answer{vote: voteError, err: err}
 	}
@@ -88,7 +89,7 @@ func (n *node) probeMarker(ctx context.Context, args *scriptArgs) answer {
 // RaiseFloor runs raise.lua on n: its floor becomes at least floor if its
 // marker is still the incarnation that was read (created).
 func (n *node) RaiseFloor(ctx context.Context, created, floor int64) (bool, error) {
-	v, err := intReply(n.run(ctx, newCall(scriptRaise, []string{n.marker()}, strconv.FormatInt(created, 10), strconv.FormatInt(floor, 10))))
+	v, err := intReply(n.run(ctx, scripts.NewCall(scripts.Raise, []string{n.marker()}, strconv.FormatInt(created, 10), strconv.FormatInt(floor, 10))))
 	if err != nil {
 		return false, err
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/redlease/redlease/internal/rediserr"
+	"github.com/redlease/redlease/internal/scripts"
 	"github.com/redlease/redlease/internal/testing/redistest"
 )
 
@@ -109,7 +110,7 @@ var serverReplyCases = []struct {
 	}, "NOSCRIPT", rediserr.NoScript},
 	{"redlease refuses", func(e *replyServers) error {
 		// A TTL of 1s on a node whose MaxTTL is 10ms.
-		return scriptExtend.Run(context.Background(), e.admin, []string{"app:lock", "app:marker"}, "v", 1000, 10, "1").Err()
+		return scripts.Extend.Run(context.Background(), e.admin, []string{"app:lock", "app:marker"}, "v", 1000, 10, "1").Err()
 	}, rediserr.ScriptCode, rediserr.Script},
 	{"script does not compile", func(e *replyServers) error {
 		return e.admin.Eval(context.Background(), "return 1 +", nil).Err()

@@ -10,19 +10,6 @@ import (
 	"github.com/redlease/redlease/internal/scripts"
 )
 
-// The scripts (internal/scripts), by the names redlock's files use.
-var (
-	scriptAcquire = scripts.Acquire
-	scriptFence   = scripts.Fence
-	scriptExtend  = scripts.Extend
-	scriptRelease = scripts.Release
-	scriptMany    = scripts.ExtendMany
-	scriptProbe   = scripts.Probe
-	scriptRaise   = scripts.Raise
-	scriptInspect = scripts.Inspect
-	scriptSettle  = scripts.Settle
-)
-
 // scriptArgs are the script arguments that are the same for every call of
 // a Client, boxed once (an argument boxed per call is an allocation).
 type scriptArgs struct {
@@ -80,7 +67,7 @@ type scriptSet []*redis.Script
 // preloaded are the scripts New loads on every node after its probe, so
 // that the first acquisition does not pay a NOSCRIPT round trip (probe.lua
 // itself has just run).
-var preloaded = scriptSet{scriptAcquire, scriptFence, scriptExtend, scriptMany, scriptRelease, scriptRaise, scriptInspect, scriptSettle}
+var preloaded = scriptSet{scripts.Acquire, scripts.Fence, scripts.Extend, scripts.ExtendMany, scripts.Release, scripts.Raise, scripts.Inspect, scripts.Settle}
 
 // load loads the set on c with SCRIPT LOAD (not Script.Load: the latter
 // takes the server's reply as the digest, and one odd node would change it
@@ -91,7 +78,7 @@ func (set scriptSet) load(ctx context.Context, c redis.UniversalClient, odd func
 	for _, s := range set {
 		sha, err := c.ScriptLoad(ctx, scripts.Source(s)).Result()
 		if err != nil {
-			return annotate(newCall(s, nil), classify(err))
+			return annotate(scripts.NewCall(s, nil), classify(err))
 		}
 		if sha != s.Hash() {
 			odd(s)

@@ -68,7 +68,7 @@ func TestScriptSetLoad(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, []bool{true}, ok, "%s is loaded", scripts.Name(s))
 	}
-	ok, err := scriptProbe.Exists(ctx, cs[0]).Result()
+	ok, err := scripts.Probe.Exists(ctx, cs[0]).Result()
 	require.NoError(t, err)
 	assert.Equal(t, []bool{false}, ok, "probe.lua is not in the set")
 }
@@ -94,5 +94,5 @@ func TestScriptSetRefused(t *testing.T) {
 	require.Error(t, err)
 	assert.True(t, accessDenied(err))
 	assert.Contains(t, err.Error(), "acquire script")
-	assert.Contains(t, err.Error(), "(commands "+scripts.Commands(scriptAcquire)+")")
+	assert.Contains(t, err.Error(), "(commands "+scripts.Commands(scripts.Acquire)+")")
 }

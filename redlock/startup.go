@@ -196,10 +196,10 @@ func (p prober) probe(ctx context.Context, n *node, bootstrap bool) (probeInfo, 
 	if err := p.checkConfig(ctx, n); err != nil {
 		return probeInfo{}, err
 	}
-	res, err := scriptProbe.Run(ctx, n.client, []string{n.marker()},
+	res, err := scripts.Probe.Run(ctx, n.client, []string{n.marker()},
 		p.args.maxTTL, p.args.mode, flag(bootstrap), p.args.layout).Result()
 	if err != nil {
-		return probeInfo{}, noScripting(n, annotate(newCall(scriptProbe, []string{n.marker()}), classify(err)))
+		return probeInfo{}, noScripting(n, annotate(scripts.NewCall(scripts.Probe, []string{n.marker()}), classify(err)))
 	}
 	// Load the other scripts now (see preloaded). A cluster's copies share
 	// one cluster client, which loads on every master: the copies of one

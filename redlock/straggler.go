@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
+
+	"github.com/redlease/redlease/internal/scripts"
 )
 
 // stragglers tracks the requests of an acquisition that were still running
@@ -100,7 +102,7 @@ func (s *stragglers) settle(c *Client, n *node, key, value string, t int64) {
 	if c.cfg.unsafeOff.noSettle() {
 		return // the negative control
 	}
-	n.runAlone(c.cfg.NodeTimeout, newCall(scriptSettle, []string{n.lockKey(key), n.fenceKey(key)}, value, strconv.FormatInt(t, 10)))
+	n.runAlone(c.cfg.NodeTimeout, scripts.NewCall(scripts.Settle, []string{n.lockKey(key), n.fenceKey(key)}, value, strconv.FormatInt(t, 10)))
 }
 
 // release is the release call of a standalone node, shared by the
