@@ -11,6 +11,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/redlease/redlease/internal/named"
+	"github.com/redlease/redlease/internal/splitbrain"
 	"github.com/redlease/redlease/internal/unfenced"
 	"github.com/redlease/redlease/redlock"
 )
@@ -25,6 +26,11 @@ type Observer struct {
 	name   string
 	cfg    Config
 	log    hclog.Logger
+	hooks  func(redlock.Event) // the client's; nil: none
+
+	// witness judges the terms this observer's Watch knows completed
+	// (their acquire notices came) for evidence of two holders.
+	witness splitbrain.Witness
 
 	mu        sync.Mutex
 	seenValue string // the last leader a read returned...
@@ -45,7 +51,7 @@ func New(client *redlock.Client, name string, cfg Config) (*Observer, error) {
 		cfg.Logger = client.Config().Logger
 	}
 	cfg = cfg.withDefaults()
-	return &Observer{client: client, name: name, cfg: cfg, log: cfg.Logger}, nil
+	return &Observer{client: client, name: name, cfg: cfg, log: cfg.Logger, hooks: client.Config().Hooks}, nil
 }
 
 // describe returns the ID and the token, or "none" for no leader.
@@ -68,7 +74,7 @@ func describe(l redlock.Holder) string {
 // Token 0 (not known yet) if its token still has not shown, never with
 // another term's (see redlock.Holder.Token).
 func (o *Observer) Leader(ctx context.Context) (redlock.Holder, error) {
-	l, shown, err := unfenced.Read(ctx, func() (redlock.Holder, error) { return o.readOnce(ctx) }, o.unfenced)
+	l, shown, err := unfenced.Read(ctx, func() (redlock.Holder, error) { return o.checkedRead(ctx) }, o.unfenced)
 	if errors.Is(err, unfenced.ErrCut) {
 		return redlock.Holder{}, ctxErr(ctx)
 	}
@@ -94,6 +100,30 @@ func (o *Observer) remember(l redlock.Holder) {
 	defer o.mu.Unlock()
 	o.seenValue = l.Value
 	o.seenToken = max(o.seenToken, l.Token)
+}
+
+// checkedRead is one majority read, checked for evidence of two holders
+// (docs/design.md §6.3) before anything else is made of it.
+func (o *Observer) checkedRead(ctx context.Context) (redlock.Holder, error) {
+	start := time.Now()
+	l, err := o.readOnce(ctx)
+	if err == nil {
+		if ev := o.witness.Read(l.Value, l.Token, start, time.Now()); ev != nil {
+			o.alarm(l, ev)
+		}
+	}
+	return l, err
+}
+
+// alarm reports evidence that two holders held at once: l is the later
+// term. Logged at Error and reported to the client's Hooks.
+func (o *Observer) alarm(l redlock.Holder, ev error) {
+	o.log.Error("split brain: two holders at once", "key", o.name, "evidence", splitbrain.Token,
+		"holder", l.String(), "token", l.Token, "error", ev)
+	if o.hooks != nil {
+		o.hooks(redlock.Event{Kind: redlock.EventSplitBrain, Key: o.name, Token: l.Token, Evidence: splitbrain.Token,
+			Err: ev, Outcome: o.client.Internal().Outcome(ev)})
+	}
 }
 
 // readOnce is one majority read.

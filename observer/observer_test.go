@@ -191,8 +191,9 @@ func TestWatch(t *testing.T) {
 	assert.Greater(t, b.Token(), a.Token())
 	assert.Equal(t, fmt.Sprintf("leader b (token %d)", b.Token()), ev.String())
 
-	// A Watch is the standby's path: it reports nothing to the Hooks,
-	// which see the locks' own events (and an elector's).
+	// A Watch is the standby's path: it reports nothing to the Hooks
+	// (but a split-brain alarm), which see the locks' own events (and an
+	// elector's).
 	for _, x := range h.Events() {
 		assert.Contains(t, []redlock.EventKind{redlock.EventAcquire, redlock.EventExtend, redlock.EventRelease}, x.Kind, "%+v", x)
 	}
