@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -106,9 +107,9 @@ func (o *Observer) remember(l redlock.Holder) {
 // (docs/design.md §6.3) before anything else is made of it.
 func (o *Observer) checkedRead(ctx context.Context) (redlock.Holder, error) {
 	start := time.Now()
-	l, err := o.readOnce(ctx)
+	l, exact, err := o.readOnce(ctx)
 	if err == nil {
-		if ev := o.witness.Read(l.Value, l.Token, start, time.Now()); ev != nil {
+		if ev := o.witness.Read(l.Value, l.Token, start, time.Now(), exact); ev != nil {
 			o.alarm(l, ev)
 		}
 	}
@@ -126,18 +127,21 @@ func (o *Observer) alarm(l redlock.Holder, ev error) {
 	}
 }
 
-// readOnce is one majority read.
-func (o *Observer) readOnce(ctx context.Context) (redlock.Holder, error) {
+// readOnce is one majority read. exact reports that every node answered
+// and votes: the token read is then exactly the holder's once its
+// acquisition completed, never the counter of a copy granted late above
+// it (docs/design.md §4.4, §6.3).
+func (o *Observer) readOnce(ctx context.Context) (l redlock.Holder, exact bool, err error) {
 	in, err := o.client.Inspect(ctx, o.name)
 	switch {
 	case ctx.Err() != nil:
-		return redlock.Holder{}, ctxErr(ctx)
+		return redlock.Holder{}, false, ctxErr(ctx)
 	case in == nil:
-		return redlock.Holder{}, err // a closed client, a bad argument: not the nodes' answer
+		return redlock.Holder{}, false, err // a closed client, a bad argument: not the nodes' answer
 	case err == nil:
-		return in.Holder, nil
+		return in.Holder, !slices.ContainsFunc(in.Nodes, func(n redlock.NodeResult) bool { return n.Err != nil || n.Quarantined }), nil
 	}
-	return redlock.Holder{}, o.noHolder(in.Nodes)
+	return redlock.Holder{}, false, o.noHolder(in.Nodes)
 }
 
 // noHolder is why a majority read found no holder: nobody holds the key

@@ -66,14 +66,19 @@ func (w *Witness) Announced(value string) {
 // Read checks a majority read that began at start and ended at end and
 // found value on a majority with token. It returns the evidence, or nil:
 // a read of a term not announced before the read began, a token of 0, or
-// a term the reader saw complete first never is.
-func (w *Witness) Read(value string, token uint64, start, end time.Time) error {
+// a term the reader saw complete first never is. exact says that every
+// node answered and votes: only then is the token exactly the term's
+// (without, a copy granted late may show a counter above it, with other
+// nodes silent or quarantined), and only then may the term become the
+// reference that later terms are checked against. A token read is never
+// below the term's once it completed, so any read may be checked.
+func (w *Witness) Read(value string, token uint64, start, end time.Time, exact bool) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if value == "" || token == 0 || !slices.Contains(w.announced, value) {
 		return nil
 	}
-	return w.completed(term{value: value, token: token, at: end}, start)
+	return w.completed(term{value: value, token: token, at: end}, start, exact)
 }
 
 // Own records a term of the reader's own (an elector's), begun at start
@@ -84,14 +89,15 @@ func (w *Witness) Own(value string, token uint64, start time.Time) error {
 	if token == 0 {
 		return nil
 	}
-	return w.completed(term{value: value, token: token, at: start}, start)
+	return w.completed(term{value: value, token: token, at: start}, start, true)
 }
 
 // completed checks a completed term t, seen on a majority at an instant
 // after since, against the one with the highest token seen, then keeps
-// the higher. Tokens of completed terms strictly increase in the order
-// in which they are seen on a majority (S5, docs/design.md §6.3).
-func (w *Witness) completed(t term, since time.Time) error {
+// the higher if its token is exact. Tokens of completed terms strictly
+// increase in the order in which they are seen on a majority (S5,
+// docs/design.md §6.3).
+func (w *Witness) completed(t term, since time.Time, exact bool) error {
 	var err error
 	l := w.last
 	if l.value != "" && t.value != l.value && l.at.Before(since) && t.token <= l.token && w.alarmed != t.value {
@@ -102,7 +108,7 @@ func (w *Witness) completed(t term, since time.Time) error {
 	switch {
 	case t.value == l.value:
 		w.last.at = later(l.at, t.at)
-	case t.token > l.token:
+	case exact && t.token > l.token:
 		w.last = t
 	}
 	return err
