@@ -92,6 +92,14 @@ func (w *Witness) Own(value string, token uint64, start time.Time) error {
 	return w.completed(term{value: value, token: token, at: start}, start, true)
 }
 
+// Reference returns the term later ones are checked against: the
+// completed term with the highest exact token seen ("" when none yet).
+func (w *Witness) Reference() (value string, token uint64) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.last.value, w.last.token
+}
+
 // completed checks a completed term t, seen on a majority at an instant
 // after since, against the one with the highest token seen, then keeps
 // the higher if its token is exact. Tokens of completed terms strictly
