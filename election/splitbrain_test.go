@@ -71,7 +71,7 @@ func TestIntegrationSplitBrainAlarm(t *testing.T) {
 	e := newElector(t, client(leaderHooks), "sb", lcfg)
 	start(t, e)
 	term := waitEvent(t, e.Events(), wait, kind(EventElected)).Term
-	watched.waitToken(t, term.Token, wait)
+	require.True(t, watched.waitToken(t, term.Token, wait, func() bool { return false }))
 
 	for _, i := range []int{1, 2} {
 		require.NoError(t, g.Server(i).Restart(true))

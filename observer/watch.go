@@ -139,8 +139,8 @@ func (o *Observer) wait(ctx context.Context, sub redlockx.Subscription, timer *t
 			if m := notice.Parse(n.Payload); m.Kind == notice.Acquired {
 				o.witness.Announced(m.Value) // a completed acquisition
 			}
-			if isCurrent(n.Payload, cur) {
-				continue // the current leader's own acquire notice
+			if isCurrent(n.Payload, cur) && o.witness.IsReference(cur.Value) {
+				continue // the current leader's own acquire notice, the term known complete
 			}
 			redlockx.Drain(sub)
 			return nil

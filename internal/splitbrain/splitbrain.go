@@ -100,6 +100,15 @@ func (w *Witness) Reference() (value string, token uint64) {
 	return w.last.value, w.last.token
 }
 
+// IsReference reports whether value is the reference (Reference): a
+// Watch reads again on an acquire notice of its current term until it is,
+// so that a term first read before its notice came is checked at once.
+func (w *Witness) IsReference(value string) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return value != "" && w.last.value == value
+}
+
 // completed checks a completed term t, seen on a majority at an instant
 // after since, against the one with the highest token seen, then keeps
 // the higher if its token is exact. Tokens of completed terms strictly
