@@ -2,6 +2,7 @@ package redlock
 
 import (
 	"errors"
+	"fmt"
 	"time"
 )
 
@@ -30,6 +31,13 @@ const (
 	// timeout, a connection error or an error reply. Node; Err. Key is
 	// empty: one request may serve several keys.
 	EventNodeError EventKind = "node_error"
+	// EventQuarantine: an answer showed a node begin a quarantine (it may
+	// have forgotten its locks: restarted empty, flushed, replaced; it
+	// votes no for MaxTTL, then until its fencing floor is raised), or
+	// vote again. Node; Err says why it does not vote, nil once it votes
+	// again; Duration is the quarantine it had left when it began. A
+	// quarantine that ran out is reported over at the node's next answer.
+	EventQuarantine EventKind = "quarantine"
 	// EventSplitBrain: an elector or an observer's Watch (packages
 	// election, observer) saw evidence that two holders held the key at
 	// once: a safety assumption failed (a node that forgot its locks and
@@ -134,6 +142,24 @@ func isTimeout(err error) bool {
 		Timeout() bool
 	}](err)
 	return ok && t.Timeout()
+}
+
+// reportQuarantines has every node of c report to the Hooks the answers
+// that show it begin a quarantine or vote again (EventQuarantine).
+func (c *Client) reportQuarantines() {
+	if c.cfg.Hooks == nil {
+		return
+	}
+	for _, n := range c.all {
+		n.heard.OnChange = func(quarantined bool, left time.Duration) {
+			ev := Event{Kind: EventQuarantine, Node: n.addr, Duration: left}
+			if quarantined {
+				ev.Err = fmt.Errorf("redlock: node %s is quarantined: it may have forgotten its locks; it votes no for %s, then until its fencing floor is raised",
+					n.addr, left.Round(time.Millisecond))
+			}
+			c.observe(ev)
+		}
+	}
 }
 
 // observe reports ev to the client's Hooks, if any.

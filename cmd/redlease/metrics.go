@@ -84,12 +84,14 @@ type cliMetrics struct {
 	validity  *histogram               // validity left at successful extends
 	gaps      map[string]*histogram    // election name: time with no leader before its terms won here
 	alarms    map[[2]string]uint64     // election, evidence: split-brain alarms
+	quarant   map[string]float64       // node: 1 while quarantined, as of its last answer
 }
 
 func newCLIMetrics() *cliMetrics {
 	return &cliMetrics{events: map[[2]string]uint64{}, durations: map[[2]string]*histogram{},
 		nodeErrs: map[[2]string]uint64{}, leader: map[string]float64{}, spare: map[string]uint64{},
-		validity: newHistogram(marginBuckets), gaps: map[string]*histogram{}, alarms: map[[2]string]uint64{}}
+		validity: newHistogram(marginBuckets), gaps: map[string]*histogram{}, alarms: map[[2]string]uint64{},
+		quarant: map[string]float64{}}
 }
 
 // Observe is the function for redlock.Config.Hooks.
@@ -100,6 +102,12 @@ func (m *cliMetrics) Observe(ev redlock.Event) {
 	switch ev.Kind {
 	case redlock.EventNodeError:
 		m.nodeErrs[[2]string{ev.Node, outcome}]++
+		return
+	case redlock.EventQuarantine:
+		m.quarant[ev.Node] = 0
+		if ev.Err != nil {
+			m.quarant[ev.Node] = 1
+		}
 		return
 	case election.EventElected:
 		m.leader[ev.Key] = 1
@@ -181,6 +189,11 @@ func (m *cliMetrics) writeMargins(b *strings.Builder) {
 	b.WriteString("# TYPE redlease_split_brain_total counter\n")
 	for _, k := range sortedKeys(m.alarms) {
 		fmt.Fprintf(b, "redlease_split_brain_total{election=%s,evidence=%s} %d\n", quote(k[0]), quote(k[1]), m.alarms[k])
+	}
+	b.WriteString("# HELP redlease_node_quarantined 1 while a node is quarantined (it may have forgotten its locks and does not vote), as of its last answer; 0 once it votes.\n")
+	b.WriteString("# TYPE redlease_node_quarantined gauge\n")
+	for _, node := range sortedKeys(m.quarant) {
+		fmt.Fprintf(b, "redlease_node_quarantined{node=%s} %g\n", quote(node), m.quarant[node])
 	}
 }
 

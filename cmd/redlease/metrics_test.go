@@ -32,6 +32,9 @@ func TestCLIMetricsText(t *testing.T) {
 	m.Observe(redlock.Event{Kind: redlock.EventExtend, Key: "e", Spare: 1, Validity: 2 * time.Second, Outcome: "ok"})
 	m.Observe(redlock.Event{Kind: election.EventElected, Key: "e", Duration: 20 * time.Millisecond, Outcome: "ok"})
 	m.Observe(redlock.Event{Kind: redlock.EventSplitBrain, Key: "e", Evidence: "token", Err: errors.New("below"), Outcome: "error"})
+	m.Observe(redlock.Event{Kind: redlock.EventQuarantine, Node: "n1", Err: errors.New("quarantined"), Outcome: "error"})
+	m.Observe(redlock.Event{Kind: redlock.EventQuarantine, Node: "n2", Err: errors.New("quarantined"), Outcome: "error"})
+	m.Observe(redlock.Event{Kind: redlock.EventQuarantine, Node: "n2", Outcome: "ok"})
 	m.Observe(redlock.Event{Kind: redlock.EventExtend, Key: "e", Spare: 0, Outcome: "ok"})
 	m.Observe(redlock.Event{Kind: redlock.EventExtend, Key: "e", Spare: 0, Outcome: "ok"})
 	m.Observe(redlock.Event{Kind: redlock.EventExtend, Key: "e", Err: errors.New("timeout"), Outcome: "timeout"})
@@ -62,6 +65,8 @@ func TestCLIMetricsText(t *testing.T) {
 		`redlease_leaderless_seconds_sum{election="e"} 0.02`,
 		`redlease_split_brain_total{election="e",evidence="token"} 1`,
 		"# TYPE redlease_split_brain_total counter",
+		`redlease_node_quarantined{node="n1"} 1`,
+		`redlease_node_quarantined{node="n2"} 0`,
 	} {
 		assert.Contains(t, out, want+"\n")
 	}

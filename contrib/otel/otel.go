@@ -17,6 +17,7 @@
 //	redlease.extend.validity_left Float64Histogram  s     validity left at each successful extend
 //	redlease.leaderless           Float64Histogram  s     attribute election: time with no leader before each term won here
 //	redlease.split_brain          Int64Counter   {alarm}  attributes election, evidence: evidence of two holders at once
+//	redlease.node.quarantined     Int64Gauge              attribute node: 1 while the node is quarantined
 //
 // The attributes are those of the Prometheus adapter's labels (op is
 // redlock.Event.Kind, outcome is redlock.Event.Outcome, node a
@@ -59,6 +60,7 @@ type Hooks struct {
 	validity  metric.Float64Histogram
 	gaps      metric.Float64Histogram
 	alarms    metric.Int64Counter
+	quarant   metric.Int64Gauge
 }
 
 var _ func(redlock.Event) = (*Hooks)(nil).Observe
@@ -106,8 +108,12 @@ func (h *Hooks) margins(m metric.Meter) error {
 		metric.WithExplicitBucketBoundaries(marginBuckets...)); err != nil {
 		return err
 	}
-	h.alarms, err = m.Int64Counter("redlease.split_brain", metric.WithUnit("{alarm}"),
-		metric.WithDescription("Evidence seen of two holders at once (a safety assumption failed), by election and rule (evidence)."))
+	if h.alarms, err = m.Int64Counter("redlease.split_brain", metric.WithUnit("{alarm}"),
+		metric.WithDescription("Evidence seen of two holders at once (a safety assumption failed), by election and rule (evidence).")); err != nil {
+		return err
+	}
+	h.quarant, err = m.Int64Gauge("redlease.node.quarantined",
+		metric.WithDescription("1 while a node is quarantined (it may have forgotten its locks and does not vote), as of its last answer; 0 once it votes."))
 	return err
 }
 
@@ -118,6 +124,13 @@ func (h *Hooks) Observe(ev redlock.Event) {
 	switch ev.Kind {
 	case redlock.EventNodeError:
 		h.nodeErrs.Add(ctx, 1, metric.WithAttributes(attribute.String("node", ev.Node), outcome))
+		return
+	case redlock.EventQuarantine:
+		var q int64
+		if ev.Err != nil {
+			q = 1
+		}
+		h.quarant.Record(ctx, q, metric.WithAttributes(attribute.String("node", ev.Node)))
 		return
 	case election.EventElected:
 		h.leader.Record(ctx, 1, metric.WithAttributes(attribute.String("election", ev.Key)))

@@ -134,4 +134,10 @@ func TestHooksOnManualReader(t *testing.T) {
 	assert.Equal(t, int64(1), sum(t, got, "redlease.leaderless", map[string]string{"election": "e"}))
 	assert.Equal(t, int64(1), sum(t, got, "redlease.split_brain", map[string]string{"election": "e", "evidence": "overlap"}))
 	assert.Equal(t, "{alarm}", got["redlease.split_brain"].Unit)
+
+	// Quarantines: the scenario's brand-new nodes were quarantined at New,
+	// then voted after Bootstrap.
+	assert.Equal(t, int64(0), sum(t, got, "redlease.node.quarantined", nil))
+	h.Observe(redlock.Event{Kind: redlock.EventQuarantine, Node: "x", Err: errors.New("quarantined"), Outcome: "error"})
+	assert.Equal(t, int64(1), sum(t, collect(t, reader), "redlease.node.quarantined", map[string]string{"node": "x"}))
 }

@@ -9,7 +9,7 @@
 // it too. The metrics (docs/observability.md; `redlease run --metrics-addr`
 // serves the same ones):
 //
-//	redlease_events_total{op, outcome}                    counter
+//	redlease_events_total{op, outcome}                    counter (not node errors nor quarantines)
 //	redlease_operation_duration_seconds{op, outcome}      histogram (op: acquire, extend, release)
 //	redlease_node_errors_total{node, outcome}             counter
 //	redlease_leader{election}                             gauge: 1 while this process leads
@@ -17,6 +17,7 @@
 //	redlease_extend_validity_left_seconds                 histogram: validity left at each successful extend
 //	redlease_leaderless_seconds{election}                 histogram: time with no leader before each term won here
 //	redlease_split_brain_total{election, evidence}        counter: evidence of two holders at once (alert on any)
+//	redlease_node_quarantined{node}                       gauge: 1 while the node is quarantined (as of its last answer)
 //
 // spare is redlock.Event.Spare: how many nodes held the lock's copy beyond
 // the majority it needs, after the extend ("0": a bare majority, one more
@@ -57,6 +58,7 @@ type Hooks struct {
 	validity  prometheus.Histogram
 	gaps      *prometheus.HistogramVec
 	alarms    *prometheus.CounterVec
+	quarant   *prometheus.GaugeVec
 }
 
 var _ func(redlock.Event) = (*Hooks)(nil).Observe
@@ -104,8 +106,12 @@ func New(reg prometheus.Registerer) (*Hooks, error) {
 			Name: "redlease_split_brain_total",
 			Help: "Evidence seen of two holders at once (a safety assumption failed), by election and rule (evidence).",
 		}, []string{"election", "evidence"}),
+		quarant: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "redlease_node_quarantined",
+			Help: "1 while a node is quarantined (it may have forgotten its locks and does not vote), as of its last answer; 0 once it votes.",
+		}, []string{"node"}),
 	}
-	for _, c := range []prometheus.Collector{h.events, h.durations, h.nodeErrs, h.leader, h.spare, h.validity, h.gaps, h.alarms} {
+	for _, c := range []prometheus.Collector{h.events, h.durations, h.nodeErrs, h.leader, h.spare, h.validity, h.gaps, h.alarms, h.quarant} {
 		if err := reg.Register(c); err != nil {
 			return nil, err
 		}
@@ -119,6 +125,9 @@ func (h *Hooks) Observe(ev redlock.Event) {
 	switch ev.Kind {
 	case redlock.EventNodeError:
 		h.nodeErrs.WithLabelValues(ev.Node, outcome).Inc()
+		return
+	case redlock.EventQuarantine:
+		h.quarant.WithLabelValues(ev.Node).Set(b2f(ev.Err != nil))
 		return
 	case election.EventElected:
 		h.leader.WithLabelValues(ev.Key).Set(1)
@@ -141,4 +150,11 @@ func (h *Hooks) Observe(ev redlock.Event) {
 	case redlock.EventAcquire, redlock.EventExtend, redlock.EventRelease:
 		h.durations.WithLabelValues(op, outcome).Observe(ev.Duration.Seconds())
 	}
+}
+
+func b2f(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
 }

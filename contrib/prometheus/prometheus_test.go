@@ -120,9 +120,14 @@ redlease_leader{election="scenario:e"} 0
 	// The alarm (forced for real in election's TestIntegrationSplitBrainAlarm).
 	h.Observe(redlock.Event{Kind: redlock.EventSplitBrain, Key: "e", Evidence: "overlap", Err: errors.New("granted twice"), Outcome: "error"})
 	assert.Equal(t, 1.0, value(t, reg, "redlease_split_brain_total", map[string]string{"election": "e", "evidence": "overlap"}))
+	// Quarantines: the scenario's brand-new nodes were quarantined at New,
+	// then voted after Bootstrap.
+	assert.Equal(t, 0.0, value(t, reg, "redlease_node_quarantined", nil))
+	h.Observe(redlock.Event{Kind: redlock.EventQuarantine, Node: "x", Err: errors.New("quarantined"), Outcome: "error"})
+	assert.Equal(t, 1.0, value(t, reg, "redlease_node_quarantined", map[string]string{"node": "x"}))
 	n, err := testutil.GatherAndCount(reg, "redlease_events_total", "redlease_operation_duration_seconds",
 		"redlease_node_errors_total", "redlease_leader", "redlease_extend_spare_total",
-		"redlease_extend_validity_left_seconds", "redlease_leaderless_seconds", "redlease_split_brain_total")
+		"redlease_extend_validity_left_seconds", "redlease_leaderless_seconds", "redlease_split_brain_total", "redlease_node_quarantined")
 	require.NoError(t, err)
 	assert.Positive(t, n)
 }
