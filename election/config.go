@@ -129,10 +129,10 @@ func (c Config) withDefaults() Config {
 }
 
 // validate reports the first invalid setting, with its value, as an error
-// wrapping redlock.ErrInvalidArgument ([New] returns it): the elector's own
-// fields, then Lease.Validate's. Zero values are valid (they mean
-// defaults). validate checks the Config alone; New also checks the lease's
-// TTL against the client's settings.
+// wrapping redlock.ErrInvalidArgument ([New] returns it) among the
+// elector's own fields. Zero values are valid (they mean defaults). New
+// then checks the lease's fields, alone and against the client's settings
+// (lease.Config.Resolve).
 func (c Config) validate() error {
 	switch {
 	case c.ResignDelay < 0:
@@ -142,7 +142,7 @@ func (c Config) validate() error {
 	case c.EventBuffer < 0:
 		return fmt.Errorf("%w: EventBuffer (%d) must not be negative", errInvalidConfig, c.EventBuffer)
 	}
-	return c.Lease.Validate() // names its fields ("lease.Config: TTL ...")
+	return nil // the lease's fields: New's lease.Config.Resolve names them
 }
 
 // errInvalidConfig starts the errors of validate about the elector's own

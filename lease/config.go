@@ -79,7 +79,7 @@ type Config struct {
 	// Metadata together must encode to at most 4096 bytes in the lock
 	// value (escaped as in a URL query, with "id=" and "&m.<key>="
 	// framing), which is sent on every acquire, refresh and release;
-	// Validate reports the size when they do not. Default: none.
+	// Acquire reports the size when they do not. Default: none.
 	Metadata map[string]string
 
 	// Logger receives the lease's logs with stable keys (key, token,
@@ -93,8 +93,8 @@ type Config struct {
 // filled in (the Logger is the client's unless one is set), or the first
 // reason Acquire would refuse it (an error wrapping
 // redlock.ErrInvalidArgument that names the values, or the nil client).
-// Validate checks c alone; Resolve also checks it against the client's
-// settings (MaxTTL, NodeTimeout, drift). election.New resolves its lease's
+// Resolve checks c alone and against the client's settings (MaxTTL,
+// NodeTimeout, drift). election.New resolves its lease's
 // Config with it, so that a bad one fails New rather than every campaign.
 func (c Config) Resolve(client *redlock.Client) (Config, error) {
 	if err := c.validateFor(client); err != nil {
@@ -147,12 +147,12 @@ func defaultID() string {
 	return host + "-" + strconv.Itoa(os.Getpid())
 }
 
-// Validate reports the first invalid setting, with its value, as an error
-// wrapping redlock.errInvalidConfig. Zero values are valid (they mean
+// validate reports the first invalid setting, with its value, as an error
+// wrapping redlock.ErrInvalidArgument. Zero values are valid (they mean
 // defaults); the rules apply to the values with defaults filled in.
-// Validate checks the Config alone; [Acquire] also checks it against the
+// validate checks the Config alone; [Acquire] also checks it against the
 // client's settings (MaxTTL, NodeTimeout, drift).
-func (c Config) Validate() error {
+func (c Config) validate() error {
 	c = c.withDefaults()
 	switch {
 	case c.TTL < 0:
@@ -184,13 +184,13 @@ func (c Config) Validate() error {
 	return nil
 }
 
-// validateFor is [Config.Validate], then a check of the Config (with
+// validateFor is validate, then a check of the Config (with
 // defaults filled in) against the settings of the client it is to be used
 // with: the TTL by redlock's own rule (at most MaxTTL, above NodeTimeout*2
 // + drift), and room for a refresh before the lease would end. [Acquire]
 // and [TryAcquire] call it; so does [Config.Resolve].
 func (c Config) validateFor(client *redlock.Client) error {
-	if err := c.Validate(); err != nil {
+	if err := c.validate(); err != nil {
 		return err
 	}
 	if client == nil {

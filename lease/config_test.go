@@ -20,8 +20,8 @@ func TestConfigDefaults(t *testing.T) {
 	assert.Equal(t, 100*time.Millisecond, c.RetryDelay)
 	assert.NotEmpty(t, c.ID)
 	assert.NotNil(t, c.Logger)
-	require.NoError(t, c.Validate())
-	require.NoError(t, Config{}.Validate(), "the zero Config is valid")
+	require.NoError(t, c.validate())
+	require.NoError(t, Config{}.validate(), "the zero Config is valid")
 
 	// Derived defaults follow the fields they derive from.
 	c = Config{TTL: 3 * time.Second, RenewInterval: 2 * time.Second}.withDefaults()
@@ -55,7 +55,7 @@ func TestConfigValidate(t *testing.T) {
 			"ID and Metadata encode to 6012 bytes, above the limit of 4096"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			err := tc.cfg.Validate()
+			err := tc.cfg.validate()
 			require.ErrorIs(t, err, redlock.ErrInvalidArgument)
 			assert.Contains(t, err.Error(), tc.want)
 		})

@@ -67,7 +67,7 @@ type Client struct {
 // be odd; an even N is allowed with a warning, N=1 is a single-instance
 // lock.
 func New(ctx context.Context, cfg Config, nodes ...redis.UniversalClient) (*Client, error) {
-	if err := cfg.Validate(); err != nil {
+	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
 	if err := ctx.Err(); err != nil {

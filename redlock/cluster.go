@@ -70,7 +70,7 @@ func NewCluster(ctx context.Context, cfg Config, cluster *redis.ClusterClient, n
 	if n < 1 || n%2 == 0 || n > 15 {
 		return nil, fmt.Errorf("%w: replicas (%d) must be odd, from 1 to 15", ErrInvalidArgument, n)
 	}
-	if err := cfg.Validate(); err != nil {
+	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
 	cfg = cfg.withDefaults()

@@ -154,9 +154,10 @@ func (c Config) withDefaults() Config {
 	return c
 }
 
-// Validate reports the first invalid setting, with its value, as an error
+// validate reports the first invalid setting, with its value, as an error
 // wrapping [ErrInvalidArgument]. Zero values are valid (they mean defaults).
-func (c Config) Validate() error {
+// New and NewCluster return it before they contact any node.
+func (c Config) validate() error {
 	c = c.withDefaults()
 	switch {
 	case c.NodeTimeout < 0:

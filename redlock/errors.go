@@ -24,7 +24,7 @@ var (
 
 	// ErrInvalidArgument: an argument of a call is invalid: a key, TTL
 	// or option, a Config (of this package or of the packages built on
-	// it: Validate and New say which field and value), or the node list
+	// it: New, Acquire and the like say which field and value), or the node list
 	// given to New.
 	ErrInvalidArgument = errors.New("redlock: invalid argument")
 

@@ -42,12 +42,12 @@ func TestConfigValidate(t *testing.T) {
 		{"max ttl below timeouts", Config{MaxTTL: 50 * time.Millisecond}, "MaxTTL (50ms)"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			err := tc.cfg.Validate()
+			err := tc.cfg.validate()
 			require.ErrorIs(t, err, ErrInvalidArgument)
 			assert.Contains(t, err.Error(), tc.want)
 		})
 	}
-	require.NoError(t, Config{}.Validate())
+	require.NoError(t, Config{}.validate())
 	d := Config{}.withDefaults()
 	assert.Equal(t, DefaultNodeTimeout, d.NodeTimeout)
 	assert.Equal(t, DefaultMaxTTL, d.MaxTTL)

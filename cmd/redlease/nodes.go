@@ -270,7 +270,7 @@ func (c *connFlags) validate(fs *flag.FlagSet) error {
 		return usagef("--max-ttl (%s) must be positive", c.maxTTL)
 	case c.maxTTL%time.Millisecond != 0:
 		return usagef("--max-ttl (%s) must be a whole number of milliseconds", c.maxTTL)
-	case c.clientConfig().Validate() != nil: // redlock's rule: room for a TTL above 2 × NodeTimeout + drift
+	case c.nodeTimeout*2+lockrule.MinDrift >= c.maxTTL: // redlock's rule: room for a TTL above 2 × NodeTimeout + drift
 		minDrift := lockrule.MinDrift // the drift of a zero TTL: its fixed part
 		return usagef("--max-ttl (%s) must exceed 2 × --node-timeout + %s (%s)", c.maxTTL, minDrift, c.nodeTimeout*2+minDrift)
 	case c.replicas < 1 || c.replicas > 15 || c.replicas%2 == 0:
