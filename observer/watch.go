@@ -69,8 +69,9 @@ func (e Event) unknown() bool { return e.Err != nil }
 // watch then logs it at Error and reports redlock.EventSplitBrain to the
 // client's Hooks (docs/design.md §6.3).
 //
-// The channel is closed, and the watch's goroutine and subscription end, when ctx ends, or after an event whose Err matches
-// redlock.ErrClosed when the client was closed.
+// The channel is closed, and the watch's goroutine and subscription end,
+// when ctx ends, or after an event whose Err matches redlock.ErrClosed
+// when the client was closed.
 func (o *Observer) Watch(ctx context.Context) <-chan Event {
 	c := make(chan Event, o.cfg.EventBuffer)
 	go func() {
