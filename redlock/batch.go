@@ -61,7 +61,7 @@ func (n *node) runBatched(ctx context.Context, sc *scriptCall) (any, error) {
 		b.inFlight++
 		b.mu.Unlock()
 		// Alone: no pipeline. Then pass the lead on.
-		res, err := sc.Run(ctx, n.client)
+		res, err := sc.Run(ctx, n.client, n.fcall.Load())
 		n.handOff(ctx)
 		return res, classify(err)
 	}
@@ -124,7 +124,7 @@ func (n *node) send(ctx context.Context) {
 		// The leader's own ctx may be ending; the others still wait for
 		// their answers, so the pipeline gets its own bound.
 		pctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), pipelineTimeout)
-		pipeline(pctx, n.client, batch)
+		pipeline(pctx, n.client, n.fcall.Load(), batch)
 		cancel()
 	}
 	n.handOff(ctx)
@@ -166,14 +166,15 @@ func annotate(sc *scriptCall, err error) error {
 		scripts.Name(sc.Script()), strings.Join(sc.Keys(), ", "), scripts.Commands(sc.Script()), err)
 }
 
-// pipeline runs a batch with EVALSHA, and again with EVAL for the requests
-// that met NOSCRIPT (a restarted or flushed server). Every error reply is
-// classified here, as it arrives (rediserr.go).
-func pipeline(ctx context.Context, c redis.UniversalClient, batch []*batchReq) {
+// pipeline runs a batch with FCALL (fcall) or EVALSHA, and again for the
+// requests that met NOSCRIPT or "Function not found" (a restarted or
+// flushed server): by FCALL once the library is loaded again, or else by
+// EVAL. Every error reply is classified here, as it arrives (rediserr.go).
+func pipeline(ctx context.Context, c redis.UniversalClient, fcall bool, batch []*batchReq) {
 	cmds := make([]*redis.Cmd, len(batch))
 	_, _ = c.Pipelined(ctx, func(p redis.Pipeliner) error {
 		for i, r := range batch {
-			cmds[i] = p.Do(ctx, r.call.Argv()...)
+			cmds[i] = p.Do(ctx, r.call.Argvs(fcall)...)
 		}
 		return nil
 	})
@@ -184,9 +185,14 @@ func pipeline(ctx context.Context, c redis.UniversalClient, batch []*batchReq) {
 		}
 	}
 	if len(retry) > 0 {
+		loaded := fcall && scripts.LoadLibrary(ctx, c) == nil
 		_, _ = c.Pipelined(ctx, func(p redis.Pipeliner) error {
 			for _, i := range retry {
-				cmds[i] = p.Do(ctx, batch[i].call.EvalArgv()...)
+				if loaded {
+					cmds[i] = p.Do(ctx, batch[i].call.FcallArgv()...)
+				} else {
+					cmds[i] = p.Do(ctx, batch[i].call.EvalArgv()...)
+				}
 			}
 			return nil
 		})

@@ -60,12 +60,29 @@ func TestAccessDeniedIsFinal(t *testing.T) {
 	})
 
 	t.Run("New refuses an ACL without a permission the scripts need", func(t *testing.T) {
-		nodes := userNodes(t, g, "noevalsha", "right-password", "+@all", "-evalsha", "~*", "&*")
+		nodes := userNodes(t, g, "noevalsha", "right-password", "+@all", "-evalsha", "-function", "~*", "&*")
 		_, err := redlock.New(ctx, cfg, nodes...)
 		require.ErrorIs(t, err, redlock.ErrAccessDenied)
 		assert.Contains(t, err.Error(), "NOPERM")
 		assert.Contains(t, err.Error(), "evalsha")
 	})
+
+	// Without FUNCTION (or FCALL) rights, a node runs the EVALSHA scripts.
+	for _, deny := range []string{"-function", "-fcall"} {
+		t.Run("an ACL with "+deny+" falls back to EVALSHA", func(t *testing.T) {
+			nodes := userNodes(t, g, "no"+deny[1:], "right-password", "+@all", deny, "~*", "&*")
+			c, err := redlock.New(ctx, cfg, nodes...)
+			require.NoError(t, err)
+			defer c.Close()
+			require.NoError(t, c.Bootstrap(ctx))
+			for _, n := range c.Internal().Heard() {
+				assert.False(t, n.Function, "the node runs EVALSHA")
+			}
+			l, err := c.TryAcquire(ctx, "access/"+deny, 5*time.Second)
+			require.NoError(t, err)
+			require.NoError(t, l.Release(ctx))
+		})
+	}
 
 	t.Run("Acquire returns a refusal after start-up at once", func(t *testing.T) {
 		nodes := userNodes(t, g, "later", "right-password", "+@all", "~*", "&*")

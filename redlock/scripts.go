@@ -50,13 +50,20 @@ func counterTTLArg(cfg *Config) string {
 }
 
 // quarantineArg is the scripts' quarantine argument (lua/quarantine.lua):
-// "0" off, "1" on, "2" on without the replication-ID check (a control).
+// "0" off, "1" on; for a negative control, "2" on without the
+// replication-ID check, "3" without the incarnation token's, "4" without
+// either.
 func quarantineArg(cfg *Config) string {
+	noRepl, noToken := cfg.unsafeOff.replicationIDCheck(), cfg.unsafeOff.incarnationToken()
 	switch {
 	case cfg.DisableQuarantine:
 		return "0"
-	case cfg.unsafeOff.replicationIDCheck():
+	case noRepl && noToken:
+		return "4"
+	case noRepl:
 		return "2"
+	case noToken:
+		return "3"
 	}
 	return "1"
 }

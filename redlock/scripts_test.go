@@ -34,6 +34,8 @@ func TestScriptArgs(t *testing.T) {
 		{"fencing off", Config{DisableFencing: true}, "0", "", "1", "0"},
 		{"quarantine off", Config{DisableQuarantine: true}, "", "", "0", "0"},
 		{"control: no replication-ID check", withOff(Config{}, unsafeopt.Off{ReplicationIDCheck: true}), "", "", "2", "0"},
+		{"control: no incarnation token check", withOff(Config{}, unsafeopt.Off{IncarnationToken: true}), "", "", "3", "0"},
+		{"control: neither", withOff(Config{}, unsafeopt.Off{ReplicationIDCheck: true, IncarnationToken: true}), "", "", "4", "0"},
 		{"control: counters from zero", withOff(Config{}, unsafeopt.Off{CounterFromZero: true}), "", "", "1", "1"},
 		{"control: short counter TTL", withOff(Config{}, unsafeopt.Off{CounterTTL: 1500 * time.Millisecond}), "1500", "", "1", "0"},
 	} {

@@ -1,0 +1,52 @@
+package scripts
+
+import (
+	"context"
+	"testing"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/redlease/redlease/internal/testing/redistest"
+)
+
+// acquireOn runs acquire on c (FCALL or EVALSHA) for key with value, and
+// returns its vote (1 yes, 0 held, 2 or 3 quarantined).
+func acquireOn(t *testing.T, c redis.UniversalClient, fcall bool, key, value string) int64 {
+	t.Helper()
+	res, err := NewCall(Acquire, []string{key, key + ":fence", "{redlease}:marker"}, value, "1000", "10000", "1", "100000", "0").
+		Run(context.Background(), c, fcall)
+	require.NoError(t, err)
+	return res.([]any)[0].(int64)
+}
+
+// The library loads once per version (a second load is no error), its
+// functions answer as the EVAL scripts do, the first call records the
+// copy's token in the marker, and a reloaded copy (DEBUG RELOAD) finds a
+// token that is not its own and quarantines the node; EVALSHA's check,
+// which compares run_id and replication ID only, lets it vote.
+func TestLibraryToken(t *testing.T) {
+	ctx := context.Background()
+	srv := redistest.Start(t, 1, redistest.Options{Extra: []string{"enable-debug-command local"}}).Server(0)
+	c := srv.Client(t)
+	require.NoError(t, LoadLibrary(ctx, c))
+	require.NoError(t, LoadLibrary(ctx, c), "the same version again")
+
+	// A marker dated long ago (bootstrapped), then the first FCALL.
+	_, err := NewCall(Probe, []string{"{redlease}:marker"}, "10000", "1", "1", "", "nonce-1").Run(ctx, c, true)
+	require.NoError(t, err)
+	tok, err := c.HGet(ctx, "{redlease}:marker", "t:"+Version).Result()
+	require.NoError(t, err, "the probe recorded the copy's token")
+	assert.Len(t, tok, 40)
+	assert.EqualValues(t, 1, acquireOn(t, c, true, "a", "v1"))
+	assert.EqualValues(t, 0, acquireOn(t, c, true, "a", "v2"), "held")
+
+	require.NoError(t, c.Do(ctx, "DEBUG", "RELOAD").Err())
+	assert.EqualValues(t, 0, acquireOn(t, c, false, "a", "v2"), "EVALSHA: still held, and voting (run_id and replication ID unchanged)")
+	assert.EqualValues(t, 2, acquireOn(t, c, true, "b", "v3"), "FCALL: a new copy, quarantined")
+	tok2, err := c.HGet(ctx, "{redlease}:marker", "t:"+Version).Result()
+	require.NoError(t, err)
+	assert.NotEqual(t, tok, tok2, "the new copy's token is recorded")
+	assert.EqualValues(t, 2, acquireOn(t, c, true, "b", "v3"), "still in quarantine")
+}
