@@ -28,12 +28,14 @@ end
 
 -- A new marker: the quarantine of this incarnation starts at created; ok
 -- is 1 when its floor needs no raise (bootstrap).
+-- The marker is made anew (DEL, then HSET), so that no field of the last
+-- incarnation stays (the t: fields), except the cluster layout.
 local function redlease_new_marker(key, rid, rep, created, max_ttl, ok)
-  for _, f in ipairs(redis.call('HKEYS', key)) do
-    if string.sub(f, 1, 2) == 't:' then redis.call('HDEL', key, f) end
-  end
+  local l = redis.call('HGET', key, 'l')
+  redis.call('DEL', key)
   redis.call('HSET', key, 'r', rid, 'p', rep, 'c', redlease_int(created), 'ok', ok, 'b', 0, 'h', 0,
     'mx', redlease_int(max_ttl))
+  if l then redis.call('HSET', key, 'l', l) end
 end
 
 local function redlease_now()

@@ -302,6 +302,10 @@ func (s *Server) connCommand(ss *session, name string, args []string) (any, bool
 		return []any{strconv.FormatInt(t.Unix(), 10), strconv.FormatInt(int64(t.Nanosecond()/1000), 10)}, true
 	case "role":
 		return s.role(), true
+	case "function", "fcall":
+		// A server without Functions (Redis 6, a proxy): redlock keeps
+		// the EVALSHA scripts on it (docs/design.md §4.7.5).
+		return Error(fmt.Sprintf("ERR unknown command '%s', with args beginning with: ", args[0])), true
 	case "quit":
 		return Status("OK"), true
 	}
