@@ -37,6 +37,13 @@ import (
 const aclRule = "+evalsha +eval +script|load +get +mget +set +incr +pexpire +pexpireat +pttl +del +hget +hmget +hset +time +info|server " +
 	"+publish +subscribe +ping ~app:* ~{redlease}:marker &app:*:notice"
 
+// aclRuleFunctions is aclRule with the rights of the Function library
+// (docs/design.md §4.7.5): FUNCTION LOAD loads it at New, FCALL calls it,
+// and INFO replication is what its incarnation check reads on acquire (the
+// cheap section; without it the check reads INFO server too). A user
+// without them runs the EVALSHA scripts, as aclRule's does.
+const aclRuleFunctions = aclRule + " +function|load +fcall +info|replication"
+
 const (
 	nodeTimeout = 250 * time.Millisecond // above a local round trip under -race
 	waitFor     = 5 * time.Second        // bounds every wait on an event
@@ -86,23 +93,45 @@ func alias(t *testing.T, addr, user string) *redis.Client {
 // check (INFO server inside a script), acquire, extend, ExtendAll (the
 // leases' batched refresh), inspect, release, and a lease whose notices
 // wake a waiter.
+// It runs with aclRuleFunctions (FCALL), without its INFO replication (the
+// check reads INFO server and replication instead), and with aclRule, whose
+// user has no FUNCTION rights (EVALSHA).
 func TestACLLeastPrivilege(t *testing.T) {
 	skipShort(t)
+	for _, tc := range []struct {
+		mode  string
+		rule  string
+		fcall bool
+	}{
+		{"FCALL", aclRuleFunctions, true},
+		{"FCALL without INFO replication", without("+info|replication") + " +function|load +fcall", true},
+		{"EVALSHA", aclRule, false},
+	} {
+		t.Run(tc.mode, func(t *testing.T) { leastPrivilege(t, tc.rule, tc.fcall) })
+	}
+}
+
+// leastPrivilege is TestACLLeastPrivilege with rule; fcall is the mode
+// every node must be in.
+func leastPrivilege(t *testing.T, rule string, fcall bool) {
 	ctx := context.Background()
 	g := redistest.Start(t, 3)
-	nodes := setUser(t, g, "redlease", aclRule)
+	nodes := setUser(t, g, "redlease", rule)
 	logs, logger := newLogBuffer(t)
 
 	c, err := redlock.New(ctx, redlock.Config{NodeTimeout: nodeTimeout, Logger: logger}, nodes...)
 	require.NoError(t, err)
 	defer c.Close()
+	for _, n := range c.Internal().Heard() {
+		assert.Equal(t, fcall, n.Function, "the node's mode (FCALL or EVALSHA)")
+	}
 	assert.NotContains(t, logs.String(), "did not answer", "every node answered the probe")
 	assert.Contains(t, logs.String(), "maxmemory-policy not checked", "CONFIG GET is refused and skipped")
 	require.NoError(t, c.Bootstrap(ctx))
 
 	// INFO server works inside the scripts: one server behind two
 	// addresses is one vote, refused by its run_id.
-	_, err = redlock.New(ctx, redlock.Config{NodeTimeout: nodeTimeout}, nodes[0], alias(t, g.Server(0).Addr(), "redlease"))
+	_, err = redlock.New(ctx, redlock.Config{NodeTimeout: nodeTimeout, Logger: logger}, nodes[0], alias(t, g.Server(0).Addr(), "redlease"))
 	require.ErrorIs(t, err, redlock.ErrInvalidArgument)
 	assert.Contains(t, err.Error(), "run_id")
 

@@ -50,3 +50,27 @@ func TestLibraryToken(t *testing.T) {
 	assert.NotEqual(t, tok, tok2, "the new copy's token is recorded")
 	assert.EqualValues(t, 2, acquireOn(t, c, true, "b", "v3"), "still in quarantine")
 }
+
+// With its token equal, the library still compares the replication ID (a
+// promotion whose link broke before another master's marker arrived keeps
+// the copy), by INFO replication, or, for a user allowed INFO server only,
+// by INFO server and replication.
+func TestLibraryReplicationID(t *testing.T) {
+	ctx := context.Background()
+	srv := redistest.Start(t, 1).Server(0)
+	admin := srv.Client(t)
+	require.NoError(t, admin.ACLSetUser(ctx, "infoserver", "reset", "on", ">pw", "+@all", "-info", "+info|server", "~*").Err())
+	user := redis.NewClient(&redis.Options{Addr: srv.Addr(), Username: "infoserver", Password: "pw"})
+	t.Cleanup(func() { _ = user.Close() })
+	require.Error(t, user.Info(ctx, "replication").Err(), "the user may not read INFO replication alone")
+	require.NoError(t, LoadLibrary(ctx, admin))
+	for _, c := range []*redis.Client{admin, user} {
+		_, err := NewCall(Probe, []string{"{redlease}:marker"}, "10000", "1", "1", "", "nonce").Run(ctx, c, true)
+		require.NoError(t, err)
+		require.NoError(t, admin.HGet(ctx, "{redlease}:marker", "t:"+Version).Err(), "the token is recorded")
+		assert.EqualValues(t, 1, acquireOn(t, c, true, "a", "v1"), "token and replication ID agree")
+		require.NoError(t, admin.HSet(ctx, "{redlease}:marker", "p", "another-replication-id").Err())
+		assert.EqualValues(t, 2, acquireOn(t, c, true, "b", "v2"), "the replication ID differs: quarantined")
+		require.NoError(t, admin.FlushAll(ctx).Err())
+	}
+}

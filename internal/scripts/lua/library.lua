@@ -25,11 +25,15 @@ local function redlease_start(nonce)
   redlease_token = redis.sha1hex(nonce .. ':' .. t[1] .. '.' .. t[2])
 end
 
--- The replication ID alone (INFO replication, the cheap section); '' where
--- INFO is refused.
+-- The replication ID alone (INFO replication, the cheap section); where
+-- that is refused (an ACL that allows INFO server only, by its first
+-- argument), redlease_ids' ('' where INFO is refused).
 local function redlease_replid()
   local info = redis.pcall('INFO', 'replication')
-  if type(info) ~= 'string' then return '' end
+  if type(info) ~= 'string' then
+    local _, rep = redlease_ids()
+    return rep
+  end
   local i = string.find(info, 'master_replid:', 1, true)
   if not i then return '' end
   return string.sub(info, i + 14, i + 53)
