@@ -54,7 +54,7 @@ func (g *AcquireGate) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.
 func RunAcquireScript(ctx context.Context, c redis.UniversalClient, key, value string, ttl, maxTTL time.Duration) ([]any, error) {
 	sc := scripts.NewCall(scripts.Acquire, []string{key, key + ":fence", markerKey}, value, ttl.Milliseconds(), maxTTL.Milliseconds(),
 		"1", strconv.FormatInt(counterTTLFactor*maxTTL.Milliseconds(), 10), "0")
-	res, err := sc.Run(ctx, c, false)
+	res, err := sc.Run(ctx, c, new(atomic.Bool)) // EVALSHA
 	if err != nil {
 		return nil, err
 	}

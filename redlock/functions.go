@@ -3,32 +3,56 @@ package redlock
 import (
 	"context"
 
+	"github.com/redlease/redlease/internal/rediserr"
 	"github.com/redlease/redlease/internal/scripts"
 )
 
-// useFunctions sets node n's mode at start-up (docs/design.md §4.7.5):
-// FCALL of the Function library where it loads (FUNCTION LOAD), whose
-// incarnation token spares acquisitions INFO server; EVALSHA, with the
-// full check on every acquisition, where FUNCTION is refused (ACL),
-// unknown (an old server, a proxy, miniredis), turned off
-// (Config.DisableFunctions), or on a cluster (not yet). The mode is
-// logged once per node, and again when it changes.
-func (p prober) useFunctions(ctx context.Context, n *node) {
-	why := ""
+// functionsFor reports whether node n may run the scripts as the Function
+// library (docs/design.md §4.7.5), and why not: it loads the library
+// (FUNCTION LOAD); a load refused by an ACL still tries (an operator may
+// have loaded it: the probe's FCALL tells). No where FUNCTION is unknown
+// (an old server, a proxy, miniredis), turned off
+// (Config.DisableFunctions), or on a cluster (not yet).
+func (p prober) functionsFor(ctx context.Context, n *node) (bool, string) {
 	switch {
 	case p.functionsOff:
-		why = "Config.DisableFunctions"
+		return false, "Config.DisableFunctions"
 	case n.cluster != nil:
-		why = "a Redis Cluster node"
-	default:
-		if err := scripts.LoadLibrary(ctx, n.client); err != nil {
-			why = err.Error()
-		}
+		return false, "a Redis Cluster node"
 	}
-	p.setMode(n, why == "", why)
+	err := scripts.LoadLibrary(ctx, n.client)
+	if c, ok := replyClass(err); ok && c == rediserr.Permission {
+		return true, err.Error()
+	}
+	if err != nil {
+		return false, err.Error()
+	}
+	return true, ""
 }
 
-// setMode sets n's mode (fcall: FCALL, else EVALSHA for the reason why),
+// runProbe runs the probe sc on n and sets n's mode: FCALL where
+// functionsFor allows it and the FCALL answers (neither refused by an ACL
+// nor "Function not found"), EVALSHA otherwise.
+func (p prober) runProbe(ctx context.Context, n *node, sc *scriptCall) (any, error) {
+	on, why := p.functionsFor(ctx, n)
+	if on {
+		res, err := n.client.Do(ctx, sc.FcallArgv()...).Result()
+		err = classify(err)
+		c, ok := replyClass(err)
+		if !ok || (c != rediserr.Permission && c != rediserr.NoScript) {
+			p.setMode(n, true, "")
+			return res, err
+		}
+		if why != "" {
+			why += "; "
+		}
+		why += err.Error()
+	}
+	p.setMode(n, false, why)
+	return sc.Run(ctx, n.client, &n.fcall)
+}
+
+// setMode sets n's mode (on: FCALL, else EVALSHA for the reason why),
 // logged the first time and when it changes.
 func (p prober) setMode(n *node, on bool, why string) {
 	first := !n.modeLogged.Swap(true)

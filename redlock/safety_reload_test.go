@@ -101,3 +101,23 @@ func TestSafetyDebugReloadUncaught(t *testing.T) {
 		})
 	}
 }
+
+// TestFunctionFlushQuarantines: an operator's FUNCTION FLUSH on a node in
+// FCALL mode makes the next call load the library anew, a copy with
+// another token: the node is quarantined like a restarted one (a false
+// alarm that SECURITY.md and docs/design.md §4.7.5 document), and stays in
+// FCALL mode.
+func TestFunctionFlushQuarantines(t *testing.T) {
+	ctx := context.Background()
+	srv := redistest.Start(t, 1).Server(0)
+	c := locktest.New(t, reloadCfg, []redis.UniversalClient{redistest.NewClient(t, killableOptions(srv.Addr()))}, true)
+	l, err := c.TryAcquire(ctx, testKey(t)+":a", time.Second)
+	require.NoError(t, err)
+	require.NoError(t, srv.Client(t).FunctionFlush(ctx).Err())
+	_, err = c.TryAcquire(ctx, testKey(t)+":b", time.Second)
+	qe := quorumError(t, err)
+	require.Len(t, qe.Nodes, 1)
+	assert.True(t, qe.Nodes[0].Quarantined, "a new copy of the library: quarantined: %v", err)
+	assert.True(t, c.Internal().Heard()[0].Function, "still in FCALL mode")
+	assert.True(t, l.Held())
+}

@@ -198,15 +198,8 @@ func (p prober) probe(ctx context.Context, n *node, bootstrap bool) (probeInfo, 
 	if err := p.checkConfig(ctx, n); err != nil {
 		return probeInfo{}, err
 	}
-	p.useFunctions(ctx, n)
 	sc := scripts.NewCall(scripts.Probe, []string{n.marker()}, p.args.maxTTL, p.args.mode, flag(bootstrap), p.args.layout, newNonce())
-	res, err := sc.Run(ctx, n.client, n.fcall.Load())
-	if c, ok := replyClass(classify(err)); ok && c == rediserr.Permission && n.fcall.Load() {
-		// FUNCTION LOAD allowed, FCALL refused: EVALSHA, as where
-		// FUNCTION is refused.
-		p.setMode(n, false, err.Error())
-		res, err = sc.Run(ctx, n.client, false)
-	}
+	res, err := p.runProbe(ctx, n, sc)
 	if err != nil {
 		return probeInfo{}, noScripting(n, annotate(scripts.NewCall(scripts.Probe, []string{n.marker()}), classify(err)))
 	}

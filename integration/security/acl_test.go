@@ -17,6 +17,7 @@ import (
 	"github.com/redlease/redlease/internal/notice"
 	"github.com/redlease/redlease/internal/redlockx"
 	"github.com/redlease/redlease/internal/testing/redistest"
+	"github.com/redlease/redlease/internal/scripts"
 	"github.com/redlease/redlease/lease"
 	"github.com/redlease/redlease/redlock"
 )
@@ -99,23 +100,32 @@ func alias(t *testing.T, addr, user string) *redis.Client {
 func TestACLLeastPrivilege(t *testing.T) {
 	skipShort(t)
 	for _, tc := range []struct {
-		mode  string
-		rule  string
-		fcall bool
+		mode    string
+		rule    string
+		preload bool // an operator loaded the library
+		fcall   bool
 	}{
-		{"FCALL", aclRuleFunctions, true},
-		{"FCALL without INFO replication", without("+info|replication") + " +function|load +fcall", true},
-		{"EVALSHA", aclRule, false},
+		{"FCALL", aclRuleFunctions, false, true},
+		{"FCALL without INFO replication", aclRule + " +function|load +fcall", false, true},
+		{"FCALL, the library loaded by an operator", aclRule + " +fcall +info|replication", true, true},
+		{"EVALSHA: no FUNCTION LOAD, no library", aclRule + " +fcall +info|replication", false, false},
+		{"EVALSHA", aclRule, false, false},
 	} {
-		t.Run(tc.mode, func(t *testing.T) { leastPrivilege(t, tc.rule, tc.fcall) })
+		t.Run(tc.mode, func(t *testing.T) { leastPrivilege(t, tc.rule, tc.preload, tc.fcall) })
 	}
 }
 
-// leastPrivilege is TestACLLeastPrivilege with rule; fcall is the mode
-// every node must be in.
-func leastPrivilege(t *testing.T, rule string, fcall bool) {
+// leastPrivilege is TestACLLeastPrivilege with rule (and the library
+// loaded first by the default user with preload); fcall is the mode every
+// node must be in.
+func leastPrivilege(t *testing.T, rule string, preload, fcall bool) {
 	ctx := context.Background()
 	g := redistest.Start(t, 3)
+	if preload {
+		for _, c := range g.Clients(t) {
+			require.NoError(t, c.FunctionLoad(ctx, scripts.LibrarySource).Err())
+		}
+	}
 	nodes := setUser(t, g, "redlease", rule)
 	logs, logger := newLogBuffer(t)
 
@@ -137,6 +147,36 @@ func leastPrivilege(t *testing.T, rule string, fcall bool) {
 
 	t.Run("redlock", func(t *testing.T) { aclLock(t, c) })
 	t.Run("lease with notices", func(t *testing.T) { aclLeaseNotices(t, g, c) })
+}
+
+// TestACLLibraryFlushed: a user that may FCALL but not load the library
+// (an operator loaded it) meets a server whose functions were flushed: its
+// calls run the EVAL scripts, and the node stays in EVALSHA mode.
+func TestACLLibraryFlushed(t *testing.T) {
+	skipShort(t)
+	ctx := context.Background()
+	g := redistest.Start(t, 3)
+	admins := g.Clients(t)
+	for _, c := range admins {
+		require.NoError(t, c.FunctionLoad(ctx, scripts.LibrarySource).Err())
+	}
+	c, err := redlock.New(ctx, redlock.Config{NodeTimeout: nodeTimeout, Logger: testLogger(t)},
+		setUser(t, g, "redlease", aclRule+" +fcall +info|replication")...)
+	require.NoError(t, err)
+	defer c.Close()
+	require.NoError(t, c.Bootstrap(ctx))
+	for _, n := range c.Internal().Heard() {
+		require.True(t, n.Function, "FCALL mode")
+	}
+	for _, a := range admins {
+		require.NoError(t, a.FunctionFlush(ctx).Err())
+	}
+	l, err := c.TryAcquire(ctx, "app:flushed", 5*time.Second)
+	require.NoError(t, err, "the EVAL scripts run")
+	require.NoError(t, l.Release(ctx))
+	for _, n := range c.Internal().Heard() {
+		assert.False(t, n.Function, "the nodes are in EVALSHA mode now")
+	}
 }
 
 // aclLock: acquire, extend, ExtendAll, inspect and release of a lock.

@@ -2,6 +2,7 @@ package scripts
 
 import (
 	"context"
+	"sync/atomic"
 
 	"github.com/redis/go-redis/v9"
 
@@ -108,13 +109,15 @@ func (sc *Call) EvalArgv() []any {
 	return argv
 }
 
-// Run sends the call alone: with fcall, FCALL, and where the server does
-// not have the function, FUNCTION LOAD and FCALL again (or, if the library
-// cannot be loaded, the EVAL script); otherwise EVALSHA, then EVAL if the
-// server does not have the script. The error is go-redis's, not
-// classified.
-func (sc *Call) Run(ctx context.Context, c redis.UniversalClient, fcall bool) (any, error) {
-	if fcall {
+// Run sends the call alone: in FCALL mode (fcall true), FCALL, and where
+// the server does not have the function, FUNCTION LOAD and FCALL again; if
+// the library cannot be loaded (an ACL that lets an operator load it,
+// after a restart), it turns fcall off (the node keeps the EVALSHA
+// scripts from now on) and runs the EVAL script. Otherwise EVALSHA, then
+// EVAL if the server does not have the script. The error is go-redis's,
+// not classified.
+func (sc *Call) Run(ctx context.Context, c redis.UniversalClient, fcall *atomic.Bool) (any, error) {
+	if fcall.Load() {
 		res, err := c.Do(ctx, sc.fargv...).Result()
 		if !NoScript(err) {
 			return res, err
@@ -122,6 +125,7 @@ func (sc *Call) Run(ctx context.Context, c redis.UniversalClient, fcall bool) (a
 		if LoadLibrary(ctx, c) == nil {
 			return c.Do(ctx, sc.fargv...).Result()
 		}
+		fcall.Store(false)
 	}
 	res, err := c.Do(ctx, sc.argv...).Result()
 	if NoScript(err) {

@@ -2,6 +2,7 @@ package scripts
 
 import (
 	"context"
+	"sync/atomic"
 	"testing"
 
 	"github.com/redis/go-redis/v9"
@@ -11,12 +12,19 @@ import (
 	"github.com/redlease/redlease/internal/testing/redistest"
 )
 
+// mode is a node's mode: FCALL (on) or EVALSHA.
+func mode(on bool) *atomic.Bool {
+	var b atomic.Bool
+	b.Store(on)
+	return &b
+}
+
 // acquireOn runs acquire on c (FCALL or EVALSHA) for key with value, and
 // returns its vote (1 yes, 0 held, 2 or 3 quarantined).
 func acquireOn(t *testing.T, c redis.UniversalClient, fcall bool, key, value string) int64 {
 	t.Helper()
 	res, err := NewCall(Acquire, []string{key, key + ":fence", "{redlease}:marker"}, value, "1000", "10000", "1", "100000", "0").
-		Run(context.Background(), c, fcall)
+		Run(context.Background(), c, mode(fcall))
 	require.NoError(t, err)
 	return res.([]any)[0].(int64)
 }
@@ -34,7 +42,7 @@ func TestLibraryToken(t *testing.T) {
 	require.NoError(t, LoadLibrary(ctx, c), "the same version again")
 
 	// A marker dated long ago (bootstrapped), then the first FCALL.
-	_, err := NewCall(Probe, []string{"{redlease}:marker"}, "10000", "1", "1", "", "nonce-1").Run(ctx, c, true)
+	_, err := NewCall(Probe, []string{"{redlease}:marker"}, "10000", "1", "1", "", "nonce-1").Run(ctx, c, mode(true))
 	require.NoError(t, err)
 	tok, err := c.HGet(ctx, "{redlease}:marker", "t:"+Version).Result()
 	require.NoError(t, err, "the probe recorded the copy's token")
@@ -65,7 +73,7 @@ func TestLibraryReplicationID(t *testing.T) {
 	require.Error(t, user.Info(ctx, "replication").Err(), "the user may not read INFO replication alone")
 	require.NoError(t, LoadLibrary(ctx, admin))
 	for _, c := range []*redis.Client{admin, user} {
-		_, err := NewCall(Probe, []string{"{redlease}:marker"}, "10000", "1", "1", "", "nonce").Run(ctx, c, true)
+		_, err := NewCall(Probe, []string{"{redlease}:marker"}, "10000", "1", "1", "", "nonce").Run(ctx, c, mode(true))
 		require.NoError(t, err)
 		require.NoError(t, admin.HGet(ctx, "{redlease}:marker", "t:"+Version).Err(), "the token is recorded")
 		assert.EqualValues(t, 1, acquireOn(t, c, true, "a", "v1"), "token and replication ID agree")
