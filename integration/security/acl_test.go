@@ -16,8 +16,8 @@ import (
 
 	"github.com/redlease/redlease/internal/notice"
 	"github.com/redlease/redlease/internal/redlockx"
-	"github.com/redlease/redlease/internal/testing/redistest"
 	"github.com/redlease/redlease/internal/scripts"
+	"github.com/redlease/redlease/internal/testing/redistest"
 	"github.com/redlease/redlease/lease"
 	"github.com/redlease/redlease/redlock"
 )
