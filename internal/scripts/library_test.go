@@ -82,3 +82,37 @@ func TestLibraryReplicationID(t *testing.T) {
 		require.NoError(t, admin.FlushAll(ctx).Err())
 	}
 }
+
+// extend (and extend_many) compare the token too: where it is not the
+// copy's, they vote as before (the node holds our value) but start the
+// node's quarantine for the next acquisitions (docs/design.md §4.7.5);
+// with the token check off (mode '3', a negative control) they record
+// their token and the node votes at once.
+func TestLibraryExtendGate(t *testing.T) {
+	ctx := context.Background()
+	c := redistest.Start(t, 1).Server(0).Client(t)
+	require.NoError(t, LoadLibrary(ctx, c))
+	for _, tc := range []struct {
+		mode string
+		want int64 // the next acquisition's vote
+	}{{"1", 2}, {"3", 1}} {
+		require.NoError(t, c.FlushAll(ctx).Err())
+		_, err := NewCall(Probe, []string{"{redlease}:marker"}, "10000", tc.mode, "1", "", "nonce").Run(ctx, c, mode(true))
+		require.NoError(t, err)
+		assert.EqualValues(t, 1, acquireOn(t, c, true, "a", "v1"))
+		mine := c.HGet(ctx, "{redlease}:marker", "t:"+Version).Val()
+		created := c.HGet(ctx, "{redlease}:marker", "c").Val()
+		require.NoError(t, c.HSet(ctx, "{redlease}:marker", "t:"+Version, "another-copy").Err(), "as if the library was reloaded")
+
+		res, err := NewCall(Extend, []string{"a", "{redlease}:marker"}, "v1", "1000", "10000", tc.mode).Run(ctx, c, mode(true))
+		require.NoError(t, err)
+		assert.EqualValues(t, 1, res, "mode %s: extend votes as before", tc.mode)
+		assert.Equal(t, mine, c.HGet(ctx, "{redlease}:marker", "t:"+Version).Val(), "mode %s: our token recorded", tc.mode)
+		res, err = NewCall(Acquire, []string{"b", "b:fence", "{redlease}:marker"}, "v2", "1000", "10000", tc.mode, "100000", "0").Run(ctx, c, mode(true))
+		require.NoError(t, err)
+		assert.EqualValues(t, tc.want, res.([]any)[0], "mode %s: the next acquisition", tc.mode)
+		if tc.mode == "1" {
+			assert.NotEqual(t, created, c.HGet(ctx, "{redlease}:marker", "c").Val(), "a new marker: a new quarantine")
+		}
+	}
+}
