@@ -71,6 +71,14 @@ func (h *history) record(cfg *Config, id string, work func(Term)) {
 	}
 }
 
+// demoted reports whether the term of token was demoted.
+func (h *history) demoted(token uint64) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	tn := h.terms[token]
+	return tn != nil && len(tn.demoted) > 0
+}
+
 func (h *history) tenures() []tenure {
 	h.mu.Lock()
 	defer h.mu.Unlock()

@@ -64,6 +64,7 @@ func watchAll(t testing.TB, ctx context.Context, o *observer.Observer) *seen {
 	go func() {
 		defer close(done)
 		for ev := range w {
+			t.Logf("observer %p: %s", s, ev) // printed on failure only
 			s.mu.Lock()
 			switch {
 			case ev.Err != nil:
@@ -102,20 +103,30 @@ func (s *seen) waitUnknown(t testing.TB, timeout time.Duration) {
 	}
 }
 
-// waitToken waits until the observer reported the term of token.
-func (s *seen) waitToken(t testing.TB, token uint64, timeout time.Duration) {
+// waitToken waits until the observer reported the term of token, and
+// reports true; or reports false once ended says the term is over without
+// the observer having reported it (a term that ends on its own, lost in a
+// host stall, may come and go between two reads: a Watch reports states,
+// not every transition).
+func (s *seen) waitToken(t testing.TB, token uint64, timeout time.Duration, ended func() bool) bool {
 	t.Helper()
 	deadline := time.After(timeout)
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
 	for {
 		s.mu.Lock()
 		_, ok := s.tokens[token]
 		ch := s.changed
 		s.mu.Unlock()
-		if ok {
-			return
+		switch {
+		case ok:
+			return true
+		case ended():
+			return false
 		}
 		select {
 		case <-ch:
+		case <-tick.C:
 		case <-deadline:
 			t.Fatalf("the observer did not report term %d within %s", token, timeout)
 		}
@@ -144,6 +155,7 @@ type manyTerms struct {
 	cancel    context.CancelFunc // ends the observers' watches
 
 	crashes, resigns, stops int
+	lost                    int // terms that ended on their own before both observers saw them
 	failover                []time.Duration
 	waited                  map[uint64]bool // the terms the observers were waited for
 }
@@ -203,12 +215,16 @@ func (mt *manyTerms) byID(t *testing.T, id string) *member {
 func (mt *manyTerms) runTerms(t *testing.T, terms int) {
 	for i := range terms {
 		tn := mt.h.next(t, 10*time.Second)
+		ended := func() bool { return mt.h.demoted(tn.token) }
+		seenByAll := true
 		for _, s := range mt.observers {
-			s.waitToken(t, tn.token, 10*time.Second)
+			seenByAll = s.waitToken(t, tn.token, 10*time.Second, ended) && seenByAll
 		}
-		mt.waited[tn.token] = true
+		mt.waited[tn.token] = seenByAll
 		m := mt.byID(t, tn.id)
 		switch {
+		case !seenByAll: // lost on its own before an observer read it
+			mt.lost++
 		case i == terms-1:
 		case i%3 == 2: // crash: the leader's proxies refuse everything
 			mt.crashes++
@@ -283,7 +299,11 @@ func (mt *manyTerms) check(t *testing.T, terms int) {
 		// BenchmarkHandover measures failover times.
 		assert.Less(t, d, 5*time.Second, "crash failover")
 	}
-	t.Logf("%d terms: %d resigns, %d stops, %d crashes; crash failovers: %v", len(ts), mt.resigns, mt.stops, mt.crashes, mt.failover)
+	// A loaded host may stall a leader past its TTL now and then; most
+	// terms must still have been ended by the test and seen by both.
+	assert.LessOrEqual(t, mt.lost, terms/4, "terms lost on their own before the observers saw them")
+	t.Logf("%d terms: %d resigns, %d stops, %d crashes, %d lost on their own unseen; crash failovers: %v",
+		len(ts), mt.resigns, mt.stops, mt.crashes, mt.lost, mt.failover)
 }
 
 // TestIntegrationManyTerms: 5 candidates on 5 real servers, 30+ terms
