@@ -89,7 +89,7 @@ local function redlease_marker_full(key, max_ttl, create, mode)
 end
 
 -- Reads (and, when create is true, starts) the quarantine of this node.
--- mode is the quarantine mode ('1', '2' or '3', see above).
+-- mode is the quarantine mode ('1' to '4', see above).
 -- Returns left (ms of quarantine left; 0 once over), ok (floor raised),
 -- created, base, high, run_id, mx.
 local function redlease_marker(key, max_ttl, create, mode)
