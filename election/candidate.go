@@ -11,6 +11,7 @@ import (
 	"github.com/redlease/redlease/internal/notice"
 	"github.com/redlease/redlease/internal/reach"
 	"github.com/redlease/redlease/internal/redlockx"
+	"github.com/redlease/redlease/internal/splitbrain"
 	"github.com/redlease/redlease/internal/unfenced"
 	"github.com/redlease/redlease/lease"
 	"github.com/redlease/redlease/redlock"
@@ -66,6 +67,15 @@ type candidate struct {
 	// waits then back off (fails) until a read succeeds again.
 	failing bool
 	fails   backoff.Exp
+
+	// witness judges the terms this candidate knows completed (its own,
+	// and those whose acquire notices came) for evidence of two holders
+	// (alarm.go).
+	witness splitbrain.Witness
+	// gone is when the last term this candidate knew of was known over
+	// (zero while a leader is known, or before any): the start of the
+	// time with no leader that its next term reports (alarm.go).
+	gone time.Time
 }
 
 const (
@@ -175,7 +185,7 @@ var errNotRead = errors.New("election: not read")
 // (internal/unfenced, as the observer does, which does not know this
 // elector's own terms): its token is being written back.
 func (c *candidate) read(ctx context.Context) (redlock.Holder, error) {
-	l, _, err := unfenced.Read(ctx, func() (redlock.Holder, error) { return c.e.obs.Leader(ctx) }, c.unfenced)
+	l, _, err := unfenced.Read(ctx, func() (redlock.Holder, error) { return c.checkedRead(ctx) }, c.unfenced)
 	if errors.Is(err, unfenced.ErrCut) {
 		return redlock.Holder{}, ctxErr(ctx)
 	}
@@ -203,6 +213,7 @@ func (c *candidate) unfenced(l redlock.Holder) bool {
 
 // see records the leader seen, and reports it when it changed.
 func (c *candidate) see(l redlock.Holder) {
+	c.sawLeader(l)
 	c.maxToken = max(c.maxToken, l.Token)
 	if c.hasView && l.Value == c.view.Value {
 		c.view = l
@@ -351,6 +362,7 @@ func (c *candidate) onNotice(n redlockx.Notice, timer *time.Timer, tryOnTimer *b
 		}
 		return false, false
 	case notice.Acquired:
+		c.witness.Announced(m.Value) // a completed acquisition
 		c.acquired(n.Node)
 		if c.isCurrent(m) {
 			return false, false // the term already known
@@ -397,6 +409,7 @@ func (c *candidate) released(node string) bool {
 		return false
 	}
 	c.triggered = true
+	c.leaderGone(time.Now())
 	return true
 }
 

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/redlease/redlease/internal/testing/faultproxy"
+	"github.com/redlease/redlease/internal/testing/hookstest"
 	"github.com/redlease/redlease/internal/testing/redistest"
 	"github.com/redlease/redlease/lease"
 	"github.com/redlease/redlease/observer"
@@ -152,7 +153,8 @@ type manyTerms struct {
 	h         *history
 	members   []*member
 	observers []*seen
-	cancel    context.CancelFunc // ends the observers' watches
+	cancel    context.CancelFunc  // ends the observers' watches
+	hooks     *hookstest.Recorder // every client's events
 
 	crashes, resigns, stops int
 	lost                    int // terms that ended on their own before both observers saw them
@@ -162,13 +164,15 @@ type manyTerms struct {
 
 // startManyTerms starts 5 servers, 5 candidates and 2 observers.
 func startManyTerms(t *testing.T) *manyTerms {
+	hooks := &hookstest.Recorder{}
 	mt := &manyTerms{
 		g: redistest.Start(t, 5),
 		// NodeTimeout: room for a busy machine under -race (at 100ms a Resign's
 		// release timed out on a majority in a loaded run here).
-		clientCfg: redlock.Config{NodeTimeout: 250 * time.Millisecond},
+		clientCfg: redlock.Config{NodeTimeout: 250 * time.Millisecond, Hooks: hooks.Observe},
 		h:         newHistory(),
 		waited:    map[uint64]bool{},
+		hooks:     hooks,
 	}
 	for i := range 5 {
 		ps := proxies(t, mt.g.Addrs())
@@ -304,6 +308,25 @@ func (mt *manyTerms) check(t *testing.T, terms int) {
 	assert.LessOrEqual(t, mt.lost, terms/4, "terms lost on their own before the observers saw them")
 	t.Logf("%d terms: %d resigns, %d stops, %d crashes, %d lost on their own unseen; crash failovers: %v",
 		len(ts), mt.resigns, mt.stops, mt.crashes, mt.lost, mt.failover)
+	mt.checkHooks(t, len(ts))
+}
+
+// checkHooks checks what the candidates and observers reported to the
+// Hooks: normal handovers raise no split-brain alarm, and the terms after
+// the first report the time the election had no leader before them.
+func (mt *manyTerms) checkHooks(t *testing.T, terms int) {
+	assert.Empty(t, mt.hooks.Of(redlock.EventSplitBrain), "no split-brain alarm in normal handovers")
+	var gaps []time.Duration
+	for _, ev := range mt.hooks.Of(EventElected) {
+		if ev.Duration > 0 {
+			gaps = append(gaps, ev.Duration)
+		}
+	}
+	assert.GreaterOrEqual(t, len(gaps), terms/2, "terms that reported the time with no leader before them")
+	for _, d := range gaps {
+		assert.Less(t, d, 5*time.Second, "a sanity bound on the time with no leader (TTL 1s)")
+	}
+	t.Logf("time with no leader before %d terms: %v", len(gaps), gaps)
 }
 
 // TestIntegrationManyTerms: 5 candidates on 5 real servers, 30+ terms

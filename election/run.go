@@ -118,11 +118,7 @@ func (c *candidate) runTerm(ctx context.Context, l *lease.Lease) {
 	e.log.Info("elected", "token", t.Token, "validity", time.Until(l.ValidUntil()))
 	c.begin(t)
 
-	select {
-	case <-t.ctx.Done(): // lost, resigned, or OnElected panicked
-	case <-ctx.Done():
-		t.cancel(stopped(ctx))
-	}
+	c.hold(ctx, t)
 	c.handover(t, context.Cause(t.ctx))
 }
 
@@ -133,8 +129,10 @@ func (c *candidate) runTerm(ctx context.Context, l *lease.Lease) {
 // order of the events.
 func (c *candidate) begin(t *term) {
 	e := c.e
+	gap := c.leaderless(t.Start)
 	c.own(t)
-	e.observe(redlock.Event{Kind: EventElected, Token: t.Token})
+	c.ownTerm(t)
+	e.observe(redlock.Event{Kind: EventElected, Token: t.Token, Duration: gap})
 	e.emit(Event{Kind: EventElected, Leader: t.Holder, Term: t.Term})
 	f := e.cfg.OnElected
 	if f == nil {
@@ -160,6 +158,7 @@ func (c *candidate) begin(t *term) {
 func (c *candidate) handover(t *term, cause error) {
 	e := c.e
 	t.endedAt, t.validEnd = time.Now(), t.l.ValidUntil()
+	c.gone = t.endedAt
 	if !noHandoverWait(e.client) { // off only in a negative control (unsafe.go)
 		wait := time.NewTimer(time.Until(t.validEnd))
 		select {

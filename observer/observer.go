@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -11,6 +12,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/redlease/redlease/internal/named"
+	"github.com/redlease/redlease/internal/splitbrain"
 	"github.com/redlease/redlease/internal/unfenced"
 	"github.com/redlease/redlease/redlock"
 )
@@ -25,6 +27,11 @@ type Observer struct {
 	name   string
 	cfg    Config
 	log    hclog.Logger
+	hooks  func(redlock.Event) // the client's; nil: none
+
+	// witness judges the terms this observer's Watch knows completed
+	// (their acquire notices came) for evidence of two holders.
+	witness splitbrain.Witness
 
 	mu        sync.Mutex
 	seenValue string // the last leader a read returned...
@@ -45,7 +52,7 @@ func New(client *redlock.Client, name string, cfg Config) (*Observer, error) {
 		cfg.Logger = client.Config().Logger
 	}
 	cfg = cfg.withDefaults()
-	return &Observer{client: client, name: name, cfg: cfg, log: cfg.Logger}, nil
+	return &Observer{client: client, name: name, cfg: cfg, log: cfg.Logger, hooks: client.Config().Hooks}, nil
 }
 
 // describe returns the ID and the token, or "none" for no leader.
@@ -68,7 +75,7 @@ func describe(l redlock.Holder) string {
 // Token 0 (not known yet) if its token still has not shown, never with
 // another term's (see redlock.Holder.Token).
 func (o *Observer) Leader(ctx context.Context) (redlock.Holder, error) {
-	l, shown, err := unfenced.Read(ctx, func() (redlock.Holder, error) { return o.readOnce(ctx) }, o.unfenced)
+	l, shown, err := unfenced.Read(ctx, func() (redlock.Holder, error) { return o.checkedRead(ctx) }, o.unfenced)
 	if errors.Is(err, unfenced.ErrCut) {
 		return redlock.Holder{}, ctxErr(ctx)
 	}
@@ -96,18 +103,45 @@ func (o *Observer) remember(l redlock.Holder) {
 	o.seenToken = max(o.seenToken, l.Token)
 }
 
-// readOnce is one majority read.
-func (o *Observer) readOnce(ctx context.Context) (redlock.Holder, error) {
+// checkedRead is one majority read, checked for evidence of two holders
+// (docs/design.md §6.3) before anything else is made of it.
+func (o *Observer) checkedRead(ctx context.Context) (redlock.Holder, error) {
+	start := time.Now()
+	l, exact, err := o.readOnce(ctx)
+	if err == nil {
+		if ev := o.witness.Read(l.Value, l.Token, start, time.Now(), exact); ev != nil {
+			o.alarm(l, ev)
+		}
+	}
+	return l, err
+}
+
+// alarm reports evidence that two holders held at once: l is the later
+// term. Logged at Error and reported to the client's Hooks.
+func (o *Observer) alarm(l redlock.Holder, ev error) {
+	o.log.Error("split brain: two holders at once", "key", o.name, "evidence", splitbrain.Token,
+		"holder", l.String(), "token", l.Token, "error", ev)
+	if o.hooks != nil {
+		o.hooks(redlock.Event{Kind: redlock.EventSplitBrain, Key: o.name, Token: l.Token, Evidence: splitbrain.Token,
+			Err: ev, Outcome: o.client.Internal().Outcome(ev)})
+	}
+}
+
+// readOnce is one majority read. exact reports that every node answered
+// and votes: the token read is then exactly the holder's once its
+// acquisition completed, never the counter of a copy granted late above
+// it (docs/design.md §4.4, §6.3).
+func (o *Observer) readOnce(ctx context.Context) (l redlock.Holder, exact bool, err error) {
 	in, err := o.client.Inspect(ctx, o.name)
 	switch {
 	case ctx.Err() != nil:
-		return redlock.Holder{}, ctxErr(ctx)
+		return redlock.Holder{}, false, ctxErr(ctx)
 	case in == nil:
-		return redlock.Holder{}, err // a closed client, a bad argument: not the nodes' answer
+		return redlock.Holder{}, false, err // a closed client, a bad argument: not the nodes' answer
 	case err == nil:
-		return in.Holder, nil
+		return in.Holder, !slices.ContainsFunc(in.Nodes, func(n redlock.NodeResult) bool { return n.Err != nil || n.Quarantined }), nil
 	}
-	return redlock.Holder{}, o.noHolder(in.Nodes)
+	return redlock.Holder{}, false, o.noHolder(in.Nodes)
 }
 
 // noHolder is why a majority read found no holder: nobody holds the key

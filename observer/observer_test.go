@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/redlease/redlease/internal/testing/hookstest"
+	"github.com/redlease/redlease/internal/testing/locktest"
 	"github.com/redlease/redlease/internal/testing/testnodes"
 	"github.com/redlease/redlease/internal/unfenced"
 
@@ -191,10 +192,12 @@ func TestWatch(t *testing.T) {
 	assert.Greater(t, b.Token(), a.Token())
 	assert.Equal(t, fmt.Sprintf("leader b (token %d)", b.Token()), ev.String())
 
-	// A Watch is the standby's path: it reports nothing to the Hooks,
-	// which see the locks' own events (and an elector's).
+	// A Watch is the standby's path: it reports nothing to the Hooks
+	// (but a split-brain alarm), which see the locks' own events (and an
+	// elector's).
 	for _, x := range h.Events() {
-		assert.Contains(t, []redlock.EventKind{redlock.EventAcquire, redlock.EventExtend, redlock.EventRelease}, x.Kind, "%+v", x)
+		assert.Contains(t, []redlock.EventKind{redlock.EventAcquire, redlock.EventExtend, redlock.EventRelease, redlock.EventQuarantine},
+			x.Kind, "%+v", x)
 	}
 
 	cancel()
@@ -231,4 +234,41 @@ func TestWatchUnknown(t *testing.T) {
 
 	require.NoError(t, c.Close())
 	require.ErrorIs(t, ended(t, w), redlock.ErrClosed)
+}
+
+// Two holders at once, forced: the quarantine off and two of three
+// nodes flushed while a holds, then b acquires on them with its counter
+// from scratch. The Watch, which saw a complete (its acquire notice came
+// before a read where every node answered), sees b complete with a token
+// not above a's: the split-brain alarm, on the Hooks.
+func TestWatchSplitBrainAlarm(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	ms, nodes := testnodes.Minis(t, 3)
+	h := &hookstest.Recorder{}
+	c := locktest.New(t, redlock.Config{NodeTimeout: 500 * time.Millisecond, DisableQuarantine: true, Hooks: h.Observe,
+		Logger: testLogger(t)}, nodes, true)
+	o, err := New(c, "svc", Config{PollInterval: 5 * time.Millisecond, Logger: testLogger(t)})
+	require.NoError(t, err)
+	w := o.Watch(ctx)
+	assert.Equal(t, "no leader", stateOf(next(t, w)))
+
+	a := hold(t, c, "svc", "a")
+	require.Eventually(t, func() bool { v, _ := o.witness.Reference(); return v == a.Holder().Value },
+		10*time.Second, time.Millisecond, "the watch never saw a complete")
+	for _, m := range ms[1:] {
+		m.FlushAll()
+	}
+	b := hold(t, c, "svc", "b")
+	require.LessOrEqual(t, b.Token(), a.Token(), "the flushed nodes' counters started again")
+
+	var alarm []redlock.Event
+	require.Eventually(t, func() bool { alarm = h.Of(redlock.EventSplitBrain); return len(alarm) > 0 },
+		10*time.Second, time.Millisecond, "no split-brain alarm")
+	require.Len(t, alarm, 1, "one alarm per term")
+	assert.Equal(t, "svc", alarm[0].Key)
+	assert.Equal(t, b.Token(), alarm[0].Token)
+	assert.Equal(t, "token", alarm[0].Evidence)
+	assert.ErrorContains(t, alarm[0].Err, "not above")
+	assert.Equal(t, "error", alarm[0].Outcome)
 }

@@ -46,7 +46,8 @@ func (e Event) unknown() bool { return e.Err != nil }
 // Watch streams the changes of the election until ctx ends: the path of
 // standbys and dashboards, which never campaign (a candidate has its
 // elector's callbacks and Events, metrics the client's Hooks; a Watch
-// reports nothing to the Hooks: docs/notifications.md). The first event
+// reports to the Hooks only the split-brain alarm, redlock.EventSplitBrain,
+// below: docs/notifications.md). The first event
 // is the state when the watch started; then one event per change: a new
 // leader (a new term, even of the same ID), no leader, or unknown. A term
 // read before its token was written back (see redlock.Holder.Token) is
@@ -58,8 +59,17 @@ func (e Event) unknown() bool { return e.Err != nil }
 // lapse. Events are sent as they are seen; a reader that falls more than
 // EventBuffer events behind delays the next read, and a change that came
 // and went meanwhile may be missed (a Watch reports states, not every
-// transition). The channel is closed, and the watch's goroutine and
-// subscription end, when ctx ends, or after an event whose Err matches
+// transition).
+//
+// The split-brain alarm: a term whose acquire notice came before a read
+// that found it on a majority is known to have completed; if its token
+// is not above that of a term known completed and seen on a majority
+// before it, the nodes granted the key without remembering the earlier
+// term (a node forgot its locks and voted: two holders may overlap). The
+// watch then logs it at Error and reports redlock.EventSplitBrain to the
+// client's Hooks (docs/design.md §6.3).
+//
+// The channel is closed, and the watch's goroutine and subscription end, when ctx ends, or after an event whose Err matches
 // redlock.ErrClosed when the client was closed.
 func (o *Observer) Watch(ctx context.Context) <-chan Event {
 	c := make(chan Event, o.cfg.EventBuffer)
@@ -126,8 +136,11 @@ func (o *Observer) wait(ctx context.Context, sub redlockx.Subscription, timer *t
 	for {
 		select {
 		case n := <-sub.C():
-			if isCurrent(n.Payload, cur) {
-				continue // the current leader's own acquire notice
+			if m := notice.Parse(n.Payload); m.Kind == notice.Acquired {
+				o.witness.Announced(m.Value) // a completed acquisition
+			}
+			if isCurrent(n.Payload, cur) && o.witness.IsReference(cur.Value) {
+				continue // the current leader's own acquire notice, the term known complete
 			}
 			redlockx.Drain(sub)
 			return nil

@@ -112,6 +112,7 @@ func New(ctx context.Context, cfg Config, nodes ...redis.UniversalClient) (*Clie
 		c.nodes = append(c.nodes, n)
 	}
 	c.sets, c.all = [][]*node{c.nodes}, c.nodes
+	c.reportQuarantines()
 	c.guard.Init(guardConfig(c))
 	c.check = checker(c)
 	if len(nodes)%2 == 0 {

@@ -50,13 +50,16 @@ type counts struct {
 }
 
 func (c *counts) Observe(ev redlock.Event) {
+	if ev.Kind == redlock.EventQuarantine {
+		return // a node's state, not an operation: the adapters keep it as a gauge per node
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.n[string(ev.Kind)+" "+ev.Outcome]++
 }
 
-// Config.Hooks sees every acquisition, extension, release, node error, lost lease
-// and term of a client and of what is built on it.
+// Config.Hooks sees every acquisition, extension, release, node error,
+// quarantine, lost lease and term of a client and of what is built on it.
 func ExampleConfig_hooks() {
 	ctx := context.Background()
 	nodes, stop := embedded(3)

@@ -189,10 +189,15 @@ func (b extendBatch) extended(t0 time.Time, fence bool, answers []answer, votes 
 			}
 		}
 		it.l.noteCopies(t0, per)
+		var before time.Time
+		if c.cfg.Hooks != nil {
+			before = it.l.ValidUntil()
+		}
 		errs[it.i] = it.l.extended(t0, it.ttl, per)
 		if c.cfg.Hooks != nil {
+			left := max(0, time.Until(before)) // the margin the extend was made with
 			c.observe(Event{Kind: EventExtend, Key: it.l.key, Token: it.l.token, Duration: time.Since(t0), Err: errs[it.i],
-				Spare: it.l.spare()})
+				Spare: it.l.spare(), Validity: left})
 		}
 		if fence && errs[it.i] == nil {
 			it.l.setFencedAt(t0)

@@ -2,6 +2,7 @@ package redlock
 
 import (
 	"errors"
+	"fmt"
 	"time"
 )
 
@@ -19,7 +20,7 @@ const (
 	// an elector). Token on success; Duration is the attempt's.
 	EventAcquire EventKind = "acquire"
 	// EventExtend: one [Lock.Extend] ended (every refresh of a lease or
-	// a term). Token; Duration; Spare.
+	// a term). Token; Duration; Spare; Validity.
 	EventExtend EventKind = "extend"
 	// EventRelease: one [Lock.Release] ended. Token; Duration.
 	EventRelease EventKind = "release"
@@ -30,6 +31,21 @@ const (
 	// timeout, a connection error or an error reply. Node; Err. Key is
 	// empty: one request may serve several keys.
 	EventNodeError EventKind = "node_error"
+	// EventQuarantine: an answer showed a node begin a quarantine (it may
+	// have forgotten its locks: restarted empty, flushed, replaced; it
+	// votes no for MaxTTL, then until its fencing floor is raised), or
+	// vote again. Node; Err says why it does not vote, nil once it votes
+	// again; Duration is the quarantine it had left when it began. A
+	// quarantine that ran out is reported over at the node's next answer.
+	EventQuarantine EventKind = "quarantine"
+	// EventSplitBrain: an elector or an observer's Watch (packages
+	// election, observer) saw evidence that two holders held the key at
+	// once: a safety assumption failed (a node that forgot its locks and
+	// voted, a server clock that jumped, a key deleted by hand). Key;
+	// Token, the other term's; Evidence says which rule; Err describes
+	// both terms. Logged at Error too. docs/design.md §6.3 has the
+	// rules, and why each is evidence and not a guess.
+	EventSplitBrain EventKind = "split_brain"
 )
 
 // Event is one fact reported to [Config.Hooks]: what happened (Kind), to which
@@ -46,7 +62,9 @@ type Event struct {
 	// the new leader for election.EventLeaderChanged; 0: nobody leads).
 	Token uint64
 	// Duration is how long the call took (acquire, extend, release), or
-	// how long the term lasted (election.EventDemoted).
+	// how long the term lasted (election.EventDemoted), or how long the
+	// election had no leader before the term began, as far as the
+	// elector knows (election.EventElected; 0: unknown).
 	Duration time.Duration
 	// Spare is, on EventExtend, how many nodes hold the lock's copy
 	// beyond the majority it needs, as far as the holder knows: N less
@@ -57,7 +75,18 @@ type Event struct {
 	// as holding until it answers. The client also logs each change once,
 	// as a warning. 0 on the other kinds.
 	Spare int
-	// Err is nil when the operation succeeded, and otherwise why not.
+	// Validity is, on EventExtend, the validity the lock had left, by
+	// its deadline before the extend, when the extend returned: the
+	// margin by which it was refreshed (a refresh that succeeds with
+	// little left came close to losing the lock). 0 on the other kinds.
+	Validity time.Duration
+	// Evidence is, on EventSplitBrain, which rule saw two holders at
+	// once: "overlap" (a holder's majority read found another value on a
+	// majority within its own validity) or "token" (a completed term's
+	// token not above an earlier completed term's). "" on the other kinds.
+	Evidence string
+	// Err is nil when the operation succeeded, and otherwise why not
+	// (EventSplitBrain: the evidence, both terms described).
 	Err error
 	// Outcome sums Err up in one word, the value of the "outcome" label
 	// of the adapters' metrics; set on every event this module reports:
@@ -113,6 +142,24 @@ func isTimeout(err error) bool {
 		Timeout() bool
 	}](err)
 	return ok && t.Timeout()
+}
+
+// reportQuarantines has every node of c report to the Hooks the answers
+// that show it begin a quarantine or vote again (EventQuarantine).
+func (c *Client) reportQuarantines() {
+	if c.cfg.Hooks == nil {
+		return
+	}
+	for _, n := range c.all {
+		n.heard.OnChange = func(quarantined bool, left time.Duration) {
+			ev := Event{Kind: EventQuarantine, Node: n.addr, Duration: left}
+			if quarantined {
+				ev.Err = fmt.Errorf("redlock: node %s is quarantined: it may have forgotten its locks; it votes no for %s, then until its fencing floor is raised",
+					n.addr, left.Round(time.Millisecond))
+			}
+			c.observe(ev)
+		}
+	}
 }
 
 // observe reports ev to the client's Hooks, if any.

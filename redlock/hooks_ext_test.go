@@ -35,7 +35,27 @@ func TestHooksEvents(t *testing.T) {
 	err = l.Release(ctx) // twice: not held
 	require.ErrorIs(t, err, redlock.ErrNotHeld)
 
-	evs := h.Events()
+	// New saw the brand-new nodes quarantined (no marker yet); after
+	// Bootstrap, the acquisition's answers show them vote.
+	q := h.Of(redlock.EventQuarantine)
+	require.Len(t, q, 6, "%v", q)
+	for i, ev := range q {
+		assert.NotEmpty(t, ev.Node)
+		if i < 3 {
+			assert.ErrorContains(t, ev.Err, "quarantined", "begun")
+			assert.Equal(t, "error", ev.Outcome)
+			assert.Positive(t, ev.Duration, "the quarantine left")
+		} else {
+			assert.NoError(t, ev.Err, "over: it votes")
+			assert.Equal(t, "ok", ev.Outcome)
+		}
+	}
+	var evs []redlock.Event
+	for _, ev := range h.Events() {
+		if ev.Kind != redlock.EventQuarantine {
+			evs = append(evs, ev)
+		}
+	}
 	require.Len(t, evs, 5, "%v", evs)
 	for i, want := range []struct {
 		kind    redlock.EventKind

@@ -97,9 +97,12 @@ func (l *Lock) Extend(ctx context.Context, ttl time.Duration) error {
 		return fmt.Errorf("%w: nil *Lock", ErrNotHeld)
 	}
 	t0 := time.Now()
+	before := l.ValidUntil()
 	err := joinCtx(ctx, l.extend(ctx, ttl, l.wait()))
 	if l.c.cfg.Hooks != nil {
-		l.c.observe(Event{Kind: EventExtend, Key: l.key, Token: l.token, Duration: time.Since(t0), Err: err, Spare: l.spare()})
+		left := max(0, time.Until(before)) // the margin the extend was made with
+		l.c.observe(Event{Kind: EventExtend, Key: l.key, Token: l.token, Duration: time.Since(t0), Err: err, Spare: l.spare(),
+			Validity: left})
 	}
 	return err
 }

@@ -17,7 +17,7 @@
 // every change of leader; `redlease bootstrap`, an operator's act on a
 // brand-new deployment (never after a crash), makes new nodes vote at once
 // instead of after --max-ttl; `redlease doctor` checks the nodes against what
-// redlease assumes (internal/doctor), with exit codes of its own.
+// redlease assumes (doctor), with exit codes of its own.
 // See README.md beside this file, or `redlease --help`, for every flag and
 // the exit codes.
 //

@@ -11,7 +11,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/redlease/redlease/internal/doctor"
+	"github.com/redlease/redlease/doctor"
 )
 
 // The exit codes of doctor, its own: the worst finding.

@@ -27,11 +27,49 @@ import (
 // contrib/prometheus and contrib/otel).
 var durationBuckets = []float64{0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5}
 
+// marginBuckets are the upper bounds in seconds of the histograms of the
+// validity left at a refresh and of the time with no leader (the same as
+// contrib/prometheus and contrib/otel).
+var marginBuckets = []float64{0.001, 0.005, 0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60}
+
 // histogram is one label set's histogram.
 type histogram struct {
+	bounds []float64
 	counts []uint64 // per bucket, not cumulative
 	sum    float64
 	n      uint64
+}
+
+func newHistogram(bounds []float64) *histogram {
+	return &histogram{bounds: bounds, counts: make([]uint64, len(bounds))}
+}
+
+func (h *histogram) observe(s float64) {
+	if i, _ := slices.BinarySearch(h.bounds, s); i < len(h.bounds) {
+		h.counts[i]++
+	}
+	h.sum += s
+	h.n++
+}
+
+// write writes h's series of metric name with labels (a label list
+// without braces, or "").
+func (h *histogram) write(b *strings.Builder, name, labels string) {
+	sep := ""
+	if labels != "" {
+		sep = ","
+	}
+	var cum uint64
+	for i, le := range h.bounds {
+		cum += h.counts[i]
+		fmt.Fprintf(b, "%s_bucket{%s%sle=%s} %d\n", name, labels, sep, quote(strconv.FormatFloat(le, 'g', -1, 64)), cum)
+	}
+	fmt.Fprintf(b, "%s_bucket{%s%sle=\"+Inf\"} %d\n", name, labels, sep, h.n)
+	if labels != "" {
+		labels = "{" + labels + "}"
+	}
+	fmt.Fprintf(b, "%s_sum%s %s\n", name, labels, strconv.FormatFloat(h.sum, 'g', -1, 64))
+	fmt.Fprintf(b, "%s_count%s %d\n", name, labels, h.n)
 }
 
 // cliMetrics keeps the metrics: its Observe is the CLI's
@@ -43,11 +81,17 @@ type cliMetrics struct {
 	nodeErrs  map[[2]string]uint64     // node, outcome
 	leader    map[string]float64       // election name: 1 while this process leads
 	spare     map[string]uint64        // successful extends by Event.Spare
+	validity  *histogram               // validity left at successful extends
+	gaps      map[string]*histogram    // election name: time with no leader before its terms won here
+	alarms    map[[2]string]uint64     // election, evidence: split-brain alarms
+	quarant   map[string]float64       // node: 1 while quarantined, as of its last answer
 }
 
 func newCLIMetrics() *cliMetrics {
 	return &cliMetrics{events: map[[2]string]uint64{}, durations: map[[2]string]*histogram{},
-		nodeErrs: map[[2]string]uint64{}, leader: map[string]float64{}, spare: map[string]uint64{}}
+		nodeErrs: map[[2]string]uint64{}, leader: map[string]float64{}, spare: map[string]uint64{},
+		validity: newHistogram(marginBuckets), gaps: map[string]*histogram{}, alarms: map[[2]string]uint64{},
+		quarant: map[string]float64{}}
 }
 
 // Observe is the function for redlock.Config.Hooks.
@@ -59,14 +103,29 @@ func (m *cliMetrics) Observe(ev redlock.Event) {
 	case redlock.EventNodeError:
 		m.nodeErrs[[2]string{ev.Node, outcome}]++
 		return
+	case redlock.EventQuarantine:
+		m.quarant[ev.Node] = 0
+		if ev.Err != nil {
+			m.quarant[ev.Node] = 1
+		}
+		return
 	case election.EventElected:
 		m.leader[ev.Key] = 1
+		if ev.Duration > 0 {
+			if m.gaps[ev.Key] == nil {
+				m.gaps[ev.Key] = newHistogram(marginBuckets)
+			}
+			m.gaps[ev.Key].observe(ev.Duration.Seconds())
+		}
 	case election.EventDemoted:
 		m.leader[ev.Key] = 0
 	case redlock.EventExtend:
 		if ev.Err == nil {
 			m.spare[strconv.Itoa(ev.Spare)]++
+			m.validity.observe(ev.Validity.Seconds())
 		}
+	case redlock.EventSplitBrain:
+		m.alarms[[2]string{ev.Key, ev.Evidence}]++
 	}
 	k := [2]string{string(ev.Kind), outcome}
 	m.events[k]++
@@ -74,15 +133,10 @@ func (m *cliMetrics) Observe(ev redlock.Event) {
 	case redlock.EventAcquire, redlock.EventExtend, redlock.EventRelease:
 		h := m.durations[k]
 		if h == nil {
-			h = &histogram{counts: make([]uint64, len(durationBuckets))}
+			h = newHistogram(durationBuckets)
 			m.durations[k] = h
 		}
-		s := ev.Duration.Seconds()
-		if i, _ := slices.BinarySearch(durationBuckets, s); i < len(durationBuckets) {
-			h.counts[i]++
-		}
-		h.sum += s
-		h.n++
+		h.observe(ev.Duration.Seconds())
 	}
 }
 
@@ -99,17 +153,7 @@ func (m *cliMetrics) writeTo(w io.Writer) {
 	b.WriteString("# HELP redlease_operation_duration_seconds Duration of acquire, extend and release calls.\n")
 	b.WriteString("# TYPE redlease_operation_duration_seconds histogram\n")
 	for _, k := range sortedKeys(m.durations) {
-		h := m.durations[k]
-		labels := "op=" + quote(k[0]) + ",outcome=" + quote(k[1])
-		var cum uint64
-		for i, le := range durationBuckets {
-			cum += h.counts[i]
-			fmt.Fprintf(&b, "redlease_operation_duration_seconds_bucket{%s,le=%s} %d\n", labels,
-				quote(strconv.FormatFloat(le, 'g', -1, 64)), cum)
-		}
-		fmt.Fprintf(&b, "redlease_operation_duration_seconds_bucket{%s,le=\"+Inf\"} %d\n", labels, h.n)
-		fmt.Fprintf(&b, "redlease_operation_duration_seconds_sum{%s} %s\n", labels, strconv.FormatFloat(h.sum, 'g', -1, 64))
-		fmt.Fprintf(&b, "redlease_operation_duration_seconds_count{%s} %d\n", labels, h.n)
+		m.durations[k].write(&b, "redlease_operation_duration_seconds", "op="+quote(k[0])+",outcome="+quote(k[1]))
 	}
 	b.WriteString("# HELP redlease_node_errors_total Requests a node gave no valid answer to, by node and outcome.\n")
 	b.WriteString("# TYPE redlease_node_errors_total counter\n")
@@ -126,7 +170,31 @@ func (m *cliMetrics) writeTo(w io.Writer) {
 	for _, spare := range sortedKeys(m.spare) {
 		fmt.Fprintf(&b, "redlease_extend_spare_total{spare=%s} %d\n", quote(spare), m.spare[spare])
 	}
+	m.writeMargins(&b)
 	_, _ = io.WriteString(w, b.String())
+}
+
+// writeMargins writes the margins an operator watches and the split-brain
+// alarms. The caller holds m.mu.
+func (m *cliMetrics) writeMargins(b *strings.Builder) {
+	b.WriteString("# HELP redlease_extend_validity_left_seconds Validity a lock had left when a successful extend (refresh) returned: the margin it was refreshed with.\n")
+	b.WriteString("# TYPE redlease_extend_validity_left_seconds histogram\n")
+	m.validity.write(b, "redlease_extend_validity_left_seconds", "")
+	b.WriteString("# HELP redlease_leaderless_seconds Time the election had no leader before a term won by this process, as far as it knows.\n")
+	b.WriteString("# TYPE redlease_leaderless_seconds histogram\n")
+	for _, name := range sortedKeys(m.gaps) {
+		m.gaps[name].write(b, "redlease_leaderless_seconds", "election="+quote(name))
+	}
+	b.WriteString("# HELP redlease_split_brain_total Evidence seen of two holders at once (a safety assumption failed), by election and rule (evidence).\n")
+	b.WriteString("# TYPE redlease_split_brain_total counter\n")
+	for _, k := range sortedKeys(m.alarms) {
+		fmt.Fprintf(b, "redlease_split_brain_total{election=%s,evidence=%s} %d\n", quote(k[0]), quote(k[1]), m.alarms[k])
+	}
+	b.WriteString("# HELP redlease_node_quarantined 1 while a node is quarantined (it may have forgotten its locks and does not vote), as of its last answer; 0 once it votes.\n")
+	b.WriteString("# TYPE redlease_node_quarantined gauge\n")
+	for _, node := range sortedKeys(m.quarant) {
+		fmt.Fprintf(b, "redlease_node_quarantined{node=%s} %g\n", quote(node), m.quarant[node])
+	}
 }
 
 // quote is a label value in the text format: in double quotes, with

@@ -29,7 +29,12 @@ func TestCLIMetricsText(t *testing.T) {
 	m.Observe(redlock.Event{Kind: redlock.EventAcquire, Key: "k", Duration: 10 * time.Second, Outcome: "ok"})
 	m.Observe(redlock.Event{Kind: redlock.EventNodeError, Node: `a"b\`, Err: errors.New("refused"), Outcome: "error"})
 	m.Observe(redlock.Event{Kind: election.EventElected, Key: "e", Outcome: "ok"})
-	m.Observe(redlock.Event{Kind: redlock.EventExtend, Key: "e", Spare: 1, Outcome: "ok"})
+	m.Observe(redlock.Event{Kind: redlock.EventExtend, Key: "e", Spare: 1, Validity: 2 * time.Second, Outcome: "ok"})
+	m.Observe(redlock.Event{Kind: election.EventElected, Key: "e", Duration: 20 * time.Millisecond, Outcome: "ok"})
+	m.Observe(redlock.Event{Kind: redlock.EventSplitBrain, Key: "e", Evidence: "token", Err: errors.New("below"), Outcome: "error"})
+	m.Observe(redlock.Event{Kind: redlock.EventQuarantine, Node: "n1", Err: errors.New("quarantined"), Outcome: "error"})
+	m.Observe(redlock.Event{Kind: redlock.EventQuarantine, Node: "n2", Err: errors.New("quarantined"), Outcome: "error"})
+	m.Observe(redlock.Event{Kind: redlock.EventQuarantine, Node: "n2", Outcome: "ok"})
 	m.Observe(redlock.Event{Kind: redlock.EventExtend, Key: "e", Spare: 0, Outcome: "ok"})
 	m.Observe(redlock.Event{Kind: redlock.EventExtend, Key: "e", Spare: 0, Outcome: "ok"})
 	m.Observe(redlock.Event{Kind: redlock.EventExtend, Key: "e", Err: errors.New("timeout"), Outcome: "timeout"})
@@ -38,7 +43,7 @@ func TestCLIMetricsText(t *testing.T) {
 	out := b.String()
 	for _, want := range []string{
 		`redlease_events_total{op="acquire",outcome="ok"} 3`,
-		`redlease_events_total{op="elected",outcome="ok"} 1`,
+		`redlease_events_total{op="elected",outcome="ok"} 2`,
 		`redlease_operation_duration_seconds_bucket{op="acquire",outcome="ok",le="0.001"} 0`,
 		`redlease_operation_duration_seconds_bucket{op="acquire",outcome="ok",le="0.005"} 1`,
 		`redlease_operation_duration_seconds_bucket{op="acquire",outcome="ok",le="0.05"} 2`,
@@ -52,6 +57,16 @@ func TestCLIMetricsText(t *testing.T) {
 		`redlease_extend_spare_total{spare="1"} 1`,
 		"# TYPE redlease_extend_spare_total counter",
 		"# TYPE redlease_operation_duration_seconds histogram",
+		`redlease_extend_validity_left_seconds_bucket{le="1"} 2`,
+		`redlease_extend_validity_left_seconds_bucket{le="2.5"} 3`,
+		`redlease_extend_validity_left_seconds_count 3`,
+		`redlease_leaderless_seconds_bucket{election="e",le="0.01"} 0`,
+		`redlease_leaderless_seconds_bucket{election="e",le="0.05"} 1`,
+		`redlease_leaderless_seconds_sum{election="e"} 0.02`,
+		`redlease_split_brain_total{election="e",evidence="token"} 1`,
+		"# TYPE redlease_split_brain_total counter",
+		`redlease_node_quarantined{node="n1"} 1`,
+		`redlease_node_quarantined{node="n2"} 0`,
 	} {
 		assert.Contains(t, out, want+"\n")
 	}
@@ -80,7 +95,7 @@ func TestRunMetricsAddr(t *testing.T) {
 	assert.Equal(t, "text/plain; version=0.0.4; charset=utf-8", resp.Header.Get("Content-Type"))
 	for _, want := range []string{
 		`redlease_events_total{op="acquire",outcome="ok"} 1`,
-		`redlease_events_total{op="elected",outcome="ok"} 1`,
+		`redlease_events_total{op="elected",outcome="ok"} 2`,
 		`redlease_leader{election="metered"} 1`,
 		`redlease_operation_duration_seconds_count{op="acquire",outcome="ok"} 1`,
 	} {

@@ -2,6 +2,7 @@ package redleaseotel_test
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 
@@ -12,8 +13,10 @@ import (
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 
 	redleaseotel "github.com/redlease/redlease/contrib/otel"
+	"github.com/redlease/redlease/election"
 	"github.com/redlease/redlease/internal/testing/adaptertest"
 	"github.com/redlease/redlease/internal/testing/testnodes"
+	"github.com/redlease/redlease/redlock"
 )
 
 func TestMain(m *testing.M) { testnodes.Main(m) }
@@ -63,7 +66,9 @@ func sum(t *testing.T, ms map[string]metricdata.Metrics, name string, want map[s
 	case metricdata.Histogram[float64]:
 		for _, p := range d.DataPoints {
 			if matches(p.Attributes, want) {
-				assert.Equal(t, redleaseotel.Buckets, p.Bounds)
+				if name == "redlease.operation.duration" {
+					assert.Equal(t, redleaseotel.Buckets, p.Bounds)
+				}
 				return int64(p.Count)
 			}
 		}
@@ -115,4 +120,24 @@ func TestHooksOnManualReader(t *testing.T) {
 			assert.Equal(t, int64(1), sum(t, collect(t, reader), "redlease.events", map[string]string{"op": "elected", "outcome": "ok"}))
 		},
 	})
+
+	// The margins: every successful extend's validity left; the time with
+	// no leader before a term (none before the scenario's first: unknown).
+	got := collect(t, reader)
+	assert.GreaterOrEqual(t, sum(t, got, "redlease.extend.validity_left", nil), int64(3))
+	assert.Equal(t, "s", got["redlease.extend.validity_left"].Unit)
+	assert.Equal(t, int64(-1), sum(t, got, "redlease.leaderless", nil), "the first term knew of no gap")
+	h.Observe(redlock.Event{Kind: election.EventElected, Key: "e", Duration: 150 * time.Millisecond, Outcome: "ok"})
+	// The alarm (forced for real in election's TestIntegrationSplitBrainAlarm).
+	h.Observe(redlock.Event{Kind: redlock.EventSplitBrain, Key: "e", Evidence: "overlap", Err: errors.New("granted twice"), Outcome: "error"})
+	got = collect(t, reader)
+	assert.Equal(t, int64(1), sum(t, got, "redlease.leaderless", map[string]string{"election": "e"}))
+	assert.Equal(t, int64(1), sum(t, got, "redlease.split_brain", map[string]string{"election": "e", "evidence": "overlap"}))
+	assert.Equal(t, "{alarm}", got["redlease.split_brain"].Unit)
+
+	// Quarantines: the scenario's brand-new nodes were quarantined at New,
+	// then voted after Bootstrap.
+	assert.Equal(t, int64(0), sum(t, got, "redlease.node.quarantined", nil))
+	h.Observe(redlock.Event{Kind: redlock.EventQuarantine, Node: "x", Err: errors.New("quarantined"), Outcome: "error"})
+	assert.Equal(t, int64(1), sum(t, collect(t, reader), "redlease.node.quarantined", map[string]string{"node": "x"}))
 }

@@ -9,11 +9,15 @@
 // it too. The metrics (docs/observability.md; `redlease run --metrics-addr`
 // serves the same ones):
 //
-//	redlease_events_total{op, outcome}                    counter
+//	redlease_events_total{op, outcome}                    counter (not node errors nor quarantines)
 //	redlease_operation_duration_seconds{op, outcome}      histogram (op: acquire, extend, release)
 //	redlease_node_errors_total{node, outcome}             counter
 //	redlease_leader{election}                             gauge: 1 while this process leads
 //	redlease_extend_spare_total{spare}                    counter: successful extends by spare copies
+//	redlease_extend_validity_left_seconds                 histogram: validity left at each successful extend
+//	redlease_leaderless_seconds{election}                 histogram: time with no leader before each term won here
+//	redlease_split_brain_total{election, evidence}        counter: evidence of two holders at once (alert on any)
+//	redlease_node_quarantined{node}                       gauge: 1 while the node is quarantined (as of its last answer)
 //
 // spare is redlock.Event.Spare: how many nodes held the lock's copy beyond
 // the majority it needs, after the extend ("0": a bare majority, one more
@@ -38,6 +42,11 @@ import (
 // RetryDelay (100ms).
 var Buckets = []float64{0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5}
 
+// marginBuckets are the upper bounds, in seconds, of the histograms of
+// the validity left at a refresh and of the time with no leader: from a
+// graceful handover's milliseconds to past the default MaxTTL (30s).
+var marginBuckets = []float64{0.001, 0.005, 0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60}
+
 // Hooks is the hooks (redlock.Config.Hooks: pass its Observe) that records every event in Prometheus
 // collectors. It is safe for concurrent use.
 type Hooks struct {
@@ -46,6 +55,10 @@ type Hooks struct {
 	nodeErrs  *prometheus.CounterVec
 	leader    *prometheus.GaugeVec
 	spare     *prometheus.CounterVec
+	validity  prometheus.Histogram
+	gaps      *prometheus.HistogramVec
+	alarms    *prometheus.CounterVec
+	quarant   *prometheus.GaugeVec
 }
 
 var _ func(redlock.Event) = (*Hooks)(nil).Observe
@@ -79,8 +92,26 @@ func New(reg prometheus.Registerer) (*Hooks, error) {
 			Name: "redlease_extend_spare_total",
 			Help: "Successful extends, by how many nodes held the lock's copy beyond the majority (spare; 0: a bare majority).",
 		}, []string{"spare"}),
+		validity: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name:    "redlease_extend_validity_left_seconds",
+			Help:    "Validity a lock had left when a successful extend (refresh) returned: the margin it was refreshed with.",
+			Buckets: marginBuckets,
+		}),
+		gaps: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "redlease_leaderless_seconds",
+			Help:    "Time the election had no leader before a term won by this process, as far as it knows.",
+			Buckets: marginBuckets,
+		}, []string{"election"}),
+		alarms: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "redlease_split_brain_total",
+			Help: "Evidence seen of two holders at once (a safety assumption failed), by election and rule (evidence).",
+		}, []string{"election", "evidence"}),
+		quarant: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "redlease_node_quarantined",
+			Help: "1 while a node is quarantined (it may have forgotten its locks and does not vote), as of its last answer; 0 once it votes.",
+		}, []string{"node"}),
 	}
-	for _, c := range []prometheus.Collector{h.events, h.durations, h.nodeErrs, h.leader, h.spare} {
+	for _, c := range []prometheus.Collector{h.events, h.durations, h.nodeErrs, h.leader, h.spare, h.validity, h.gaps, h.alarms, h.quarant} {
 		if err := reg.Register(c); err != nil {
 			return nil, err
 		}
@@ -95,14 +126,23 @@ func (h *Hooks) Observe(ev redlock.Event) {
 	case redlock.EventNodeError:
 		h.nodeErrs.WithLabelValues(ev.Node, outcome).Inc()
 		return
+	case redlock.EventQuarantine:
+		h.quarant.WithLabelValues(ev.Node).Set(b2f(ev.Err != nil))
+		return
 	case election.EventElected:
 		h.leader.WithLabelValues(ev.Key).Set(1)
+		if ev.Duration > 0 {
+			h.gaps.WithLabelValues(ev.Key).Observe(ev.Duration.Seconds())
+		}
 	case election.EventDemoted:
 		h.leader.WithLabelValues(ev.Key).Set(0)
 	case redlock.EventExtend:
 		if ev.Err == nil {
 			h.spare.WithLabelValues(strconv.Itoa(ev.Spare)).Inc()
+			h.validity.Observe(ev.Validity.Seconds())
 		}
+	case redlock.EventSplitBrain:
+		h.alarms.WithLabelValues(ev.Key, ev.Evidence).Inc()
 	}
 	op := string(ev.Kind)
 	h.events.WithLabelValues(op, outcome).Inc()
@@ -110,4 +150,11 @@ func (h *Hooks) Observe(ev redlock.Event) {
 	case redlock.EventAcquire, redlock.EventExtend, redlock.EventRelease:
 		h.durations.WithLabelValues(op, outcome).Observe(ev.Duration.Seconds())
 	}
+}
+
+func b2f(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
 }

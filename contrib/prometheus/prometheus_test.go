@@ -1,6 +1,7 @@
 package redleaseprom_test
 
 import (
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -12,8 +13,10 @@ import (
 	"github.com/stretchr/testify/require"
 
 	redleaseprom "github.com/redlease/redlease/contrib/prometheus"
+	"github.com/redlease/redlease/election"
 	"github.com/redlease/redlease/internal/testing/adaptertest"
 	"github.com/redlease/redlease/internal/testing/testnodes"
+	"github.com/redlease/redlease/redlock"
 )
 
 func TestMain(m *testing.M) { testnodes.Main(m) }
@@ -107,8 +110,24 @@ func TestHooksOnRegistry(t *testing.T) {
 # TYPE redlease_leader gauge
 redlease_leader{election="scenario:e"} 0
 `), "redlease_leader"))
+
+	// The margins: every successful extend's validity left; the time with
+	// no leader before a term (none before the scenario's first: unknown).
+	assert.GreaterOrEqual(t, value(t, reg, "redlease_extend_validity_left_seconds", nil), 3.0)
+	assert.Equal(t, -1.0, value(t, reg, "redlease_leaderless_seconds", nil), "the first term knew of no gap")
+	h.Observe(redlock.Event{Kind: election.EventElected, Key: "e", Duration: 150 * time.Millisecond, Outcome: "ok"})
+	assert.Equal(t, 1.0, value(t, reg, "redlease_leaderless_seconds", map[string]string{"election": "e"}))
+	// The alarm (forced for real in election's TestIntegrationSplitBrainAlarm).
+	h.Observe(redlock.Event{Kind: redlock.EventSplitBrain, Key: "e", Evidence: "overlap", Err: errors.New("granted twice"), Outcome: "error"})
+	assert.Equal(t, 1.0, value(t, reg, "redlease_split_brain_total", map[string]string{"election": "e", "evidence": "overlap"}))
+	// Quarantines: the scenario's brand-new nodes were quarantined at New,
+	// then voted after Bootstrap.
+	assert.Equal(t, 0.0, value(t, reg, "redlease_node_quarantined", nil))
+	h.Observe(redlock.Event{Kind: redlock.EventQuarantine, Node: "x", Err: errors.New("quarantined"), Outcome: "error"})
+	assert.Equal(t, 1.0, value(t, reg, "redlease_node_quarantined", map[string]string{"node": "x"}))
 	n, err := testutil.GatherAndCount(reg, "redlease_events_total", "redlease_operation_duration_seconds",
-		"redlease_node_errors_total", "redlease_leader", "redlease_extend_spare_total")
+		"redlease_node_errors_total", "redlease_leader", "redlease_extend_spare_total",
+		"redlease_extend_validity_left_seconds", "redlease_leaderless_seconds", "redlease_split_brain_total", "redlease_node_quarantined")
 	require.NoError(t, err)
 	assert.Positive(t, n)
 }

@@ -17,6 +17,13 @@ var epoch = time.Now()
 type Heard struct {
 	lastAnswer atomic.Int64 // nanoseconds since epoch, plus one; 0: never
 	seen       atomic.Pointer[marker]
+
+	// OnChange, when set before the Heard is used, is called when an
+	// answer shows the node begin a quarantine (quarantined, with the
+	// time it has left: 0 when only its fencing floor awaits raising) or
+	// vote again. A quarantine that ran out with no answer since is over
+	// by Node, but OnChange hears of it at the next answer.
+	OnChange func(quarantined bool, left time.Duration)
 }
 
 // marker is what the last answer that read a node's quarantine marker
@@ -42,16 +49,24 @@ func at(t int64) time.Time {
 
 // SawVote records an answer that read the node's marker and found that it
 // votes.
-func (h *Heard) SawVote() { h.seen.Store(nil) }
+func (h *Heard) SawVote() { h.store(nil, 0) }
 
 // SawQuarantine records an answer that read the node's marker and found it
 // quarantined for left more (0: over), its floor raised or not.
 func (h *Heard) SawQuarantine(left time.Duration, raised bool) {
 	if left <= 0 && raised {
-		h.seen.Store(nil)
+		h.store(nil, 0)
 		return
 	}
-	h.seen.Store(&marker{until: time.Now().Add(left), raised: raised})
+	h.store(&marker{until: time.Now().Add(left), raised: raised}, left)
+}
+
+// store records m (nil: the node votes) and reports a change to OnChange.
+func (h *Heard) store(m *marker, left time.Duration) {
+	old := h.seen.Swap(m)
+	if (old == nil) != (m == nil) && h.OnChange != nil {
+		h.OnChange(m != nil, max(0, left))
+	}
 }
 
 // FloorRaised records that the node's fencing floor was raised: it votes

@@ -110,7 +110,7 @@ type Node struct {
 }
 
 // Run checks every node, at once, and the nodes against each other. Its
-// error is a bad Config only (wrapping [ErrInvalidConfig]); a node that
+// error is a bad Config only (wrapping [ErrInvalidArgument]); a node that
 // does not answer is a finding. It takes about Config.ClockInterval plus
 // Config.Pings round trips.
 func Run(ctx context.Context, cfg Config, nodes []Node) (*Report, error) {
@@ -119,7 +119,7 @@ func Run(ctx context.Context, cfg Config, nodes []Node) (*Report, error) {
 		return nil, err
 	}
 	if len(nodes) == 0 {
-		return nil, fmt.Errorf("%w: no nodes", ErrInvalidConfig)
+		return nil, fmt.Errorf("%w: no nodes", ErrInvalidArgument)
 	}
 	states := checkAll(ctx, &cfg, nodes)
 	return report(&cfg, states, nil), nil

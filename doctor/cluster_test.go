@@ -10,8 +10,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/redlease/redlease/doctor"
 	"github.com/redlease/redlease/internal/clusterkey"
-	"github.com/redlease/redlease/internal/doctor"
 	"github.com/redlease/redlease/internal/testing/redistest"
 	"github.com/redlease/redlease/redlock"
 )

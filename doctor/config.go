@@ -10,8 +10,9 @@ import (
 	"github.com/redlease/redlease/internal/lockrule"
 )
 
-// ErrInvalidConfig is wrapped by the error of [Run] for a bad [Config].
-var ErrInvalidConfig = errors.New("doctor: invalid config")
+// ErrInvalidArgument is wrapped by the error of [Run] and [RunCluster] for a
+// bad [Config] or [Cluster] (as redlock.ErrInvalidArgument is by redlock's).
+var ErrInvalidArgument = errors.New("doctor: invalid argument")
 
 // Config is what the checks compare the servers with: the settings of the
 // redlock client (and lease) that will use them, and how long to sample.
@@ -104,11 +105,11 @@ func (c Config) withDefaults() (Config, error) {
 	switch {
 	case c.NodeTimeout < 0, c.MaxTTL < 0, c.TTL < 0, c.ClockInterval < 0:
 		return c, fmt.Errorf("%w: durations must be positive (NodeTimeout %s, MaxTTL %s, TTL %s, ClockInterval %s)",
-			ErrInvalidConfig, c.NodeTimeout, c.MaxTTL, c.TTL, c.ClockInterval)
+			ErrInvalidArgument, c.NodeTimeout, c.MaxTTL, c.TTL, c.ClockInterval)
 	case c.DriftFactor < 0 || c.DriftFactor >= 1:
-		return c, fmt.Errorf("%w: DriftFactor (%g) must be in [0, 1)", ErrInvalidConfig, c.DriftFactor)
+		return c, fmt.Errorf("%w: DriftFactor (%g) must be in [0, 1)", ErrInvalidArgument, c.DriftFactor)
 	case c.Pings < 1:
-		return c, fmt.Errorf("%w: Pings (%d) must be positive", ErrInvalidConfig, c.Pings)
+		return c, fmt.Errorf("%w: Pings (%d) must be positive", ErrInvalidArgument, c.Pings)
 	}
 	return c, CheckAccept(c.Accept)
 }
@@ -127,9 +128,9 @@ func CheckAccept(ids []string) error {
 		switch {
 		case slices.Contains(Acceptable, id):
 		case slices.Contains(Checks, id):
-			return fmt.Errorf("%w: finding %q cannot be accepted (acceptable: %s)", ErrInvalidConfig, id, strings.Join(Acceptable, ", "))
+			return fmt.Errorf("%w: finding %q cannot be accepted (acceptable: %s)", ErrInvalidArgument, id, strings.Join(Acceptable, ", "))
 		default:
-			return fmt.Errorf("%w: no finding is called %q (acceptable: %s)", ErrInvalidConfig, id, strings.Join(Acceptable, ", "))
+			return fmt.Errorf("%w: no finding is called %q (acceptable: %s)", ErrInvalidArgument, id, strings.Join(Acceptable, ", "))
 		}
 	}
 	return nil

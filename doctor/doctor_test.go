@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
-	"github.com/redlease/redlease/internal/doctor"
+	"github.com/redlease/redlease/doctor"
 	"github.com/redlease/redlease/internal/testing/redistest"
 )
 
@@ -251,7 +251,7 @@ func TestDoctorAccept(t *testing.T) {
 	for _, id := range []string{"role", "nosuch"} {
 		cfg.Accept = []string{id}
 		_, err := doctor.Run(context.Background(), cfg, []doctor.Node{{Name: s.Addr(), Client: c}})
-		require.ErrorIs(t, err, doctor.ErrInvalidConfig)
+		require.ErrorIs(t, err, doctor.ErrInvalidArgument)
 		assert.Contains(t, err.Error(), `"`+id+`"`)
 	}
 }

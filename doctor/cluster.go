@@ -31,11 +31,11 @@ func (cl Cluster) withDefaults() (Cluster, error) {
 	}
 	switch {
 	case cl.Client == nil:
-		return cl, fmt.Errorf("%w: nil cluster client", ErrInvalidConfig)
+		return cl, fmt.Errorf("%w: nil cluster client", ErrInvalidArgument)
 	case cl.Replicas < 1 || cl.Replicas > 15 || cl.Replicas%2 == 0:
-		return cl, fmt.Errorf("%w: Replicas (%d) must be odd, from 1 to 15", ErrInvalidConfig, cl.Replicas)
+		return cl, fmt.Errorf("%w: Replicas (%d) must be odd, from 1 to 15", ErrInvalidArgument, cl.Replicas)
 	case cl.Buckets < 1 || cl.Buckets > clusterkey.MaxBuckets:
-		return cl, fmt.Errorf("%w: Buckets (%d) must be from 1 to %d", ErrInvalidConfig, cl.Buckets, clusterkey.MaxBuckets)
+		return cl, fmt.Errorf("%w: Buckets (%d) must be from 1 to %d", ErrInvalidArgument, cl.Buckets, clusterkey.MaxBuckets)
 	}
 	return cl, nil
 }

@@ -8,7 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/redlease/redlease/internal/doctor"
+	"github.com/redlease/redlease/doctor"
 	"github.com/redlease/redlease/internal/testing/redistest"
 	"github.com/redlease/redlease/redlock"
 )

@@ -6,7 +6,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 
-	"github.com/redlease/redlease/internal/doctor"
+	"github.com/redlease/redlease/doctor"
 )
 
 // The ACL, tried with ACL DRYRUN (the user may run it here): SECURITY.md's
