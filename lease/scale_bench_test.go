@@ -648,7 +648,7 @@ func readServers(b *testing.B, admin []*redis.Client) []serverStats {
 			case "used_cpu_user", "used_cpu_sys":
 				f, _ := strconv.ParseFloat(val, 64)
 				out[i].cpu += f
-			case "cmdstat_evalsha", "cmdstat_eval":
+			case "cmdstat_evalsha", "cmdstat_eval", "cmdstat_fcall":
 				calls, usec := cmdstat(val)
 				out[i].scripts += calls
 				out[i].scriptUsec += usec

@@ -30,7 +30,7 @@ type failOnce struct {
 func (f *failOnce) DialHook(next redis.DialHook) redis.DialHook { return next }
 func (f *failOnce) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 	return func(ctx context.Context, cmd redis.Cmder) error {
-		if cmd.Name() != "evalsha" || !slices.Contains(cmd.Args(), any(f.key)) {
+		if name := cmd.Name(); name != "evalsha" && name != "fcall" || !slices.Contains(cmd.Args(), any(f.key)) {
 			return next(ctx, cmd)
 		}
 		f.calls.Add(1)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -61,7 +62,7 @@ func (n *node) runBatched(ctx context.Context, sc *scriptCall) (any, error) {
 		b.inFlight++
 		b.mu.Unlock()
 		// Alone: no pipeline. Then pass the lead on.
-		res, err := sc.Run(ctx, n.client)
+		res, err := sc.Run(ctx, n.client, &n.fcall)
 		n.handOff(ctx)
 		return res, classify(err)
 	}
@@ -124,7 +125,7 @@ func (n *node) send(ctx context.Context) {
 		// The leader's own ctx may be ending; the others still wait for
 		// their answers, so the pipeline gets its own bound.
 		pctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), pipelineTimeout)
-		pipeline(pctx, n.client, batch)
+		pipeline(pctx, n.client, &n.fcall, batch)
 		cancel()
 	}
 	n.handOff(ctx)
@@ -166,14 +167,17 @@ func annotate(sc *scriptCall, err error) error {
 		scripts.Name(sc.Script()), strings.Join(sc.Keys(), ", "), scripts.Commands(sc.Script()), err)
 }
 
-// pipeline runs a batch with EVALSHA, and again with EVAL for the requests
-// that met NOSCRIPT (a restarted or flushed server). Every error reply is
-// classified here, as it arrives (rediserr.go).
-func pipeline(ctx context.Context, c redis.UniversalClient, batch []*batchReq) {
+// pipeline runs a batch with FCALL (in FCALL mode) or EVALSHA, and again
+// for the requests that met NOSCRIPT or "Function not found" (a restarted
+// or flushed server): by FCALL once the library is loaded again, or else
+// by EVAL, the node then in EVALSHA mode (see scripts.Call.Run). Every
+// error reply is classified here, as it arrives (rediserr.go).
+func pipeline(ctx context.Context, c redis.UniversalClient, mode *atomic.Bool, batch []*batchReq) {
+	fcall := mode.Load()
 	cmds := make([]*redis.Cmd, len(batch))
 	_, _ = c.Pipelined(ctx, func(p redis.Pipeliner) error {
 		for i, r := range batch {
-			cmds[i] = p.Do(ctx, r.call.Argv()...)
+			cmds[i] = p.Do(ctx, r.call.Argvs(fcall)...)
 		}
 		return nil
 	})
@@ -184,9 +188,17 @@ func pipeline(ctx context.Context, c redis.UniversalClient, batch []*batchReq) {
 		}
 	}
 	if len(retry) > 0 {
+		loaded := fcall && scripts.LoadLibrary(ctx, c) == nil
+		if fcall && !loaded {
+			mode.Store(false)
+		}
 		_, _ = c.Pipelined(ctx, func(p redis.Pipeliner) error {
 			for _, i := range retry {
-				cmds[i] = p.Do(ctx, batch[i].call.EvalArgv()...)
+				if loaded {
+					cmds[i] = p.Do(ctx, batch[i].call.FcallArgv()...)
+				} else {
+					cmds[i] = p.Do(ctx, batch[i].call.EvalArgv()...)
+				}
 			}
 			return nil
 		})

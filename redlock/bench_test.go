@@ -115,11 +115,11 @@ type benchCase struct {
 func runCycleBench(b *testing.B, sc benchScenario) {
 	f := newBenchFixture(b, sc)
 	cases := []benchCase{
-		{"redlease", []string{"evalsha", "eval"}, f.redleaseCycle(f.fenced)},
-		{"redlease-nofence", []string{"evalsha", "eval"}, f.redleaseCycle(f.nofence)},
+		{"redlease", []string{"evalsha", "eval", "fcall"}, f.redleaseCycle(f.fenced)},
+		{"redlease-nofence", []string{"evalsha", "eval", "fcall"}, f.redleaseCycle(f.nofence)},
 		{"floor-parallel", []string{"set", "del"}, f.floorParallel},
 		{"floor-single", []string{"set", "del"}, f.floorSingle},
-		{"redlease-single", []string{"evalsha", "eval"}, f.redleaseCycle(f.single)},
+		{"redlease-single", []string{"evalsha", "eval", "fcall"}, f.redleaseCycle(f.single)},
 		{"floor-scripts", []string{"evalsha", "eval"}, f.floorScripts},
 	}
 	f.injectFault(b)

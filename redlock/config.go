@@ -81,6 +81,19 @@ type Config struct {
 	// twice. Default: false (quarantine on).
 	DisableQuarantine bool
 
+	// DisableFunctions keeps every node on the EVALSHA scripts, which run
+	// the full quarantine check (INFO server and replication) on every
+	// acquisition. By default [New] loads the scripts as one Redis
+	// Function library (FUNCTION LOAD; named by a hash of its code, so
+	// versions coexist) on each standalone node and calls them by FCALL:
+	// the library's loaded copy carries an incarnation token that also
+	// catches DEBUG RELOAD of an old RDB and needs no INFO server per
+	// acquisition. A node that refuses FUNCTION (ACL, an old server, a
+	// proxy, miniredis) keeps EVALSHA by itself; New logs each node's
+	// mode. Note that an operator's FUNCTION FLUSH then quarantines the
+	// node like a restart (docs/design.md §4.7.5). Default: false.
+	DisableFunctions bool
+
 	// DisableFencing turns fencing tokens off: no counter key is kept per
 	// lock key, and [Lock.Token] is 0. Default: false (fencing on). With
 	// fencing on, each lock key has a counter beside it ("<key>:fence")

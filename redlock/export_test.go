@@ -18,9 +18,9 @@ const (
 	ConfStale = nodecheck.Stale
 )
 
-// FenceDigest is the SHA1 digest of the fencing write-back script, so that
-// tests can count its calls.
-var FenceDigest = scripts.Fence.Hash()
+// FenceScript is the fencing write-back script, so that tests can count
+// its calls (IsScriptCall).
+var FenceScript = scripts.Fence
 
 // AcquireGate is a go-redis hook that holds the client's acquire requests
 // (acquire.lua) while armed by Hold, so that a test can make a node's grant
@@ -37,7 +37,7 @@ func (g *AcquireGate) Hold() (open func()) {
 func (g *AcquireGate) DialHook(next redis.DialHook) redis.DialHook { return next }
 func (g *AcquireGate) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 	return func(ctx context.Context, cmd redis.Cmder) error {
-		if a := cmd.Args(); len(a) > 1 && cmd.Name() == "evalsha" && a[1] == scripts.Acquire.Hash() {
+		if IsScriptCall(cmd, scripts.Acquire) {
 			if ch := g.held.Load(); ch != nil {
 				<-*ch
 			}
@@ -49,12 +49,28 @@ func (g *AcquireGate) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.
 	return next
 }
 
+// IsScriptCall reports whether cmd calls script s: EVALSHA of its digest,
+// or FCALL of its function (FCALL mode).
+func IsScriptCall(cmd redis.Cmder, s *redis.Script) bool {
+	a := cmd.Args()
+	if len(a) < 2 {
+		return false
+	}
+	switch cmd.Name() {
+	case "evalsha":
+		return a[1] == s.Hash()
+	case "fcall":
+		return a[1] == scripts.FunctionName(s)
+	}
+	return false
+}
+
 // RunAcquireScript runs the acquire script once on c, as one attempt of
 // value on key would (quarantine on, fencing on), and returns its reply.
 func RunAcquireScript(ctx context.Context, c redis.UniversalClient, key, value string, ttl, maxTTL time.Duration) ([]any, error) {
 	sc := scripts.NewCall(scripts.Acquire, []string{key, key + ":fence", markerKey}, value, ttl.Milliseconds(), maxTTL.Milliseconds(),
 		"1", strconv.FormatInt(counterTTLFactor*maxTTL.Milliseconds(), 10), "0")
-	res, err := sc.Run(ctx, c)
+	res, err := sc.Run(ctx, c, new(atomic.Bool)) // EVALSHA
 	if err != nil {
 		return nil, err
 	}

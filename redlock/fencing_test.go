@@ -66,7 +66,7 @@ func (w *writeBacks) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.P
 }
 
 func (w *writeBacks) count(cmd redis.Cmder) {
-	if a := cmd.Args(); len(a) > 1 && cmd.Name() == "evalsha" && a[1] == redlock.FenceDigest {
+	if redlock.IsScriptCall(cmd, redlock.FenceScript) {
 		w.n.Add(1)
 	}
 }

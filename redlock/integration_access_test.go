@@ -60,12 +60,29 @@ func TestAccessDeniedIsFinal(t *testing.T) {
 	})
 
 	t.Run("New refuses an ACL without a permission the scripts need", func(t *testing.T) {
-		nodes := userNodes(t, g, "noevalsha", "right-password", "+@all", "-evalsha", "~*", "&*")
+		nodes := userNodes(t, g, "noevalsha", "right-password", "+@all", "-evalsha", "-function", "~*", "&*")
 		_, err := redlock.New(ctx, cfg, nodes...)
 		require.ErrorIs(t, err, redlock.ErrAccessDenied)
 		assert.Contains(t, err.Error(), "NOPERM")
 		assert.Contains(t, err.Error(), "evalsha")
 	})
+
+	// Without FUNCTION (or FCALL) rights, a node runs the EVALSHA scripts.
+	for _, deny := range []string{"-function", "-fcall"} {
+		t.Run("an ACL with "+deny+" falls back to EVALSHA", func(t *testing.T) {
+			nodes := userNodes(t, g, "no"+deny[1:], "right-password", "+@all", deny, "~*", "&*")
+			c, err := redlock.New(ctx, cfg, nodes...)
+			require.NoError(t, err)
+			defer c.Close()
+			require.NoError(t, c.Bootstrap(ctx))
+			for _, n := range c.Internal().Heard() {
+				assert.False(t, n.Function, "the node runs EVALSHA")
+			}
+			l, err := c.TryAcquire(ctx, "access/"+deny, 5*time.Second)
+			require.NoError(t, err)
+			require.NoError(t, l.Release(ctx))
+		})
+	}
 
 	t.Run("Acquire returns a refusal after start-up at once", func(t *testing.T) {
 		nodes := userNodes(t, g, "later", "right-password", "+@all", "~*", "&*")
@@ -166,24 +183,31 @@ func TestAcquireBacksOff(t *testing.T) {
 		require.ErrorIs(t, err, context.DeadlineExceeded)
 		stats, err := srv.Info(ctx, "commandstats").Result()
 		require.NoError(t, err)
-		return evalshaCalls(t, stats)
+		return scriptCallsIn(t, stats)
 	}
 	exp := calls()
 	constant := calls(redlock.WithRetry(func(int) (time.Duration, bool) { return backoff.Jitter(delay), true }))
-	t.Logf("EVALSHA calls in 1s: %d with the default backoff, %d with a constant jittered %s", exp, constant, delay)
+	t.Logf("script calls (EVALSHA, FCALL) in 1s: %d with the default backoff, %d with a constant jittered %s", exp, constant, delay)
 	assert.Less(t, exp, constant, "the default strategy backs off")
 }
 
-// evalshaCalls reads the calls of EVALSHA from INFO commandstats.
-func evalshaCalls(t *testing.T, stats string) int64 {
+// scriptCallsIn reads the script calls, EVALSHA and FCALL, from INFO
+// commandstats.
+func scriptCallsIn(t *testing.T, stats string) int64 {
+	var n int64
+	found := false
 	for _, line := range strings.Split(stats, "\n") {
-		rest, ok := strings.CutPrefix(strings.TrimSpace(line), "cmdstat_evalsha:calls=")
-		if ok {
-			n, err := strconv.ParseInt(rest[:strings.IndexByte(rest, ',')], 10, 64)
-			require.NoError(t, err)
-			return n
+		for _, cmd := range []string{"evalsha", "fcall"} {
+			rest, ok := strings.CutPrefix(strings.TrimSpace(line), "cmdstat_"+cmd+":calls=")
+			if ok {
+				c, err := strconv.ParseInt(rest[:strings.IndexByte(rest, ',')], 10, 64)
+				require.NoError(t, err)
+				n, found = n+c, true
+			}
 		}
 	}
-	t.Fatalf("no cmdstat_evalsha in %q", stats)
-	return 0
+	if !found {
+		t.Fatalf("no cmdstat_evalsha nor cmdstat_fcall in %q", stats)
+	}
+	return n
 }

@@ -46,6 +46,7 @@ func (i internal) Heard() []reach.Node {
 	out := make([]reach.Node, len(i.c.nodes))
 	for j, n := range i.c.nodes {
 		out[j] = n.heard.Node(now)
+		out[j].Function = n.fcall.Load()
 	}
 	return out
 }

@@ -50,6 +50,12 @@ type node struct {
 	// cluster Client), and name adds the master serving it.
 	bySlot bool
 
+	// fcall: the node runs the scripts as the Function library (FCALL),
+	// with its incarnation token; otherwise by EVALSHA (docs/design.md
+	// §4.7.5). Set by the start-up probe (functions.go).
+	fcall      atomic.Bool
+	modeLogged atomic.Bool // its mode was logged (functions.go)
+
 	batch batcher                   // requests to this node (see batch.go)
 	jobs  *workers.Pool[quorum.Job] // its requests' worker goroutines (docs/design.md §4.13)
 	conf  nodecheck.Conf            // what its configuration allows (see conf.go)

@@ -64,7 +64,7 @@ func (a answer) marker() quarantine.Marker {
 // voteYes for a healthy node, voteQuarantined with ms (quarantine left),
 // created and high otherwise.
 func (n *node) probeMarker(ctx context.Context, args *scriptArgs) answer {
-	res, err := n.run(ctx, scripts.NewCall(scripts.Probe, []string{n.marker()}, args.maxTTL, args.mode, "0", args.layout))
+	res, err := n.run(ctx, scripts.NewCall(scripts.Probe, []string{n.marker()}, args.maxTTL, args.mode, "0", args.layout, newNonce()))
 	if err != nil {
 		return answer{vote: voteError, err: err}
 	}

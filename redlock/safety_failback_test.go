@@ -71,12 +71,9 @@ func syncedMarker(t *testing.T, a, b *redis.Client, key string) string {
 	return runA
 }
 
-func startFailback(t *testing.T, noReplIDCheck bool) *failback {
+// startFailback sets the failback up for clients with cfg.
+func startFailback(t *testing.T, cfg redlock.Config) *failback {
 	ctx := context.Background()
-	cfg := failbackCfg
-	if noReplIDCheck {
-		unsafetest.TurnOff(t, &cfg, unsafeopt.Off{ReplicationIDCheck: true})
-	}
 	rig := startKillable(t, 4, redistest.Options{})
 	a, b := rig.Direct[0], rig.Direct[1]
 	link, err := faultproxy.New(rig.addr(0))
@@ -125,12 +122,37 @@ func startFailback(t *testing.T, noReplIDCheck bool) *failback {
 
 // TestSafetyFailbackAfterFullResync: a master that failed over and failed
 // back with its process running has its run_id and its own old marker, but a
-// dataset that lost client 1's lock. Its replication ID changed, so it is
+// dataset that lost client 1's lock. Its replication ID changed, and so did
+// its copy of the Function library (the full resync loaded B's), so it is
 // quarantined (docs/design.md S6): client 2 cannot win the lock client 1 holds, A votes no
 // for MaxTTL from the first contact after the failback, and tokens continue
-// above client 1's (S5).
+// above client 1's (S5). In EVALSHA mode the replication ID alone catches it.
 func TestSafetyFailbackAfterFullResync(t *testing.T) {
-	f := startFailback(t, false)
+	for _, tc := range []struct {
+		name string
+		cfg  redlock.Config
+	}{
+		{"FCALL", failbackCfg},
+		{"EVALSHA", evalsha(failbackCfg)},
+		{"FCALL, the token alone", unsafeCfg(t, failbackCfg, unsafeopt.Off{ReplicationIDCheck: true})},
+	} {
+		t.Run(tc.name, func(t *testing.T) { failbackQuarantined(t, tc.cfg) })
+	}
+}
+
+func evalsha(cfg redlock.Config) redlock.Config {
+	cfg.DisableFunctions = true
+	return cfg
+}
+
+func unsafeCfg(t *testing.T, cfg redlock.Config, off unsafeopt.Off) redlock.Config {
+	unsafetest.TurnOff(t, &cfg, off)
+	return cfg
+}
+
+// failbackQuarantined is TestSafetyFailbackAfterFullResync with cfg.
+func failbackQuarantined(t *testing.T, cfg redlock.Config) {
+	f := startFailback(t, cfg)
 	maxTTL := failbackCfg.MaxTTL
 
 	quarantinedWhileHeld(t, f.c2, f.key, f.l1, f.node0, func() {})
@@ -141,9 +163,23 @@ func TestSafetyFailbackAfterFullResync(t *testing.T) {
 
 // TestSafetyFailbackWithoutReplicationIDCheck is the negative control of
 // TestSafetyFailbackAfterFullResync: with the quarantine comparing run_ids
-// only, A votes at once, the lock is granted twice and the token repeats.
+// only (in EVALSHA mode; in FCALL mode, without the incarnation token
+// either), A votes at once, the lock is granted twice and the token repeats.
 func TestSafetyFailbackWithoutReplicationIDCheck(t *testing.T) {
-	f := startFailback(t, true)
+	for _, tc := range []struct {
+		name string
+		cfg  redlock.Config
+	}{
+		{"EVALSHA", unsafeCfg(t, evalsha(failbackCfg), unsafeopt.Off{ReplicationIDCheck: true})},
+		{"FCALL", unsafeCfg(t, failbackCfg, unsafeopt.Off{ReplicationIDCheck: true, IncarnationToken: true})},
+	} {
+		t.Run(tc.name, func(t *testing.T) { failbackTwice(t, tc.cfg) })
+	}
+}
+
+// failbackTwice is TestSafetyFailbackWithoutReplicationIDCheck with cfg.
+func failbackTwice(t *testing.T, cfg redlock.Config) {
+	f := startFailback(t, cfg)
 	l, err := f.c2.TryAcquire(context.Background(), f.key, time.Second)
 	require.NoError(t, err, "without the replication-ID check, A votes at once")
 	require.True(t, f.l1.Held() && l.Held(), "double grant expected: both clients hold the lock")

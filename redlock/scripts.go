@@ -50,13 +50,20 @@ func counterTTLArg(cfg *Config) string {
 }
 
 // quarantineArg is the scripts' quarantine argument (lua/quarantine.lua):
-// "0" off, "1" on, "2" on without the replication-ID check (a control).
+// "0" off, "1" on; for a negative control, "2" on without the
+// replication-ID check, "3" without the incarnation token's, "4" without
+// either.
 func quarantineArg(cfg *Config) string {
+	noRepl, noToken := cfg.unsafeOff.replicationIDCheck(), cfg.unsafeOff.incarnationToken()
 	switch {
 	case cfg.DisableQuarantine:
 		return "0"
-	case cfg.unsafeOff.replicationIDCheck():
+	case noRepl && noToken:
+		return "4"
+	case noRepl:
 		return "2"
+	case noToken:
+		return "3"
 	}
 	return "1"
 }
@@ -66,8 +73,9 @@ type scriptSet []*redis.Script
 
 // preloaded are the scripts New loads on every node after its probe, so
 // that the first acquisition does not pay a NOSCRIPT round trip (probe.lua
-// itself has just run).
-var preloaded = scriptSet{scripts.Acquire, scripts.Fence, scripts.Extend, scripts.ExtendMany, scripts.Release, scripts.Raise, scripts.Inspect, scripts.Settle}
+// too: on a node in FCALL mode it ran as a function, and the EVAL scripts
+// are what a node falls back to).
+var preloaded = scriptSet{scripts.Acquire, scripts.Fence, scripts.Extend, scripts.ExtendMany, scripts.Release, scripts.Raise, scripts.Inspect, scripts.Settle, scripts.Probe}
 
 // load loads the set on c with SCRIPT LOAD (not Script.Load: the latter
 // takes the server's reply as the digest, and one odd node would change it

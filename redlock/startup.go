@@ -112,7 +112,8 @@ type startup struct {
 func startupOf(c *Client) *startup {
 	return &startup{all: c.all, wait: max(time.Second, c.cfg.NodeTimeout), wg: &c.wg, log: c.log,
 		guard: &c.guard, placement: &c.placement, byRunID: make(map[string]*node),
-		prober: prober{check: &c.check, args: &c.args, log: c.log, quarantineOff: c.cfg.DisableQuarantine}}
+		prober: prober{check: &c.check, args: &c.args, log: c.log, quarantineOff: c.cfg.DisableQuarantine,
+			functionsOff: c.cfg.DisableFunctions}}
 }
 
 // node takes node n's probe: what it reported (info), or why not (err).
@@ -187,6 +188,7 @@ type prober struct {
 	args          *scriptArgs
 	log           hclog.Logger
 	quarantineOff bool // Config.DisableQuarantine
+	functionsOff  bool // Config.DisableFunctions
 }
 
 // probe checks one node's configuration, then runs probe.lua on it. The
@@ -196,8 +198,8 @@ func (p prober) probe(ctx context.Context, n *node, bootstrap bool) (probeInfo, 
 	if err := p.checkConfig(ctx, n); err != nil {
 		return probeInfo{}, err
 	}
-	res, err := scripts.Probe.Run(ctx, n.client, []string{n.marker()},
-		p.args.maxTTL, p.args.mode, flag(bootstrap), p.args.layout).Result()
+	sc := scripts.NewCall(scripts.Probe, []string{n.marker()}, p.args.maxTTL, p.args.mode, flag(bootstrap), p.args.layout, newNonce())
+	res, err := p.runProbe(ctx, n, sc)
 	if err != nil {
 		return probeInfo{}, noScripting(n, annotate(scripts.NewCall(scripts.Probe, []string{n.marker()}), classify(err)))
 	}

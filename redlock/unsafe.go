@@ -11,6 +11,7 @@ import "time"
 type guardsOff struct{}
 
 func (guardsOff) replicationIDCheck() bool  { return false }
+func (guardsOff) incarnationToken() bool    { return false }
 func (guardsOff) counterFromZero() bool     { return false }
 func (guardsOff) fastPathMinority() bool    { return false }
 func (guardsOff) noSettle() bool            { return false }

@@ -15,6 +15,7 @@ import (
 type guardsOff struct{ off unsafeopt.Off }
 
 func (g guardsOff) replicationIDCheck() bool  { return g.off.ReplicationIDCheck }
+func (g guardsOff) incarnationToken() bool    { return g.off.IncarnationToken }
 func (g guardsOff) counterFromZero() bool     { return g.off.CounterFromZero }
 func (g guardsOff) fastPathMinority() bool    { return g.off.FastPathMinority }
 func (g guardsOff) noSettle() bool            { return g.off.NoSettle }

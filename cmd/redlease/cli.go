@@ -30,6 +30,7 @@ Usage:
   redlease status --name NAME [--json]
   redlease watch  --name NAME [--json]
   redlease bootstrap
+  redlease library
   redlease doctor [--json] [--accept ID,...]
 
 Commands:
@@ -43,6 +44,8 @@ Commands:
           (30s) after first contact. Once, by an operator, on a new deployment;
           never after a crash or a restart (a node that lost its locks would
           grant them again)
+  library load redlease's scripts as one Redis Function library on every node
+          (FUNCTION LOAD), for users that may FCALL but not load it
   doctor  check the nodes against what redlease assumes (persistence,
           eviction, replicas, ACL, clocks, round trips): a finding per check
           and node, with its risk and fix; exits 0 ok, 1 warn, 2 fail, 3 usage
@@ -87,6 +90,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return cmdWatch(ctx, args[1:], out)
 	case "bootstrap":
 		return cmdBootstrap(ctx, args[1:], out)
+	case "library":
+		return cmdLibrary(ctx, args[1:], out)
 	case "doctor":
 		return cmdDoctor(ctx, args[1:], out)
 	case watchdogCmd: // hidden: run re-executes itself so (see startWatched)
@@ -95,7 +100,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprint(out.out, usageText)
 		return exitOK
 	default:
-		fmt.Fprintf(out.err, "redlease: unknown command %q (want run, status, watch, bootstrap or doctor)\n\n%s", args[0], usageText)
+		fmt.Fprintf(out.err, "redlease: unknown command %q (want run, status, watch, bootstrap, library or doctor)\n\n%s", args[0], usageText)
 		return exitUsage
 	}
 }

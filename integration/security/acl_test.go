@@ -16,6 +16,7 @@ import (
 
 	"github.com/redlease/redlease/internal/notice"
 	"github.com/redlease/redlease/internal/redlockx"
+	"github.com/redlease/redlease/internal/scripts"
 	"github.com/redlease/redlease/internal/testing/redistest"
 	"github.com/redlease/redlease/lease"
 	"github.com/redlease/redlease/redlock"
@@ -36,6 +37,13 @@ import (
 // MAINT_NOTIFICATIONS are optional: refused, they are skipped.
 const aclRule = "+evalsha +eval +script|load +get +mget +set +incr +pexpire +pexpireat +pttl +del +hget +hmget +hset +time +info|server " +
 	"+publish +subscribe +ping ~app:* ~{redlease}:marker &app:*:notice"
+
+// aclRuleFunctions is aclRule with the rights of the Function library
+// (docs/design.md §4.7.5): FUNCTION LOAD loads it at New, FCALL calls it,
+// and INFO replication is what its incarnation check reads on acquire (the
+// cheap section; without it the check reads INFO server too). A user
+// without them runs the EVALSHA scripts, as aclRule's does.
+const aclRuleFunctions = aclRule + " +function|load +fcall +info|replication"
 
 const (
 	nodeTimeout = 250 * time.Millisecond // above a local round trip under -race
@@ -86,28 +94,89 @@ func alias(t *testing.T, addr, user string) *redis.Client {
 // check (INFO server inside a script), acquire, extend, ExtendAll (the
 // leases' batched refresh), inspect, release, and a lease whose notices
 // wake a waiter.
+// It runs with aclRuleFunctions (FCALL), without its INFO replication (the
+// check reads INFO server and replication instead), and with aclRule, whose
+// user has no FUNCTION rights (EVALSHA).
 func TestACLLeastPrivilege(t *testing.T) {
 	skipShort(t)
+	for _, tc := range []struct {
+		mode    string
+		rule    string
+		preload bool // an operator loaded the library
+		fcall   bool
+	}{
+		{"FCALL", aclRuleFunctions, false, true},
+		{"FCALL without INFO replication", aclRule + " +function|load +fcall", false, true},
+		{"FCALL, the library loaded by an operator", aclRule + " +fcall +info|replication", true, true},
+		{"EVALSHA: no FUNCTION LOAD, no library", aclRule + " +fcall +info|replication", false, false},
+		{"EVALSHA", aclRule, false, false},
+	} {
+		t.Run(tc.mode, func(t *testing.T) { leastPrivilege(t, tc.rule, tc.preload, tc.fcall) })
+	}
+}
+
+// leastPrivilege is TestACLLeastPrivilege with rule (and the library
+// loaded first by the default user with preload); fcall is the mode every
+// node must be in.
+func leastPrivilege(t *testing.T, rule string, preload, fcall bool) {
 	ctx := context.Background()
 	g := redistest.Start(t, 3)
-	nodes := setUser(t, g, "redlease", aclRule)
+	if preload {
+		for _, c := range g.Clients(t) {
+			require.NoError(t, c.FunctionLoad(ctx, scripts.LibrarySource).Err())
+		}
+	}
+	nodes := setUser(t, g, "redlease", rule)
 	logs, logger := newLogBuffer(t)
 
 	c, err := redlock.New(ctx, redlock.Config{NodeTimeout: nodeTimeout, Logger: logger}, nodes...)
 	require.NoError(t, err)
 	defer c.Close()
+	for _, n := range c.Internal().Heard() {
+		assert.Equal(t, fcall, n.Function, "the node's mode (FCALL or EVALSHA)")
+	}
 	assert.NotContains(t, logs.String(), "did not answer", "every node answered the probe")
 	assert.Contains(t, logs.String(), "maxmemory-policy not checked", "CONFIG GET is refused and skipped")
 	require.NoError(t, c.Bootstrap(ctx))
 
 	// INFO server works inside the scripts: one server behind two
 	// addresses is one vote, refused by its run_id.
-	_, err = redlock.New(ctx, redlock.Config{NodeTimeout: nodeTimeout}, nodes[0], alias(t, g.Server(0).Addr(), "redlease"))
+	_, err = redlock.New(ctx, redlock.Config{NodeTimeout: nodeTimeout, Logger: logger}, nodes[0], alias(t, g.Server(0).Addr(), "redlease"))
 	require.ErrorIs(t, err, redlock.ErrInvalidArgument)
 	assert.Contains(t, err.Error(), "run_id")
 
 	t.Run("redlock", func(t *testing.T) { aclLock(t, c) })
 	t.Run("lease with notices", func(t *testing.T) { aclLeaseNotices(t, g, c) })
+}
+
+// TestACLLibraryFlushed: a user that may FCALL but not load the library
+// (an operator loaded it) meets a server whose functions were flushed: its
+// calls run the EVAL scripts, and the node stays in EVALSHA mode.
+func TestACLLibraryFlushed(t *testing.T) {
+	skipShort(t)
+	ctx := context.Background()
+	g := redistest.Start(t, 3)
+	admins := g.Clients(t)
+	for _, c := range admins {
+		require.NoError(t, c.FunctionLoad(ctx, scripts.LibrarySource).Err())
+	}
+	c, err := redlock.New(ctx, redlock.Config{NodeTimeout: nodeTimeout, Logger: testLogger(t)},
+		setUser(t, g, "redlease", aclRule+" +fcall +info|replication")...)
+	require.NoError(t, err)
+	defer c.Close()
+	require.NoError(t, c.Bootstrap(ctx))
+	for _, n := range c.Internal().Heard() {
+		require.True(t, n.Function, "FCALL mode")
+	}
+	for _, a := range admins {
+		require.NoError(t, a.FunctionFlush(ctx).Err())
+	}
+	l, err := c.TryAcquire(ctx, "app:flushed", 5*time.Second)
+	require.NoError(t, err, "the EVAL scripts run")
+	require.NoError(t, l.Release(ctx))
+	for _, n := range c.Internal().Heard() {
+		assert.False(t, n.Function, "the nodes are in EVALSHA mode now")
+	}
 }
 
 // aclLock: acquire, extend, ExtendAll, inspect and release of a lock.

@@ -21,4 +21,8 @@ type Node struct {
 	// Left is, when Quarantined, how long its quarantine still runs (0:
 	// over, its fencing floor not raised yet).
 	Left time.Duration
+	// Function: the node runs redlease's scripts as the Function library
+	// (FCALL) with its incarnation token; false: by EVALSHA
+	// (docs/design.md §4.7.5).
+	Function bool
 }

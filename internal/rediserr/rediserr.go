@@ -55,8 +55,9 @@ const (
 	Transient
 
 	// NoScript: NOSCRIPT, the server does not have the script cached
-	// (it restarted or was flushed). Retryable: redlock runs the script
-	// again with EVAL at once, and every later request does the same.
+	// (it restarted or was flushed), or ERR "Function not found" (it does
+	// not have the library). Retryable: redlock runs the script again with
+	// EVAL, or loads the library and calls again, at once.
 	NoScript
 
 	// Permission: an ACL refused a command, a key or a channel: NOPERM,
@@ -175,6 +176,14 @@ var errTexts = []struct {
 	// "user_script:1: <message> script: <sha>, on @user_script:1."
 	{"error compiling script", Script},
 	{"user_script:", Script},
+	// The same in a Function library: "Error compiling function: ..." and
+	// "user_function:1: <message> ...".
+	{"error compiling function", Script},
+	{"user_function:", Script},
+	// FCALL of a function the server does not have (Redis 7.0+, Valkey
+	// 8): "ERR Function not found". Like NOSCRIPT: redlock loads the
+	// library and calls again.
+	{"function not found", NoScript},
 	// Redis 7.0, 7.2+, Valkey 8: maxclients reached; connections free up.
 	{"max number of clients reached", Transient},
 }

@@ -2,6 +2,7 @@ package scripts
 
 import (
 	"context"
+	"sync/atomic"
 
 	"github.com/redis/go-redis/v9"
 
@@ -9,59 +10,63 @@ import (
 )
 
 // Call is one script call's whole command line, EVALSHA digest numkeys
-// keys... args..., built once and shared by every node whose keys are the
-// same (all standalone nodes of a fan-out), so that a fan-out builds its
-// arguments once rather than once per node. go-redis only reads the
-// arguments of a command, so nodes may send one Call at once. A Call is
-// not changed once made.
+// keys... args..., and the same line as FCALL of its function in the
+// library (FCALL function numkeys keys... args...), built once and shared
+// by every node whose keys are the same (all standalone nodes of a
+// fan-out), so that a fan-out builds its arguments once rather than once
+// per node. go-redis only reads the arguments of a command, so nodes may
+// send one Call at once. A Call is not changed once made.
 type Call struct {
 	script *redis.Script
 	argv   []any
+	fargv  []any // the FCALL line
 	nkeys  int
-	buf    [callInline]any // argv's storage when it fits: one allocation
+	buf    [2 * callInline]any // argv's and fargv's storage when they fit: one allocation
 }
 
 // callInline is the longest command line kept inside a Call (the acquire
 // script's: 3 + 3 keys + 6 arguments).
 const callInline = 12
 
-// digests are the scripts' digests, boxed once for the command lines.
-var digests = func() map[*redis.Script]any {
-	m := make(map[*redis.Script]any, len(catalogue))
+// digests are the scripts' digests, and functions their functions'
+// names, boxed once for the command lines.
+var digests, functions = func() (map[*redis.Script]any, map[*redis.Script]any) {
+	d := make(map[*redis.Script]any, len(catalogue))
+	f := make(map[*redis.Script]any, len(catalogue))
 	for s := range catalogue {
-		m[s] = s.Hash()
+		d[s], f[s] = s.Hash(), FunctionName(s)
 	}
-	return m
+	return d, f
 }()
 
 // NewCall is the call of script s on keys with args.
 func NewCall(s *redis.Script, keys []string, args ...any) *Call {
 	sc := &Call{script: s, nkeys: len(keys)}
-	argv := sc.buf[:0]
-	if n := 3 + len(keys) + len(args); n > callInline {
-		argv = make([]any, 0, n)
+	sc.build(keys, args)
+	return sc
+}
+
+// build sets both command lines from keys and args.
+func (sc *Call) build(keys []string, args []any) {
+	n := 3 + len(keys) + len(args)
+	argv, fargv := sc.buf[:0:callInline], sc.buf[callInline:callInline]
+	if n > callInline {
+		argv, fargv = make([]any, 0, n), make([]any, 0, n)
 	}
-	argv = append(argv, "evalsha", digests[s], len(keys))
+	argv = append(argv, "evalsha", digests[sc.script], len(keys))
 	for _, k := range keys {
 		argv = append(argv, k)
 	}
 	sc.argv = append(argv, args...)
-	return sc
+	fargv = append(fargv, "fcall", functions[sc.script])
+	sc.fargv = append(fargv, sc.argv[2:]...)
 }
 
 // WithKeys is the same call on other keys (a cluster node's, in its tag),
 // as many as the call has.
 func (sc *Call) WithKeys(keys ...string) *Call {
 	out := &Call{script: sc.script, nkeys: sc.nkeys}
-	argv := out.buf[:0]
-	if len(sc.argv) > callInline {
-		argv = make([]any, 0, len(sc.argv))
-	}
-	argv = append(argv, sc.argv[:3]...)
-	for _, k := range keys {
-		argv = append(argv, k)
-	}
-	out.argv = append(argv, sc.argv[3+sc.nkeys:]...)
+	out.build(keys, sc.argv[3+sc.nkeys:])
 	return out
 }
 
@@ -70,6 +75,18 @@ func (sc *Call) Script() *redis.Script { return sc.script }
 
 // Argv is the command line, EVALSHA first; the caller must not change it.
 func (sc *Call) Argv() []any { return sc.argv }
+
+// FcallArgv is the command line as FCALL of the script's function in the
+// library; the caller must not change it.
+func (sc *Call) FcallArgv() []any { return sc.fargv }
+
+// Argvs is the command line of the mode: FCALL when fcall, else EVALSHA.
+func (sc *Call) Argvs(fcall bool) []any {
+	if fcall {
+		return sc.fargv
+	}
+	return sc.argv
+}
 
 // NKeys is how many keys the call has.
 func (sc *Call) NKeys() int { return sc.nkeys }
@@ -92,9 +109,24 @@ func (sc *Call) EvalArgv() []any {
 	return argv
 }
 
-// Run sends the call alone: EVALSHA, then EVAL if the server does not
-// have the script. The error is go-redis's, not classified.
-func (sc *Call) Run(ctx context.Context, c redis.UniversalClient) (any, error) {
+// Run sends the call alone: in FCALL mode (fcall true), FCALL, and where
+// the server does not have the function, FUNCTION LOAD and FCALL again; if
+// the library cannot be loaded (an ACL that lets an operator load it,
+// after a restart), it turns fcall off (the node keeps the EVALSHA
+// scripts from now on) and runs the EVAL script. Otherwise EVALSHA, then
+// EVAL if the server does not have the script. The error is go-redis's,
+// not classified.
+func (sc *Call) Run(ctx context.Context, c redis.UniversalClient, fcall *atomic.Bool) (any, error) {
+	if fcall.Load() {
+		res, err := c.Do(ctx, sc.fargv...).Result()
+		if !NoScript(err) {
+			return res, err
+		}
+		if LoadLibrary(ctx, c) == nil {
+			return c.Do(ctx, sc.fargv...).Result()
+		}
+		fcall.Store(false)
+	}
 	res, err := c.Do(ctx, sc.argv...).Result()
 	if NoScript(err) {
 		res, err = c.Do(ctx, sc.EvalArgv()...).Result()
@@ -102,8 +134,9 @@ func (sc *Call) Run(ctx context.Context, c redis.UniversalClient) (any, error) {
 	return res, err
 }
 
-// NoScript reports a NOSCRIPT error reply: the server does not have the
-// script (restarted or flushed), and EVAL must send its source.
+// NoScript reports a NOSCRIPT error reply, or FCALL's "Function not
+// found": the server does not have the script or the library (restarted
+// or flushed), and EVAL must send its source or FUNCTION LOAD the library.
 func NoScript(err error) bool {
 	c, ok := rediserr.Of(err)
 	return ok && c == rediserr.NoScript

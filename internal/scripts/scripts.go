@@ -57,7 +57,7 @@ type about struct {
 }
 
 // quarantineCommands are the commands of the quarantine prelude.
-const quarantineCommands = "TIME, INFO, HMGET, HGET, HSET"
+const quarantineCommands = "TIME, INFO, HMGET, HGET, HSET, DEL"
 
 // catalogue describes every script; it is never changed.
 var catalogue = map[*redis.Script]about{

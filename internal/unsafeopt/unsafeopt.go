@@ -21,6 +21,14 @@ type Off struct {
 	// resync) votes at once.
 	ReplicationIDCheck bool
 
+	// IncarnationToken: on a node that runs the Function library (FCALL),
+	// a marker whose token for this version is not the loaded copy's (the
+	// library was reloaded: a restart, a full resync, DEBUG RELOAD,
+	// FUNCTION FLUSH) does not quarantine the node: the full check runs
+	// and records the copy's token, so DEBUG RELOAD of an old RDB votes at
+	// once.
+	IncarnationToken bool
+
 	// CounterFromZero: a fencing counter that expired starts again from 0
 	// instead of from the node's high-water mark, so a token after its
 	// expiry can repeat an earlier one.

@@ -320,7 +320,7 @@ func scriptStats(admin []*redis.Client) (calls, usec float64) {
 		}
 		for line := range strings.SplitSeq(info, "\n") {
 			k, v, ok := strings.Cut(strings.TrimSpace(line), ":")
-			if !ok || (k != "cmdstat_evalsha" && k != "cmdstat_eval") {
+			if !ok || (k != "cmdstat_evalsha" && k != "cmdstat_eval" && k != "cmdstat_fcall") {
 				continue
 			}
 			for f := range strings.SplitSeq(v, ",") {

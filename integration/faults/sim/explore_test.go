@@ -158,26 +158,28 @@ func (ex *exploration) perSec() float64 { return float64(ex.ran) / ex.elapsed.Se
 
 // TestSimExplore runs a fixed range of seeds on the current code: nothing
 // may be found, in the default fault menu nor in the failback menu (the
-// schedules in which the failback control is found). `make test` runs it;
-// its budget bounds its time (8s per menu: about 20 to 40 schedules each
-// under -race; `make sim` is the long exploration, from a random seed).
+// schedules in which the failback control is found) nor in the reload menu
+// (DEBUG RELOAD of older snapshots, where the no-token control is found).
+// `make test` runs it; its budget bounds its time (8s per menu: about 20
+// to 40 schedules each under -race; `make sim` is the long exploration,
+// from a random seed).
 func TestSimExplore(t *testing.T) {
-	n, budget := 300, 16*time.Second
+	n, budget := 300, 24*time.Second
 	if v := os.Getenv("REDLEASE_SIM_SEEDS"); v != "" {
 		n, _ = strconv.Atoi(v)
 	}
 	if testing.Short() {
 		n = 40
 	}
-	for _, mode := range []string{"", "failback"} {
-		ex := explore(t, 1, n, "", mode, budget/2, false)
+	for _, mode := range []string{"", "failback", "reload"} {
+		ex := explore(t, 1, n, "", mode, budget/3, false)
 		t.Logf("mode %q: %d schedules (seeds 1..%d) in %s: %.0f per second, %d terms; faults by kind: %v",
 			mode, ex.ran, ex.ran, ex.elapsed.Round(time.Millisecond), ex.perSec(), ex.terms, ex.faults)
 		if ex.first != nil {
 			t.Errorf("the explorer found a violation:\n%s", report(ex.first.s, ex.first.res))
 		}
 		if ex.ran < 10 {
-			t.Errorf("only %d schedules ran within %s", ex.ran, budget/2)
+			t.Errorf("only %d schedules ran within %s", ex.ran, budget/3)
 		}
 	}
 }
@@ -191,7 +193,7 @@ const controlSeeds = 10000
 // slows schedules about tenfold; `make test` runs with it).
 var controlBudget = map[bool]time.Duration{false: 60 * time.Second, true: 240 * time.Second}[raceEnabled]
 
-var controls = []string{"no-quarantine", "no-failback-check", "fencing-minority", "extend-recreates", "ignore-deadline"}
+var controls = []string{"no-quarantine", "no-failback-check", "fencing-minority", "extend-recreates", "ignore-deadline", "no-token"}
 
 // mustFind explores the control or mode (a negative control) from the
 // control seeds, stopping at the first violation, and fails the test if

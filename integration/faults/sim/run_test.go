@@ -143,6 +143,9 @@ func execute(s *schedule) result {
 // key (docs/design.md S4): the compare of extend.lua (and extend_many.lua) also accepts a missing key, which it
 // then sets.
 func recreateOnExtend(script, src string) string {
+	if script == "library" { // the same scripts, as functions
+		return recreateOnExtend("extend", recreateOnExtend("extend_many", src))
+	}
 	if script == "extend_many" { // the leases' batched refresh
 		const cmp = "if got[i] == ARGV[i + 4] then"
 		if !strings.Contains(src, cmp) {
@@ -175,7 +178,12 @@ func (r *run) redlockConfig(rnd *lockedRand) redlock.Config {
 	cfg := redlock.Config{MaxTTL: r.s.maxTTL, DisableQuarantine: r.s.control == "no-quarantine" || r.s.noQuarantine,
 		DisableFencing: r.s.noFencing}
 	cfg.Retry = func(int) (time.Duration, bool) { return rnd.dur(50*time.Millisecond, 150*time.Millisecond), true }
-	off := unsafeopt.Off{CounterTTL: r.s.counterTTL, FastPathMinority: r.s.control == "fencing-minority"}
+	cfg.DisableFunctions = r.s.evalsha
+	// The controls of the replaced dataset turn the incarnation token off
+	// too: it catches the failback (a full resync loads the library anew)
+	// and the reload.
+	off := unsafeopt.Off{CounterTTL: r.s.counterTTL, FastPathMinority: r.s.control == "fencing-minority",
+		IncarnationToken: r.s.control == "no-failback-check" || r.s.control == "no-token"}
 	unsafetest.Set(&cfg, off)
 	return cfg
 }
@@ -224,7 +232,7 @@ func (r *run) drive() {
 	var acts []action
 	for i, f := range r.s.faults {
 		apply, heal := r.fault(i, f)
-		if f.kind == "restart-snapshot" {
+		if f.kind == "restart-snapshot" || f.kind == "reload" {
 			acts = append(acts, action{f.snapAt, func() { r.snaps[i] = r.primary[f.node].Snapshot() }})
 		}
 		acts = append(acts, action{f.at, func() {
@@ -270,6 +278,8 @@ func (r *run) fault(i int, f fault) (apply, heal func()) {
 		}
 	case "flushall":
 		return func() { at().FlushAll() }, nil
+	case "reload":
+		return func() { at().Reload(r.snaps[i]) }, nil
 	case "failover":
 		return func() { r.failover(f) }, nil
 	case "replicaof":

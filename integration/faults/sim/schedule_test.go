@@ -29,6 +29,7 @@ type schedule struct {
 	// Configurations that take other branches of the scripts, each drawn
 	// only where the model says it is safe.
 	noFencing    bool // Config.DisableFencing (tokens are not checked)
+	evalsha      bool // Config.DisableFunctions: the EVALSHA scripts, not the Function library
 	noQuarantine bool // Config.DisableQuarantine, in schedules that forget nothing
 	denyInfo     bool // INFO refused inside scripts (an ACL), in schedules without replacements
 	oldInfo      bool // INFO takes one section per call (Redis 6)
@@ -52,7 +53,7 @@ type fault struct {
 	lose   bool
 	n      int
 	rate   float64
-	snapAt time.Duration // restart-snapshot: when the snapshot was taken
+	snapAt time.Duration // restart-snapshot, reload: when the snapshot was taken
 }
 
 func (f fault) String() string {
@@ -71,6 +72,8 @@ func (f fault) String() string {
 		return fmt.Sprintf("crash %s, restart after %s from the snapshot of t=%s", n, f.d, f.snapAt)
 	case "flushall":
 		return fmt.Sprintf("FLUSHALL on %s", n)
+	case "reload":
+		return fmt.Sprintf("DEBUG RELOAD on %s of the snapshot of t=%s", n, f.snapAt)
 	case "failover":
 		return fmt.Sprintf("failover of %s to its replica (writes in flight lost: %v)", n, f.lose)
 	case "replicaof":
@@ -138,6 +141,14 @@ func newSchedule(seed uint64, control, mode string) *schedule {
 		menu = []string{"failover", "failover", "partition", "partition", "pause", "slow"}
 		s.nodes, nf = 3, 4+r.IntN(8)
 	}
+	if control == "no-token" || mode == "reload" {
+		// DEBUG RELOAD of an older snapshot (docs/design.md §4.7.5):
+		// caught by the library's incarnation token alone, so it is
+		// drawn only here, with the company a double grant needs (as
+		// the failback's); the control turns the token off.
+		menu = []string{"reload", "reload", "partition", "partition", "pause", "slow"}
+		s.nodes, nf = 3, 4+r.IntN(8)
+	}
 	for range nf {
 		s.addFault(r, menu, stepped)
 	}
@@ -178,7 +189,7 @@ func (s *schedule) drawKind(r *rand.Rand, f *fault, narrow bool, stepped map[int
 	switch f.kind {
 	case "slow":
 		f.slow = dur(r, 5*time.Millisecond, 80*time.Millisecond)
-	case "restart-snapshot":
+	case "restart-snapshot", "reload":
 		f.snapAt = dur(r, 0, f.at)
 	case "failover":
 		f.lose = r.IntN(2) == 0 || narrow
@@ -227,7 +238,7 @@ func (s *schedule) drawOptions(r *rand.Rand) {
 			forgets = true
 		}
 		switch f.kind {
-		case "failover", "replicaof", "restart-snapshot":
+		case "failover", "replicaof", "restart-snapshot", "reload":
 			replaces = true // a marker copied to another server: only run_id tells
 		}
 	}
@@ -239,6 +250,9 @@ func (s *schedule) drawOptions(r *rand.Rand) {
 	if r.IntN(2) == 0 {
 		s.counterTTL = dur(r, s.maxTTL, 2*s.maxTTL)
 	}
+	// The EVALSHA scripts now and then (a server that refuses FUNCTION),
+	// except where only the library's token catches a fault.
+	s.evalsha = s.mode != "reload" && s.control != "no-token" && r.IntN(3) == 0
 }
 
 func (s *schedule) String() string {
@@ -255,6 +269,9 @@ func (s *schedule) String() string {
 	}
 	if s.noFencing {
 		b.WriteString(", fencing off")
+	}
+	if s.evalsha {
+		b.WriteString(", EVALSHA scripts")
 	}
 	if s.noQuarantine {
 		b.WriteString(", quarantine off (nothing forgotten)")
@@ -277,7 +294,7 @@ func (s *schedule) unhealthy(f fault) (from, to time.Duration, ok bool) {
 	switch f.kind {
 	case "restart-empty", "restart-snapshot", "replicaof":
 		return f.at, f.at + f.d + w, true
-	case "flushall", "failover":
+	case "flushall", "failover", "reload":
 		return f.at, f.at + w, true
 	}
 	return 0, 0, false

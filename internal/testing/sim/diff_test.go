@@ -17,6 +17,7 @@ import (
 	"github.com/redis/go-redis/v9/maintnotifications"
 	"github.com/stretchr/testify/require"
 
+	"github.com/redlease/redlease/internal/scripts"
 	"github.com/redlease/redlease/internal/testing/redistest"
 )
 
@@ -27,6 +28,10 @@ import (
 // relation: run_id and master_replid are replaced by placeholders, server
 // times are written relative to each server's own TIME, and values that
 // are times or durations in milliseconds are compared within diffSlack.
+// Each script call goes, at random, by EVAL or by FCALL of its function in
+// the Function library (internal/scripts.LibrarySource), which both sides
+// load once: each side's loaded copy has its own incarnation token, written
+// <token> (docs/design.md §4.7.5).
 
 // diffSlack bounds how far apart two time-like readings may be: the two
 // servers are called one after the other.
@@ -43,8 +48,8 @@ func luaScripts(t *testing.T) map[string]string {
 	out := map[string]string{}
 	for _, f := range files {
 		name := strings.TrimSuffix(filepath.Base(f), ".lua")
-		if name == "quarantine" {
-			continue
+		if name == "quarantine" || name == "library" {
+			continue // preludes, not scripts
 		}
 		b, err := os.ReadFile(f)
 		require.NoError(t, err)
@@ -64,6 +69,22 @@ type side struct {
 	runID   string
 	replID  string
 	runID48 string // the first 48 bits of run_id, in decimal (acquire's id)
+	token   string // the incarnation token of its copy of the library
+}
+
+// otherToken is a token of no side's copy (a reloaded library's).
+var otherToken = strings.Repeat("f", 40)
+
+// loadLibrary loads the library on sd and starts its copy's token (a probe
+// with a nonce), which it reads back.
+func (sd *side) loadLibrary(ctx context.Context, t *testing.T) {
+	require.NoError(t, sd.c.FunctionLoad(ctx, scripts.LibrarySource).Err())
+	require.NoError(t, sd.c.Do(ctx, "fcall", "redlease_"+scripts.Version+"_probe", 1, kMarker, "30000", "1", "0", "", "nonce").Err())
+	tok, err := sd.c.HGet(ctx, kMarker, "t:"+scripts.Version).Result()
+	require.NoError(t, err)
+	require.Len(t, tok, 40)
+	sd.token = tok
+	require.NoError(t, sd.c.FlushAll(ctx).Err())
 }
 
 func (sd *side) now(ctx context.Context, t *testing.T) int64 {
@@ -108,18 +129,31 @@ func TestDifferentialValkey(t *testing.T) {
 // TestDifferentialControl: a simulated server that runs a slightly wrong
 // acquire script (it grants one more than it should) must be caught.
 func TestDifferentialControl(t *testing.T) {
-	wrong := func(script, src string) string {
-		if script != "acquire" {
+	if d := differential(t, "redis-server", mutation("acquire", "c = high + 1", "c = high + 2")); len(d) == 0 {
+		t.Errorf("the differential test did not notice a simulated server whose acquire replies a wrong counter")
+	}
+}
+
+// TestDifferentialControlLibrary: a simulated server whose copy of the
+// Function library lets a differing token vote (no quarantine) must be
+// caught by the FCALL calls.
+func TestDifferentialControlLibrary(t *testing.T) {
+	if d := differential(t, "redis-server", mutation("library", "if m[8] ~= tok then", "if false then")); len(d) == 0 {
+		t.Errorf("the differential test did not notice a simulated library that lets a differing token vote")
+	}
+}
+
+// mutation replaces from with to in script's text (a control's wrong
+// server); it panics where the text no longer has from.
+func mutation(script, from, to string) func(name, src string) string {
+	return func(name, src string) string {
+		if name != script {
 			return src
 		}
-		const grant = "c = high + 1"
-		if !strings.Contains(src, grant) {
-			panic("TestDifferentialControl: acquire.lua no longer has " + grant + "; update the mutation")
+		if !strings.Contains(src, from) {
+			panic("differential control: " + script + " no longer has " + from + "; update the mutation")
 		}
-		return strings.Replace(src, grant, "c = high + 2", 1)
-	}
-	if d := differential(t, "redis-server", wrong); len(d) == 0 {
-		t.Errorf("the differential test did not notice a simulated server whose acquire replies a wrong counter")
+		return strings.Replace(src, from, to, 1)
 	}
 }
 
@@ -157,7 +191,11 @@ func diffSides(ctx context.Context, t *testing.T, bin string, mutate func(script
 	// The real client speaks RESP2 too, so that replies have one shape.
 	realc := redis.NewClient(&redis.Options{Addr: real.Options().Addr, Protocol: 2, DisableIdentity: true})
 	t.Cleanup(func() { _ = realc.Close() })
-	return []*side{newSide(ctx, t, realc), newSide(ctx, t, simc)}
+	sides := []*side{newSide(ctx, t, realc), newSide(ctx, t, simc)}
+	for _, sd := range sides {
+		sd.loadLibrary(ctx, t)
+	}
+	return sides
 }
 
 // diffRun is one comparison: its sides, the scripts, and what it found.
@@ -212,11 +250,17 @@ func (d *diffRun) run(ctx context.Context, t *testing.T, seed uint64) {
 		}
 		name := d.names[r.IntN(len(d.names))]
 		keys, args := genCall(r, name)
-		a, b := d.replies(func(c *redis.Client) *redis.Cmd { return c.Eval(ctx, d.scripts[name], keys, args...) })
+		how := []string{"eval", "fcall"}[r.IntN(2)]
+		a, b := d.replies(func(c *redis.Client) *redis.Cmd {
+			if how == "fcall" {
+				return c.Do(ctx, append([]any{"fcall", "redlease_" + scripts.Version + "_" + name, len(keys)}, append(anys(keys), args...)...)...)
+			}
+			return c.Eval(ctx, d.scripts[name], keys, args...)
+		})
 		d.calls++
 		if !sameReply(a, b) {
-			d.diffs = append(d.diffs, fmt.Sprintf("seed %d step %d: %s(%v, %v) on state %s:\n  %s: %s\n  sim: %s",
-				seed, step, name, keys, args, st, d.bin, a, b))
+			d.diffs = append(d.diffs, fmt.Sprintf("seed %d step %d: %s %s(%v, %v) on state %s:\n  %s: %s\n  sim: %s",
+				seed, step, how, name, keys, args, st, d.bin, a, b))
 		}
 	}
 	var dumps [2]string
@@ -226,6 +270,14 @@ func (d *diffRun) run(ctx context.Context, t *testing.T, seed uint64) {
 	if !sameReply(dumps[0], dumps[1]) {
 		d.diffs = append(d.diffs, fmt.Sprintf("seed %d: the keys differ after the calls on state %s:\n  %s: %s\n  sim: %s", seed, st, d.bin, dumps[0], dumps[1]))
 	}
+}
+
+func anys(ss []string) []any {
+	out := make([]any, len(ss))
+	for i, s := range ss {
+		out[i] = s
+	}
+	return out
 }
 
 // replies runs do on the real side, then on the simulated one, and
@@ -276,6 +328,7 @@ type state struct {
 	mx      int64
 	layout  string // the marker's cluster layout ('l'), "" for none
 	lock2   string // a second lock key (extend_many): "", "ours", "theirs"
+	token   string // the marker's token for the library's version: "", "mine" (the side's copy's), "other"
 }
 
 func (st state) String() string {
@@ -298,7 +351,7 @@ func genState(r *rand.Rand) state {
 	st := state{lock: pick("", "ours", "theirs", "hash"), fence: pick("", "0", "3", "17", "-1", "junk", "junk", "017", "9223372036854775807", "hash"),
 		marker:  pick("", "good", "good", "good", "otherrun", "otherrepl", "partial", "string"),
 		created: r.Int64N(70000), ok: pick("0", "1", "1"), b: r.Int64N(20), h: r.Int64N(25), mx: []int64{30000, 10000}[r.IntN(2)],
-		layout: pick("", "", "", "n=3 B=16", "n=3 B=1"), lock2: pick("", "ours", "theirs")}
+		layout: pick("", "", "", "n=3 B=16", "n=3 B=1"), lock2: pick("", "ours", "theirs"), token: pick("", "mine", "mine", "other")}
 	if r.IntN(2) == 0 {
 		st.lockPX = 1000 + r.Int64N(20000)
 	}
@@ -346,6 +399,13 @@ func (st state) apply(ctx context.Context, t *testing.T, sd *side) {
 			require.NoError(t, c.HSet(ctx, kMarker, "l", st.layout).Err())
 		}
 	}
+	if st.marker != "" && st.marker != "string" && st.token != "" {
+		tok := sd.token
+		if st.token == "other" {
+			tok = otherToken
+		}
+		require.NoError(t, c.HSet(ctx, kMarker, "t:"+scripts.Version, tok).Err())
+	}
 	switch st.lock2 {
 	case "ours":
 		require.NoError(t, c.Set(ctx, kLock2, vOurs, 5*time.Second).Err())
@@ -361,7 +421,7 @@ func genCall(r *rand.Rand, name string) ([]string, []any) {
 	pick := func(xs ...string) string { return xs[r.IntN(len(xs))] }
 	val := pick(vOurs, vOurs, vTheirs)
 	ttl := pick("1000", "5000", "40000")
-	mode := pick("1", "1", "0", "2")
+	mode := pick("1", "1", "0", "2", "3", "4")
 	ctr := pick("300000", "300000", "0")
 	layout := pick("", "", "", "", "", "n=3 B=16", "n=3 B=1")
 	switch name {
@@ -453,7 +513,7 @@ func (sd *side) normalize(res any, err error) string {
 	s = strings.ReplaceAll(s, sd.runID, "<run_id>")
 	s = strings.ReplaceAll(s, sd.replID, "<replid>")
 	s = strings.ReplaceAll(s, sd.runID48, "<run_id48>")
-	return s
+	return strings.ReplaceAll(s, sd.token, "<token>")
 }
 
 // dump renders the keys a case may have left.
@@ -488,6 +548,7 @@ func (sd *side) dump(ctx context.Context, t *testing.T) string {
 		fmt.Fprintf(&b, "pttl=%d ", pttl.Milliseconds())
 	}
 	s := strings.ReplaceAll(b.String(), sd.runID, "<run_id>")
+	s = strings.ReplaceAll(s, sd.token, "<token>")
 	return strings.ReplaceAll(s, sd.replID, "<replid>")
 }
 

@@ -198,13 +198,7 @@ func (s *Server) eval(name string, args []string) any {
 	}
 	s.L.env.s = s
 	L := s.L.L
-	keys, argv := L.CreateTable(nkeys, 0), L.CreateTable(len(args)-3-nkeys, 0)
-	for i, k := range args[3 : 3+nkeys] {
-		keys.RawSetInt(i+1, lua.LString(k))
-	}
-	for i, a := range args[3+nkeys:] {
-		argv.RawSetInt(i+1, lua.LString(a))
-	}
+	keys, argv := luaArgs(L, args, nkeys)
 	L.SetGlobal("KEYS", keys)
 	L.SetGlobal("ARGV", argv)
 	s.script = &scriptRun{sha: p.sha, name: p.name}
@@ -221,6 +215,19 @@ func (s *Server) eval(name string, args []string) any {
 		log(fmt.Sprintf("%s(%.6s) %s %v %v -> %v", s.name, s.runID, p.name, args[3:3+nkeys], args[3+nkeys:], reply))
 	}
 	return reply
+}
+
+// luaArgs are the KEYS and ARGV tables of a call (EVAL or FCALL: the
+// keys and arguments after name and numkeys).
+func luaArgs(L *lua.LState, args []string, nkeys int) (keys, argv *lua.LTable) {
+	keys, argv = L.CreateTable(nkeys, 0), L.CreateTable(len(args)-3-nkeys, 0)
+	for i, k := range args[3 : 3+nkeys] {
+		keys.RawSetInt(i+1, lua.LString(k))
+	}
+	for i, a := range args[3+nkeys:] {
+		argv.RawSetInt(i+1, lua.LString(a))
+	}
+	return keys, argv
 }
 
 // scriptError words a script's runtime error as Redis 7.0 does: the error
@@ -269,7 +276,7 @@ func (s *Server) luaCall(L *lua.LState, raise bool) int {
 	return 1
 }
 
-var scriptForbidden = map[string]bool{"eval": true, "evalsha": true, "script": true, "subscribe": true,
+var scriptForbidden = map[string]bool{"eval": true, "evalsha": true, "script": true, "fcall": true, "function": true, "subscribe": true,
 	"ssubscribe": true, "psubscribe": true, "unsubscribe": true, "sunsubscribe": true, "punsubscribe": true,
 	"hello": true, "client": true, "select": true, "quit": true}
 

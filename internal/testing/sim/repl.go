@@ -106,6 +106,7 @@ func (s *Server) ReplicaOf(m *Server, lag time.Duration) {
 	for k, e := range m.db {
 		s.db[k] = e.clone()
 	}
+	s.reloadLibraries(m.librarySources()) // a full resync loads the master's anew
 	s.replID, s.replID2, s.offset = m.replID, "0000000000000000000000000000000000000000", m.offset
 	s.master, s.lag, s.pending = m, lag, nil
 	m.reps = append(m.reps, s)

@@ -32,8 +32,9 @@ type Server struct {
 	master  *Server
 	reps    []*Server
 	db      map[string]*entry
-	scripts map[string]*proto // sha1 -> compiled script (SCRIPT LOAD, EVAL)
-	L       *luaState         // while the server has run a script; pooled
+	scripts map[string]*proto   // sha1 -> compiled script (SCRIPT LOAD, EVAL)
+	libs    map[string]*library // name -> its loaded copy (FUNCTION LOAD; library.go)
+	L       *luaState           // while the server has run a script; pooled
 	clk     serverClock
 	paused  chan struct{} // non-nil while paused: closed by Resume
 	slow    time.Duration // every request waits this long before it runs
@@ -212,7 +213,7 @@ func (s *Server) exec(ss *session, args []string) (reply any, dup time.Duration)
 var subscribeAllowed = map[string]bool{"subscribe": true, "unsubscribe": true, "ssubscribe": true,
 	"sunsubscribe": true, "psubscribe": true, "punsubscribe": true, "ping": true, "quit": true, "reset": true}
 
-func isScriptCmd(name string) bool { return name == "evalsha" || name == "eval" }
+func isScriptCmd(name string) bool { return name == "evalsha" || name == "eval" || name == "fcall" }
 
 // lookup returns the live entry of key, deleting it if it expired.
 func (s *Server) lookup(key string) *entry {
@@ -608,6 +609,13 @@ func (s *Server) messageCommand(ss *session, name string, args []string) (any, b
 		return s.eval(name, args), true
 	case "script":
 		return s.scriptCmd(args), true
+	case "function":
+		return s.functionCmd(args), true
+	case "fcall":
+		if s.script != nil {
+			return Error("ERR This Redis command is not allowed from script"), true
+		}
+		return s.fcall(args), true
 	}
 	return nil, false
 }

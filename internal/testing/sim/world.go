@@ -167,6 +167,7 @@ func (s *Server) start(snap *Snapshot) {
 	s.offset = 0
 	s.db = map[string]*entry{}
 	s.scripts = map[string]*proto{}
+	s.libs = map[string]*library{}
 	s.sess = map[*session]bool{}
 	s.subs = map[string]map[*session]bool{}
 	s.pending = nil
@@ -176,6 +177,7 @@ func (s *Server) start(snap *Snapshot) {
 			s.db[k] = e.clone()
 		}
 		s.replID, s.offset = snap.replID, snap.offset
+		s.reloadLibraries(snap.libs) // new copies
 	}
 }
 
@@ -430,9 +432,11 @@ func (s *Server) Up() bool {
 	return s.up
 }
 
-// Snapshot is a server's data at one moment (an RDB file).
+// Snapshot is a server's data at one moment (an RDB file), its Function
+// libraries included.
 type Snapshot struct {
 	db     map[string]*entry
+	libs   []string // the libraries' texts
 	replID string
 	offset int64
 }
@@ -441,14 +445,32 @@ type Snapshot struct {
 func (s *Server) Snapshot() *Snapshot {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	snap := &Snapshot{db: map[string]*entry{}, replID: s.replID, offset: s.offset}
+	snap := &Snapshot{db: map[string]*entry{}, libs: s.librarySources(), replID: s.replID, offset: s.offset}
 	for k, e := range s.db {
 		snap.db[k] = e.clone()
 	}
 	return snap
 }
 
-// FlushAll empties the server (its run_id and replication ID stay).
+// Reload replaces the running server's data with snap's (DEBUG RELOAD of
+// an RDB file written earlier): its process, run_id and replication ID
+// stay, its Function libraries are loaded anew. Its replicas get the data.
+func (s *Server) Reload(snap *Snapshot) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.now = s.nowMs()
+	s.dirty, s.flushed = s.dirty[:0], true
+	s.db = map[string]*entry{}
+	for k, e := range snap.db {
+		s.db[k] = e.clone()
+		s.touch(k)
+	}
+	s.reloadLibraries(snap.libs)
+	s.replicate()
+}
+
+// FlushAll empties the server (its run_id and replication ID stay; its
+// Function libraries too).
 func (s *Server) FlushAll() {
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -9,8 +9,10 @@ import (
 
 // noReplIDCheck turns the quarantine's replication-ID check off
 // (--no-replication-id-check, a negative control): a master that failed
-// back after a full resync votes at once.
+// back after a full resync votes at once. The Function library's
+// incarnation token, which also catches the full resync (a new loaded
+// copy), is turned off with it.
 func noReplIDCheck(cfg *redlock.Config) error {
-	redlock.SetUnsafe(cfg, unsafeopt.Off{ReplicationIDCheck: true})
+	redlock.SetUnsafe(cfg, unsafeopt.Off{ReplicationIDCheck: true, IncarnationToken: true})
 	return nil
 }
