@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/alicebob/miniredis/v2"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -35,8 +36,14 @@ func TestHooksEvents(t *testing.T) {
 	err = l.Release(ctx) // twice: not held
 	require.ErrorIs(t, err, redlock.ErrNotHeld)
 
-	// New saw the brand-new nodes quarantined (no marker yet); after
-	// Bootstrap, the acquisition's answers show them vote.
+	checkQuarantineEvents(t, h)
+	checkOperationEvents(t, h, l)
+	checkNodeErrorEvents(t, h, c, ms)
+}
+
+// checkQuarantineEvents: New saw the brand-new nodes quarantined (no
+// marker yet); after Bootstrap, the acquisition's answers show them vote.
+func checkQuarantineEvents(t *testing.T, h *hookstest.Recorder) {
 	q := h.Of(redlock.EventQuarantine)
 	require.Len(t, q, 6, "%v", q)
 	for i, ev := range q {
@@ -50,6 +57,11 @@ func TestHooksEvents(t *testing.T) {
 			assert.Equal(t, "ok", ev.Outcome)
 		}
 	}
+}
+
+// checkOperationEvents: one event per operation of l's, in order, with
+// its outcome, key and token.
+func checkOperationEvents(t *testing.T, h *hookstest.Recorder, l *redlock.Lock) {
 	var evs []redlock.Event
 	for _, ev := range h.Events() {
 		if ev.Kind != redlock.EventQuarantine {
@@ -73,12 +85,15 @@ func TestHooksEvents(t *testing.T) {
 	assert.Zero(t, evs[2].Token, "not acquired: no token")
 	assert.Positive(t, evs[0].Duration)
 	assert.ErrorIs(t, evs[4].Err, redlock.ErrNotHeld)
+}
 
-	// A node gone: its error is reported, named, after the call that
-	// returned at quorum. (The release may skip the node while the
-	// acquisition's request to it still runs: one error at least.)
+// checkNodeErrorEvents: a node gone: its error is reported, named, after
+// the call that returned at quorum. (The release may skip the node while
+// the acquisition's request to it still runs: one error at least.)
+func checkNodeErrorEvents(t *testing.T, h *hookstest.Recorder, c *redlock.Client, ms []*miniredis.Miniredis) {
+	ctx := context.Background()
 	ms[1].Close()
-	l, err = c.Acquire(ctx, "hooks2", 2*time.Second)
+	l, err := c.Acquire(ctx, "hooks2", 2*time.Second)
 	require.NoError(t, err)
 	_ = l.Release(ctx)
 	for len(h.Of(redlock.EventNodeError)) < 1 {

@@ -67,22 +67,7 @@ func TestAccessDeniedIsFinal(t *testing.T) {
 		assert.Contains(t, err.Error(), "evalsha")
 	})
 
-	// Without FUNCTION (or FCALL) rights, a node runs the EVALSHA scripts.
-	for _, deny := range []string{"-function", "-fcall"} {
-		t.Run("an ACL with "+deny+" falls back to EVALSHA", func(t *testing.T) {
-			nodes := userNodes(t, g, "no"+deny[1:], "right-password", "+@all", deny, "~*", "&*")
-			c, err := redlock.New(ctx, cfg, nodes...)
-			require.NoError(t, err)
-			defer c.Close()
-			require.NoError(t, c.Bootstrap(ctx))
-			for _, n := range c.Internal().Heard() {
-				assert.False(t, n.Function, "the node runs EVALSHA")
-			}
-			l, err := c.TryAcquire(ctx, "access/"+deny, 5*time.Second)
-			require.NoError(t, err)
-			require.NoError(t, l.Release(ctx))
-		})
-	}
+	fallsBackWithoutFunctionRights(t, g, cfg)
 
 	t.Run("Acquire returns a refusal after start-up at once", func(t *testing.T) {
 		nodes := userNodes(t, g, "later", "right-password", "+@all", "~*", "&*")
@@ -107,6 +92,28 @@ func TestAccessDeniedIsFinal(t *testing.T) {
 		assert.Equal(t, "acquire", qe.Op)
 		assert.Contains(t, err.Error(), "WRONGPASS")
 	})
+}
+
+// fallsBackWithoutFunctionRights: without FUNCTION (or FCALL) rights, a
+// node of g runs the EVALSHA scripts.
+func fallsBackWithoutFunctionRights(t *testing.T, g *redistest.Group, cfg redlock.Config) {
+	ctx := context.Background()
+	for _, deny := range []string{"-function", "-fcall"} {
+		t.Run("an ACL with "+deny+" falls back to EVALSHA", func(t *testing.T) {
+			nodes := userNodes(t, g, "no"+deny[1:], "right-password", "+@all", deny, "~*", "&*")
+			c, err := redlock.New(ctx, cfg, nodes...)
+			require.NoError(t, err)
+			defer c.Close()
+			require.NoError(t, c.Bootstrap(ctx))
+			for _, n := range c.Internal().Heard() {
+				assert.False(t, n.Function, "the node runs EVALSHA")
+			}
+			l, err := c.TryAcquire(ctx, "access/"+deny, 5*time.Second)
+			require.NoError(t, err)
+			require.NoError(t, l.Release(ctx))
+		})
+	}
+
 }
 
 func TestNewHonoursCancelledContext(t *testing.T) {

@@ -120,9 +120,13 @@ func TestHooksOnManualReader(t *testing.T) {
 			assert.Equal(t, int64(1), sum(t, collect(t, reader), "redlease.events", map[string]string{"op": "elected", "outcome": "ok"}))
 		},
 	})
+	checkMargins(t, reader, h)
+}
 
-	// The margins: every successful extend's validity left; the time with
-	// no leader before a term (none before the scenario's first: unknown).
+// checkMargins: after the scenario, every successful extend's validity
+// left; the time with no leader before a term (none before the
+// scenario's first: unknown); the split-brain alarm; the quarantines.
+func checkMargins(t *testing.T, reader *sdkmetric.ManualReader, h *redleaseotel.Hooks) {
 	got := collect(t, reader)
 	assert.GreaterOrEqual(t, sum(t, got, "redlease.extend.validity_left", nil), int64(3))
 	assert.Equal(t, "s", got["redlease.extend.validity_left"].Unit)

@@ -110,9 +110,13 @@ func TestHooksOnRegistry(t *testing.T) {
 # TYPE redlease_leader gauge
 redlease_leader{election="scenario:e"} 0
 `), "redlease_leader"))
+	checkMargins(t, reg, h)
+}
 
-	// The margins: every successful extend's validity left; the time with
-	// no leader before a term (none before the scenario's first: unknown).
+// checkMargins: after the scenario, every successful extend's validity
+// left; the time with no leader before a term (none before the
+// scenario's first: unknown); the split-brain alarm; the quarantines.
+func checkMargins(t *testing.T, reg *prometheus.Registry, h *redleaseprom.Hooks) {
 	assert.GreaterOrEqual(t, value(t, reg, "redlease_extend_validity_left_seconds", nil), 3.0)
 	assert.Equal(t, -1.0, value(t, reg, "redlease_leaderless_seconds", nil), "the first term knew of no gap")
 	h.Observe(redlock.Event{Kind: election.EventElected, Key: "e", Duration: 150 * time.Millisecond, Outcome: "ok"})
