@@ -147,6 +147,12 @@ func (e *env) libs(ctx context.Context, single string) error {
 	if err != nil {
 		return err
 	}
+	// The scripts by EVALSHA, as before the Function library (#34): the
+	// same client with Config.DisableFunctions, side by side in one run.
+	rlE, err := e.redlease(ctx, "redlease (EVALSHA)", "redlease-evalsha", redlock.Config{DisableFunctions: true}, e.direct)
+	if err != nil {
+		return err
+	}
 	rsD, rsP := redsyncLib(e.direct), redsyncLib(e.proxied)
 	fpD, fpP := floorParallel(e.direct), floorParallel(e.proxied)
 	fs := floorSingle(e.direct[singleNode])
@@ -159,10 +165,10 @@ func (e *env) libs(ctx context.Context, single string) error {
 	if err != nil {
 		return err
 	}
-	e.uncontended5 = []*lib{rlD, rlDNF, rsD, fpD, rq3}
+	e.uncontended5 = []*lib{rlD, rlE, rlDNF, rsD, fpD, rq3}
 	e.single = []*lib{fs, rl1, bsm, rq1}
 	e.proxied5 = []*lib{rlP, rlPNF, rsP, fpP}
-	e.parallel5 = []*lib{rlD, rlDNF, rsD, fpD}
+	e.parallel5 = []*lib{rlD, rlE, rlDNF, rsD, fpD}
 	e.parallel1 = []*lib{fs, rl1, bsm, rq1}
 	e.contend = []*lib{rlD, rsD, bsm, rq1}
 	return nil
