@@ -520,6 +520,20 @@ func (r *rig) waitWrites(p *proc, ts int64, n int) {
 	}
 }
 
+// waitWritesSince waits for n accepted writes of terms that began at or
+// after the reading ts, by any leader: where leaders resign every few
+// hundred milliseconds, one term may end before it wrote n times.
+func (r *rig) waitWritesSince(ts int64, n int) {
+	r.t.Helper()
+	from := 0
+	for range n {
+		_, i := r.waitEv(from, waitLong, "a write", func(ev wire.Event) bool {
+			return ev.Ev == wire.Write && ev.OK && ev.TS >= ts
+		})
+		from = i + 1
+	}
+}
+
 // waitTerms waits for n terms that begin at or after the reading since.
 func (r *rig) waitTerms(n int, since int64, timeout time.Duration) []wire.Event {
 	r.t.Helper()
