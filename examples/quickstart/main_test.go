@@ -6,7 +6,6 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -60,7 +59,7 @@ func TestQuickstartSaysWhyOnFreshNodes(t *testing.T) {
 	t.Setenv("REDLEASE_BOOTSTRAP", "")
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	out := &lockedBuffer{}
+	out := &testnodes.LogBuffer{}
 	done := make(chan error, 1)
 	go func() { done <- run(ctx, out) }()
 	// Stopped once it said why (within 500ms when the host is idle).
@@ -72,22 +71,4 @@ func TestQuickstartSaysWhyOnFreshNodes(t *testing.T) {
 	assert.Regexp(t, `\] not ready: election: unhealthy: "quickstart/leader": waiting: 3 of 3 nodes quarantined, (30|29|28)s left \(0 votes, 2 needed\); `, s)
 	assert.Contains(t, s, "REDLEASE_BOOTSTRAP=1 (Client.Bootstrap, redlease bootstrap) skips the wait: never after a crash")
 	assert.NotContains(t, s, "elected, fencing token")
-}
-
-// lockedBuffer is a bytes.Buffer that run writes to while the test reads.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }

@@ -1,18 +1,18 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"io"
 	"net/http"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
+
+	"github.com/redlease/redlease/internal/testing/testnodes"
 )
 
 // Two instances on free ports: the standby serves /leader from its
@@ -24,7 +24,7 @@ func TestStandbyHTTP(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	ready := make(chan []string, 1)
-	var out syncBuffer
+	var out testnodes.LogBuffer
 	defer func() {
 		if t.Failed() {
 			t.Log(out.String())
@@ -108,21 +108,4 @@ func get(t *testing.T, c *http.Client, url string) (int, string) {
 	b, err := io.ReadAll(resp.Body)
 	require.NoError(t, err)
 	return resp.StatusCode, string(b)
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
