@@ -188,10 +188,7 @@ func pipeline(ctx context.Context, c redis.UniversalClient, mode *atomic.Bool, b
 		}
 	}
 	if len(retry) > 0 {
-		loaded := fcall && scripts.LoadLibrary(ctx, c) == nil
-		if fcall && !loaded {
-			mode.Store(false)
-		}
+		loaded := fcall && scripts.Reload(ctx, c, mode)
 		_, _ = c.Pipelined(ctx, func(p redis.Pipeliner) error {
 			for _, i := range retry {
 				if loaded {

@@ -122,16 +122,29 @@ func (sc *Call) Run(ctx context.Context, c redis.UniversalClient, fcall *atomic.
 		if !NoScript(err) {
 			return res, err
 		}
-		if LoadLibrary(ctx, c) == nil {
+		if Reload(ctx, c, fcall) {
 			return c.Do(ctx, sc.fargv...).Result()
 		}
-		fcall.Store(false)
 	}
 	res, err := c.Do(ctx, sc.argv...).Result()
 	if NoScript(err) {
 		res, err = c.Do(ctx, sc.EvalArgv()...).Result()
 	}
 	return res, err
+}
+
+// Reload is what a node in FCALL mode does once a call met "Function not
+// found" (the library gone: a restart, FUNCTION FLUSH): it loads the
+// library again and reports true, the call to be sent again by FCALL; or,
+// where the library cannot be loaded (an ACL that lets an operator load
+// it), it turns fcall off, the node in EVALSHA mode from now on, and
+// reports false. Call.Run and redlock's pipelines share it.
+func Reload(ctx context.Context, c redis.UniversalClient, fcall *atomic.Bool) bool {
+	if LoadLibrary(ctx, c) == nil {
+		return true
+	}
+	fcall.Store(false)
+	return false
 }
 
 // NoScript reports a NOSCRIPT error reply, or FCALL's "Function not
