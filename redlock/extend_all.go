@@ -194,11 +194,7 @@ func (b extendBatch) extended(t0 time.Time, fence bool, answers []answer, votes 
 			before = it.l.ValidUntil()
 		}
 		errs[it.i] = it.l.extended(t0, it.ttl, per)
-		if c.cfg.Hooks != nil {
-			left := max(0, time.Until(before)) // the margin the extend was made with
-			c.observe(Event{Kind: EventExtend, Key: it.l.key, Token: it.l.token, Duration: time.Since(t0), Err: errs[it.i],
-				Spare: it.l.spare(), Validity: left})
-		}
+		it.l.observeExtend(t0, before, errs[it.i])
 		if fence && errs[it.i] == nil {
 			it.l.setFencedAt(t0)
 		}

@@ -99,12 +99,19 @@ func (l *Lock) Extend(ctx context.Context, ttl time.Duration) error {
 	t0 := time.Now()
 	before := l.ValidUntil()
 	err := joinCtx(ctx, l.extend(ctx, ttl, l.wait()))
-	if l.c.cfg.Hooks != nil {
-		left := max(0, time.Until(before)) // the margin the extend was made with
-		l.c.observe(Event{Kind: EventExtend, Key: l.key, Token: l.token, Duration: time.Since(t0), Err: err, Spare: l.spare(),
-			Validity: left})
-	}
+	l.observeExtend(t0, before, err)
 	return err
+}
+
+// observeExtend reports to the Hooks an extend of l that started at t0
+// and ended with err; before is l's deadline before it, so that
+// Event.Validity is the margin the extend was made with.
+func (l *Lock) observeExtend(t0, before time.Time, err error) {
+	if l.c.cfg.Hooks == nil {
+		return
+	}
+	l.c.observe(Event{Kind: EventExtend, Key: l.key, Token: l.token, Duration: time.Since(t0), Err: err, Spare: l.spare(),
+		Validity: max(0, time.Until(before))})
 }
 
 // wait is how long each request of an extension of l waits for its
