@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -275,12 +274,12 @@ func quarantinedThenVotes(t *testing.T, r *rig, s *redis.Client, since int64, wh
 // a quarantine of its full length (mx) ended by now on the server's clock.
 func ranFull(t *testing.T, s *redis.Client, what string) {
 	ctx := context.Background()
-	m, err := s.HMGet(ctx, markerKey, "c", "mx").Result()
-	require.NoError(t, err)
+	created, err := s.HGet(ctx, markerKey, "c").Int64()
+	require.NoError(t, err, "%s: the marker's start", what)
+	mx, err := s.HGet(ctx, markerKey, "mx").Int64()
+	require.NoError(t, err, "%s: the marker's quarantine length", what)
 	now, err := s.Time(ctx).Result()
 	require.NoError(t, err)
-	created, _ := strconv.ParseInt(fmt.Sprint(m[0]), 10, 64)
-	mx, _ := strconv.ParseInt(fmt.Sprint(m[1]), 10, 64)
 	require.Equal(t, maxTTL.Milliseconds(), mx, "%s: the marker's quarantine length", what)
 	require.GreaterOrEqual(t, now.UnixMilli()-created, mx, "%s votes, but its marker's quarantine has not run its length", what)
 	t.Logf("%s already voting when first asked; its marker's quarantine began %dms ago", what, now.UnixMilli()-created)

@@ -511,13 +511,7 @@ func (r *rig) tryLeader(timeout time.Duration) (*proc, wire.Event, bool) {
 // waitWrites waits for n accepted writes of p's term ts.
 func (r *rig) waitWrites(p *proc, ts int64, n int) {
 	r.t.Helper()
-	from := 0
-	for range n {
-		_, i := r.waitEv(from, waitLong, "write by "+p.id, func(ev wire.Event) bool {
-			return ev.Ev == wire.Write && ev.OK && ev.PID == p.pid && ev.TS == ts
-		})
-		from = i + 1
-	}
+	r.waitWritesWhere("write by "+p.id, n, func(ev wire.Event) bool { return ev.PID == p.pid && ev.TS == ts })
 }
 
 // waitWritesSince waits for n accepted writes of terms that began at or
@@ -525,10 +519,17 @@ func (r *rig) waitWrites(p *proc, ts int64, n int) {
 // hundred milliseconds, one term may end before it wrote n times.
 func (r *rig) waitWritesSince(ts int64, n int) {
 	r.t.Helper()
+	r.waitWritesWhere("a write", n, func(ev wire.Event) bool { return ev.TS >= ts })
+}
+
+// waitWritesWhere waits for n accepted writes that match, one after
+// another in the history.
+func (r *rig) waitWritesWhere(what string, n int, match func(wire.Event) bool) {
+	r.t.Helper()
 	from := 0
 	for range n {
-		_, i := r.waitEv(from, waitLong, "a write", func(ev wire.Event) bool {
-			return ev.Ev == wire.Write && ev.OK && ev.TS >= ts
+		_, i := r.waitEv(from, waitLong, what, func(ev wire.Event) bool {
+			return ev.Ev == wire.Write && ev.OK && match(ev)
 		})
 		from = i + 1
 	}
