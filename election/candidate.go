@@ -52,8 +52,9 @@ type candidate struct {
 	hasView  bool
 	maxToken uint64 // the highest token seen, own terms included
 
-	prev      *term     // the last term; no attempt while its callbacks run
-	notBefore time.Time // no attempt before (standing aside)
+	prev           *term     // the last term; no attempt while its callbacks run
+	notBefore      time.Time // no attempt before (standing aside)
+	successorUntil time.Time // a handover to this candidate is under way until then (steer.go)
 
 	notices   map[string]notice.Kind // per node, the kind of its last notice: Released or Acquired
 	triggered bool                   // an attempt was made for the current release
@@ -352,6 +353,14 @@ func (c *candidate) onNotice(n redlockx.Notice, timer *time.Timer, tryOnTimer *b
 	switch m.Kind {
 	case notice.Released:
 		if c.released(n.Node) {
+			if c.isSuccessor() {
+				return true, true // handed over to: at once
+			}
+			if d, ok := c.priorityDelay(); ok {
+				timer.Reset(d) // a higher priority waits: let it go first
+				*tryOnTimer = true
+				return false, false
+			}
 			if !c.lostRace || rand.N(2) == 0 {
 				return true, true
 			}
@@ -368,6 +377,14 @@ func (c *candidate) onNotice(n redlockx.Notice, timer *time.Timer, tryOnTimer *b
 			return false, false // the term already known
 		}
 		return false, true // another term began: read who leads
+	case notice.Candidate:
+		c.e.reg.heard(m)
+		return false, false
+	case notice.Handover:
+		c.onHandover(m)
+		return false, false
+	case notice.Resign:
+		return false, false // for the leader
 	default:
 		return false, true // a notice of another kind: read
 	}

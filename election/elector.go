@@ -2,6 +2,7 @@ package election
 
 import (
 	"context"
+	"fmt"
 	"maps"
 	"sync"
 	"sync/atomic"
@@ -30,7 +31,8 @@ type Elector struct {
 	log    hclog.Logger
 	hooks  func(redlock.Event) // the client's; nil: none
 
-	h       health // what the health checks read
+	h       health   // what the health checks read
+	reg     registry // the candidates heard (registry.go)
 	events  chan Event
 	dropped atomic.Uint64
 	started atomic.Bool
@@ -114,13 +116,32 @@ func (e *Elector) Term() (Term, bool) {
 // goroutine. From inside OnElected, pass the term's own context: Resign
 // cancels it and so returns at once, and the handover completes when
 // OnElected returns (waiting for the handover there would wait for itself).
-func (e *Elector) Resign(ctx context.Context) error {
+//
+// Resign(ctx, id) hands the term over to the candidate id: the other
+// candidates stand aside for Config.HandoverWindow so that id, which
+// tries at once, is elected; if it does not take over, the others race
+// after the window. id must be a candidate this elector heard campaign
+// (its registry record; docs/design.md §6.4), other than itself: an empty
+// or unknown id, or more than one, is an error wrapping
+// redlock.ErrInvalidArgument, and a call while this elector does not lead
+// is one wrapping redlock.ErrNotHeld; the term goes on after either.
+func (e *Elector) Resign(ctx context.Context, to ...string) error {
+	id, err := e.successorOf(to)
+	if err != nil {
+		return err
+	}
 	t := e.current()
 	if t == nil {
 		if ctx.Err() != nil {
 			return ctxErr(ctx)
 		}
+		if id != "" {
+			return fmt.Errorf("%w: election %q: Resign to %q: this elector does not lead", redlock.ErrNotHeld, e.name, id)
+		}
 		return nil
+	}
+	if err := e.handTo(t, id); err != nil {
+		return err
 	}
 	t.cancel(ErrResigned)
 	if ctx.Err() != nil {
