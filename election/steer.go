@@ -132,13 +132,13 @@ func (c *candidate) maybeYield(t *term) {
 
 // priorityDelay is how long a candidate waits, at a release, before it
 // tries, when it knows of a live candidate of a higher priority (other
-// than the leader that released): long enough for that one's attempt
-// and acquire notice, whose arrival cancels the wait. ok is false when
-// there is none: try at once.
+// than the leader that released): a RetryDelay, ample for that one's
+// attempt and acquire notice, whose arrival ends the wait (a read then
+// sees who leads). ok is false when there is none: try at once.
 func (c *candidate) priorityDelay() (d time.Duration, ok bool) {
 	e := c.e
 	if _, ok := e.reg.above(e.cfg.Priority, 0, e.cfg.Lease.ID, c.view.ID); !ok {
 		return 0, false
 	}
-	return min(max(4*c.lastAttempt, 2*time.Millisecond), e.cfg.Lease.RetryDelay), true
+	return e.cfg.Lease.RetryDelay, true
 }

@@ -146,3 +146,30 @@ func TestHandoverBadInput(t *testing.T) {
 	assert.True(t, leader.IsLeader())
 	r.stopAll(t)
 }
+
+// TestPriority: a leader yields once to a candidate of a higher priority
+// ready for YieldAfter; at a plain release,
+// the candidate of the higher priority is elected; and over a few seconds
+// no term changes hands again (no flapping).
+func TestPriority(t *testing.T) {
+	r := startSteerRig(t, "priority")
+	const yield = 300 * time.Millisecond
+	prio := func(p int) func(*Config) {
+		return func(c *Config) { c.Priority, c.YieldAfter = p, yield }
+	}
+	r.add(t, "low", prio(0))
+	require.Equal(t, "low", r.h.next(t, wait).id)
+	high := r.add(t, "high", prio(5))
+	require.Equal(t, "high", r.h.next(t, wait).id, "low yields to high")
+	r.add(t, "mid", prio(1))
+	r.registered(t)
+	require.NoError(t, high.Resign(context.Background()))
+	require.Equal(t, "mid", r.h.next(t, wait).id, "of low and mid, mid is elected at the release")
+	require.Equal(t, "high", r.h.next(t, wait).id, "mid yields to high once it is ready again")
+	select {
+	case tn := <-r.h.elected:
+		t.Fatalf("term %d of %s: the leadership changed hands again", tn.token, tn.id)
+	case <-time.After(3 * time.Second): // a bounded run: no event expected
+	}
+	r.stopAll(t)
+}
