@@ -55,6 +55,7 @@ type candidate struct {
 	prev           *term     // the last term; no attempt while its callbacks run
 	notBefore      time.Time // no attempt before (standing aside)
 	successorUntil time.Time // a handover to this candidate is under way until then (steer.go)
+	lastRequest    string    // the term and successor of the last resign request taken (steer.go)
 
 	notices   map[string]notice.Kind // per node, the kind of its last notice: Released or Acquired
 	triggered bool                   // an attempt was made for the current release

@@ -94,9 +94,11 @@ func (c *candidate) isSuccessor() bool { return time.Now().Before(c.successorUnt
 // (Config.AcceptResignRequests): the term is handed over to m.ID.
 func (c *candidate) onRequest(t *term, m notice.Message) {
 	e := c.e
-	if m.Value != t.Value {
-		return // another term's
+	key := m.Value + " " + m.ID
+	if m.Value != t.Value || key == c.lastRequest {
+		return // another term's, or a copy from another node
 	}
+	c.lastRequest = key
 	if !e.cfg.AcceptResignRequests {
 		e.log.Warn("resign request ignored: Config.AcceptResignRequests is off", "successor", m.ID)
 		return
