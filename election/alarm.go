@@ -37,6 +37,8 @@ func (c *candidate) hold(ctx context.Context, t *term) {
 				c.maybeYield(t)
 			case notice.Resign:
 				c.onRequest(t, m)
+			case notice.Roll:
+				c.e.rollCall()
 			}
 		}
 	}

@@ -386,6 +386,9 @@ func (c *candidate) onNotice(n redlockx.Notice, timer *time.Timer, tryOnTimer *b
 		return false, false
 	case notice.Resign:
 		return false, false // for the leader
+	case notice.Roll:
+		c.e.rollCall()
+		return false, false
 	default:
 		return false, true // a notice of another kind: read
 	}

@@ -32,7 +32,8 @@ type Elector struct {
 	hooks  func(redlock.Event) // the client's; nil: none
 
 	h       health   // what the health checks read
-	reg     registry // the candidates heard (registry.go)
+	reg     registry      // the candidates heard (registry.go)
+	roll    chan struct{} // a roll call heard: publish the record now (capacity 1)
 	events  chan Event
 	dropped atomic.Uint64
 	started atomic.Bool
@@ -71,7 +72,7 @@ func New(client *redlock.Client, name string, cfg Config) (*Elector, error) {
 		return nil, err
 	}
 	return &Elector{client: client, name: name, cfg: cfg, obs: obs, log: log, hooks: client.Config().Hooks,
-		events: make(chan Event, cfg.EventBuffer)}, nil
+		events: make(chan Event, cfg.EventBuffer), roll: make(chan struct{}, 1)}, nil
 }
 
 // Events returns the channel of the elector's events: the same events as

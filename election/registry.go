@@ -105,7 +105,8 @@ func (r *registry) above(p int, ready time.Duration, not ...string) (record, boo
 }
 
 // announce publishes this elector's record until ctx ends: at once, then
-// every third of the TTL (jittered), the record lasting a TTL.
+// every third of the TTL (jittered), the record lasting a TTL, and at a
+// roll call (rollCall).
 func (e *Elector) announce(ctx context.Context, since time.Time) {
 	m := notice.Message{Kind: notice.Candidate, ID: e.cfg.Lease.ID, Priority: e.cfg.Priority,
 		Since: since, Window: e.cfg.Lease.TTL}
@@ -120,6 +121,16 @@ func (e *Elector) announce(ctx context.Context, since time.Time) {
 			t.Stop()
 			return
 		case <-t.C:
+		case <-e.roll:
+			t.Stop()
 		}
+	}
+}
+
+// rollCall makes announce publish the record now, without waiting.
+func (e *Elector) rollCall() {
+	select {
+	case e.roll <- struct{}{}:
+	default:
 	}
 }

@@ -17,7 +17,7 @@ import (
 // to the named standby, which leads next; bad requests get clear errors.
 func TestResignTo(t *testing.T) {
 	g, nodes := servers(t, 3)
-	run := startCLI(t, "run", "--name", "steer", "--id", "r1", "--bootstrap", "--ttl", "3s", "--grace", "500ms",
+	run := startCLI(t, "run", "--name", "steer", "--id", "r1", "--priority", "3", "--bootstrap", "--ttl", "3s", "--grace", "500ms",
 		"--nodes", nodes, "--", "sh", "-c", `echo "pid=$$"; exec sleep 30`)
 	reap(t, run.stdout.waitContains(t, "\n"))
 
@@ -60,4 +60,9 @@ func TestResignTo(t *testing.T) {
 	code, _, stderr = runCLI(t, "resign", "--name", "steer", "--nodes", nodes)
 	assert.Equal(t, exitUsage, code)
 	assert.Contains(t, stderr, "--to is required")
+
+	code, stdout, stderr = runCLI(t, "status", "--name", "steer", "--candidates", "--nodes", nodes)
+	require.Equal(t, exitOK, code, stderr)
+	assert.Regexp(t, `verdict: leader s2 `, stdout)
+	assert.Regexp(t, `candidates \(preferred leader: r1\):\n  r1\tpriority 3\tsince \S+\n  s2\tpriority 0\tsince `, stdout)
 }

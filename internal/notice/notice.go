@@ -48,6 +48,9 @@ const (
 	// Resign: a request to the leader whose lock value is Message.Value
 	// to hand over to Message.ID.
 	Resign
+	// Roll: a roll call (redlease status): every candidate publishes its
+	// record at once.
+	Roll
 )
 
 // Message is one notice.
@@ -81,6 +84,8 @@ func (m Message) Encode() string {
 		return acquiredWord + " " + m.Value
 	case Released:
 		return releasedWord
+	case Roll:
+		return rollWord
 	case Handover, Candidate, Resign:
 		return encodeSteer(m.Kind, m)
 	default:
@@ -91,8 +96,11 @@ func (m Message) Encode() string {
 // Parse reads a payload. It never fails: a payload it does not know is a
 // Message of kind Other with the payload as its Value.
 func Parse(payload string) Message {
-	if payload == releasedWord {
+	switch payload {
+	case releasedWord:
 		return Message{Kind: Released}
+	case rollWord:
+		return Message{Kind: Roll}
 	}
 	if v, ok := strings.CutPrefix(payload, acquiredWord+" "); ok {
 		return Message{Kind: Acquired, Value: v}

@@ -13,6 +13,7 @@ import (
 //	handover <window ms> <successor ID>                  a leader is about to release for a named successor
 //	candidate <ttl ms> <priority> <since unix ms> <ID>   a candidate campaigns (a registry record)
 //	resign <leader's value> <successor ID>               a request to the leader (redlease resign --to)
+//	roll                                                 a roll call: candidates publish their records (redlease status)
 //
 // IDs are escaped with url.QueryEscape (no spaces). Like every notice they
 // are hints, never trusted for safety: a handover only delays the other
@@ -21,6 +22,7 @@ const (
 	handoverWord  = "handover"
 	candidateWord = "candidate"
 	resignWord    = "resign"
+	rollWord      = "roll" // a roll call: no fields
 )
 
 // steerFields is how many space-separated fields each steering word takes.

@@ -13,6 +13,7 @@ func TestSteerRoundTrip(t *testing.T) {
 		{Kind: Handover, ID: "web 2&x", Window: 400 * time.Millisecond},
 		{Kind: Candidate, ID: "web-1", Window: 10 * time.Second, Priority: -3, Since: since},
 		{Kind: Resign, Value: "rl1:" + testNonce + ":id=web-1", ID: "web-2"},
+		{Kind: Roll},
 	} {
 		got := Parse(m.Encode())
 		assert.Equal(t, m.Kind, got.Kind, "payload %q", m.Encode())
