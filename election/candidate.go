@@ -56,6 +56,7 @@ type candidate struct {
 	notBefore      time.Time // no attempt before (standing aside)
 	successorUntil time.Time // a handover to this candidate is under way until then (steer.go)
 	lastRequest    string    // the term and successor of the last resign request taken (steer.go)
+	placed         bool      // holds a place in Config.Leaderships (steer.go)
 
 	notices   map[string]notice.Kind // per node, the kind of its last notice: Released or Acquired
 	triggered bool                   // an attempt was made for the current release
@@ -151,7 +152,7 @@ func (c *candidate) afterTerm() {
 
 // mayTry reports whether the candidate may campaign now.
 func (c *candidate) mayTry() bool {
-	if time.Now().Before(c.notBefore) {
+	if time.Now().Before(c.notBefore) || !c.hasPlace() {
 		return false
 	}
 	return c.prev == nil || (closed(c.prev.elected) && closed(c.prev.demoted))
@@ -162,12 +163,16 @@ func (c *candidate) mayTry() bool {
 // cannot go on.
 func (c *candidate) attempt(ctx context.Context) (bool, error) {
 	e := c.e
+	if !c.takePlace() {
+		return false, nil // Config.Leaderships is full: no attempt
+	}
 	t0 := time.Now()
 	l, err := lease.TryAcquire(c.leaseCtx, e.client, e.name, e.cfg.Lease)
 	c.lastAttempt = time.Since(t0)
 	c.lostRace = err != nil
 	e.h.attempted(err)
 	if err != nil {
+		c.freePlace()
 		if finalAttempt(err) {
 			return false, fmt.Errorf("election: %q: %w", e.name, err)
 		}
@@ -176,6 +181,7 @@ func (c *candidate) attempt(ctx context.Context) (bool, error) {
 	}
 	c.splits = 0
 	c.runTerm(ctx, l)
+	c.freePlace() // the term was released (or never began)
 	return true, nil
 }
 

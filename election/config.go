@@ -85,6 +85,19 @@ type Config struct {
 	// term early, never give two leaders. Default: false, ignored.
 	AcceptResignRequests bool
 
+	// Leaderships, when set, caps how many elections the electors that
+	// share it lead at once: at most cap(Leaderships). Make one per
+	// process (make(chan struct{}, 10)) and give it to each of its
+	// electors: a term takes a place for as long as it lasts, and an
+	// elector that finds no place free does not campaign (it watches, and
+	// tries again once one is), so that leaderships do not pile onto the
+	// first process up. With N processes, a cap of E/(N-1) elections or
+	// more lets the others take over while one is down; Priority with
+	// YieldAfter brings them back to their preferred process after it.
+	// The elector never sends on it or receives from it but to take and
+	// free its place. Default: nil, no cap.
+	Leaderships chan struct{}
+
 	// StopTimeout bounds how long Run, once its context ended and its term
 	// (if any) was handed over, waits for callbacks still running (an
 	// OnElected that ignores its context, a blocked OnDemoted or
@@ -179,6 +192,8 @@ func (c Config) validate() error {
 		return fmt.Errorf("%w: HandoverWindow (%s) must not be negative", errInvalidConfig, c.HandoverWindow)
 	case c.YieldAfter < 0:
 		return fmt.Errorf("%w: YieldAfter (%s) must not be negative", errInvalidConfig, c.YieldAfter)
+	case c.Leaderships != nil && cap(c.Leaderships) == 0:
+		return fmt.Errorf("%w: Leaderships has capacity 0: no election could be led (make(chan struct{}, n) with n >= 1, or nil for no cap)", errInvalidConfig)
 	}
 	return nil // the lease's fields: New's lease.Config.Resolve names them
 }

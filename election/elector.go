@@ -31,7 +31,7 @@ type Elector struct {
 	log    hclog.Logger
 	hooks  func(redlock.Event) // the client's; nil: none
 
-	h       health   // what the health checks read
+	h       health        // what the health checks read
 	reg     registry      // the candidates heard (registry.go)
 	roll    chan struct{} // a roll call heard: publish the record now (capacity 1)
 	events  chan Event

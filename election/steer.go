@@ -144,3 +144,36 @@ func (c *candidate) priorityDelay() (d time.Duration, ok bool) {
 	}
 	return e.cfg.Lease.RetryDelay, true
 }
+
+// hasPlace reports whether Config.Leaderships has a place free (or is not
+// set): whether the candidate may campaign.
+func (c *candidate) hasPlace() bool {
+	l := c.e.cfg.Leaderships
+	return l == nil || c.placed || len(l) < cap(l)
+}
+
+// takePlace takes a place in Config.Leaderships for an attempt, and
+// reports false when none is free (another elector of the process took
+// the last one meanwhile).
+func (c *candidate) takePlace() bool {
+	l := c.e.cfg.Leaderships
+	if l == nil || c.placed {
+		return true
+	}
+	select {
+	case l <- struct{}{}:
+		c.placed = true
+		return true
+	default:
+		return false
+	}
+}
+
+// freePlace frees the place taken by takePlace: the attempt was lost, or
+// the term was released.
+func (c *candidate) freePlace() {
+	if c.placed {
+		<-c.e.cfg.Leaderships
+		c.placed = false
+	}
+}
