@@ -27,6 +27,7 @@ func TestConfigValidate(t *testing.T) {
 		{"negative event buffer", Config{EventBuffer: -1}, "EventBuffer (-1) must not be negative"},
 		{"negative handover window", Config{HandoverWindow: -time.Second}, "HandoverWindow (-1s) must not be negative"},
 		{"negative yield after", Config{YieldAfter: -time.Second}, "YieldAfter (-1s) must not be negative"},
+		{"no place to lead", Config{Leaderships: make(chan struct{})}, "Leaderships has capacity 0"},
 		{"negative ttl", Config{Lease: lease.Config{TTL: -time.Second}}, "TTL (-1s) must not be negative"},
 		{"ttl not in ms", Config{Lease: lease.Config{TTL: 1500 * time.Microsecond}}, "TTL (1.5ms) must be a whole number of milliseconds"},
 		{"renew interval above ttl", Config{Lease: lease.Config{TTL: time.Second, RenewInterval: 2 * time.Second}}, "RenewInterval (2s) must be below TTL (1s)"},
