@@ -31,7 +31,9 @@ var steerFields = map[string]int{handoverWord: 2, candidateWord: 4, resignWord: 
 // encodeSteer returns the payload of a steering message m of kind k.
 func encodeSteer(k Kind, m Message) string {
 	// Whole milliseconds, rounded up: a window is never sent as 0.
-	ms := func(d time.Duration) string { return strconv.FormatInt(max(1, (d+time.Millisecond-1).Milliseconds()), 10) }
+	ms := func(d time.Duration) string {
+		return strconv.FormatInt(max(1, (d+time.Millisecond-1).Milliseconds()), 10)
+	}
 	switch k {
 	case Handover:
 		return handoverWord + " " + ms(m.Window) + " " + url.QueryEscape(m.ID)
