@@ -52,11 +52,12 @@ type candidate struct {
 	hasView  bool
 	maxToken uint64 // the highest token seen, own terms included
 
-	prev           *term     // the last term; no attempt while its callbacks run
-	notBefore      time.Time // no attempt before (standing aside)
-	successorUntil time.Time // a handover to this candidate is under way until then (steer.go)
-	lastRequest    string    // the term and successor of the last resign request taken (steer.go)
-	placed         bool      // holds a place in Config.Leaderships (steer.go)
+	prev           *term                // the last term; no attempt while its callbacks run
+	notBefore      time.Time            // no attempt before (standing aside)
+	successorUntil time.Time            // a handover to this candidate is under way until then (steer.go)
+	lastRequest    string               // the term and successor of the last resign request taken (steer.go)
+	placed         bool                 // holds a place in Config.Leaderships (steer.go)
+	yielded        map[string]yieldMark // the candidates yielded to (steer.go)
 
 	notices   map[string]notice.Kind // per node, the kind of its last notice: Released or Acquired
 	triggered bool                   // an attempt was made for the current release

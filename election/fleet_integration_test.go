@@ -62,7 +62,9 @@ func (f *fleet) leads() []int {
 // waitLeads waits until the processes lead want elections each.
 func (f *fleet) waitLeads(t *testing.T, want []int, msg string) {
 	t.Helper()
+	t0 := time.Now()
 	within(t, 20*time.Second, func() bool { return fmt.Sprint(f.leads()) == fmt.Sprint(want) }, msg)
+	t.Logf("%s: %v after %s", msg, want, time.Since(t0).Round(time.Millisecond))
 }
 
 // TestFleetSpread: 3 processes campaign in 12 elections, each process

@@ -106,14 +106,27 @@ func (r *registry) above(p int, ready time.Duration, not ...string) (record, boo
 
 // announce publishes this elector's record until ctx ends: at once, then
 // every third of the TTL (jittered), the record lasting a TTL, and at a
-// roll call (rollCall).
+// roll call or a change of Config.Leaderships (rollCall); while
+// Config.Leaderships is full and this elector does not lead, a record that
+// lapses at once instead, once.
 func (e *Elector) announce(ctx context.Context, since time.Time) {
 	m := notice.Message{Kind: notice.Candidate, ID: e.cfg.Lease.ID, Priority: e.cfg.Priority,
 		Since: since, Window: e.cfg.Lease.TTL}
 	payload, ch := m.Encode(), notice.Channel(e.name)
+	m.Window = time.Millisecond
+	withdraw, withdrawn := m.Encode(), false
 	for {
-		if _, err := e.client.Internal().Publish(ctx, ch, payload); err != nil && ctx.Err() == nil {
-			e.log.Debug("publishing the registry record failed", "error", err)
+		p := payload
+		if l := e.cfg.Leaderships; l != nil && len(l) == cap(l) && !e.IsLeader() {
+			// Its process leads its cap of elections: it could not take
+			// over, so it withdraws its record (once: it lapses at once).
+			p = withdraw
+		}
+		if p == payload || !withdrawn {
+			if _, err := e.client.Internal().Publish(ctx, ch, p); err != nil && ctx.Err() == nil {
+				e.log.Debug("publishing the registry record failed", "error", err)
+			}
+			withdrawn = p == withdraw
 		}
 		t := time.NewTimer(backoff.Jitter(e.cfg.Lease.TTL / 3))
 		select {

@@ -82,7 +82,7 @@ func (e *Elector) campaign(ctx context.Context, d *dispatcher) error {
 	defer wg.Wait()
 	defer stop()
 	wg.Go(func() { e.announce(actx, time.Now()) })
-	c := &candidate{e: e, d: d, sub: sub, notices: map[string]notice.Kind{},
+	c := &candidate{e: e, d: d, sub: sub, notices: map[string]notice.Kind{}, yielded: map[string]yieldMark{},
 		fails: backoff.Exp{Base: e.cfg.Lease.RetryDelay},
 		// The leases of the terms outlive Run's ctx: a term is handed
 		// over (OnElected returns, then the lease is released), not cut.

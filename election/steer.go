@@ -115,22 +115,49 @@ func (c *candidate) onRequest(t *term, m notice.Message) {
 }
 
 // maybeYield hands t over to a candidate of a higher priority ready for
-// Config.YieldAfter, once t is that old (Config.YieldAfter).
+// Config.YieldAfter, once t is that old (Config.YieldAfter). It yields to
+// one campaign of a candidate (its ID and since) once in yieldAgain: one
+// that does not take over (it cannot reach a majority, a forged record) is
+// not yielded to again meanwhile, so that the leadership does not go back
+// and forth.
 func (c *candidate) maybeYield(t *term) {
 	e := c.e
 	y := e.cfg.YieldAfter
 	if y <= 0 || time.Since(t.Start) < y {
 		return
 	}
-	rec, ok := e.reg.above(e.cfg.Priority, y, e.cfg.Lease.ID)
+	rec, ok := e.reg.above(e.cfg.Priority, y, c.yieldedTo()...)
 	if !ok {
 		return
 	}
 	if err := e.handTo(t, rec.id); err == nil {
 		e.log.Info("yielding to a candidate of a higher priority", "successor", rec.id, "priority", rec.priority)
+		c.yielded[rec.id] = yieldMark{since: rec.since, at: time.Now()}
 		t.cancel(ErrResigned)
 	}
 }
+
+// yieldedTo lists this elector's ID and the candidates whose current
+// campaign was yielded to within yieldAgain.
+func (c *candidate) yieldedTo() []string {
+	e := c.e
+	not := []string{e.cfg.Lease.ID}
+	again := yieldAgain * max(e.cfg.YieldAfter, e.cfg.Lease.TTL)
+	for _, rec := range e.reg.live() {
+		if y, ok := c.yielded[rec.id]; ok && y.since.Equal(rec.since) && time.Since(y.at) < again {
+			not = append(not, rec.id)
+		}
+	}
+	return not
+}
+
+// yieldMark is a yield to one campaign of a candidate (its since), and
+// when it was made.
+type yieldMark struct{ since, at time.Time }
+
+// yieldAgain: a leader yields to one campaign of a candidate at most once
+// in this many YieldAfters or TTLs, whichever is longer.
+const yieldAgain = 10
 
 // priorityDelay is how long a candidate waits, at a release, before it
 // tries, when it knows of a live candidate of a higher priority (other
@@ -163,6 +190,7 @@ func (c *candidate) takePlace() bool {
 	select {
 	case l <- struct{}{}:
 		c.placed = true
+		c.e.rollCall() // the record says whether a place is left
 		return true
 	default:
 		return false
@@ -175,5 +203,6 @@ func (c *candidate) freePlace() {
 	if c.placed {
 		<-c.e.cfg.Leaderships
 		c.placed = false
+		c.e.rollCall()
 	}
 }

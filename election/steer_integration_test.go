@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/redlease/redlease/internal/notice"
 	"github.com/redlease/redlease/internal/testing/redistest"
 	"github.com/redlease/redlease/lease"
 	"github.com/redlease/redlease/redlock"
@@ -170,6 +171,27 @@ func TestPriority(t *testing.T) {
 	case tn := <-r.h.elected:
 		t.Fatalf("term %d of %s: the leadership changed hands again", tn.token, tn.id)
 	case <-time.After(3 * time.Second): // a bounded run: no event expected
+	}
+	r.stopAll(t)
+}
+
+// TestPriorityYieldsOnce: a leader yields to a higher priority that never
+// takes over (a record with no candidate behind it) once: after the
+// window it is elected again and keeps the term.
+func TestPriorityYieldsOnce(t *testing.T) {
+	r := startSteerRig(t, "priority:ghost")
+	const window = 200 * time.Millisecond
+	a := r.add(t, "a", func(c *Config) { c.YieldAfter, c.HandoverWindow = 100*time.Millisecond, window })
+	require.Equal(t, "a", r.h.next(t, wait).id)
+	ghost := notice.Message{Kind: notice.Candidate, ID: "ghost", Priority: 9, Since: time.Now(), Window: 10 * time.Second}
+	_, err := a.client.Internal().Publish(context.Background(), notice.Channel(r.name), ghost.Encode())
+	require.NoError(t, err)
+	next := r.h.next(t, wait)
+	require.Equal(t, "a", next.id, "elected again after the window")
+	select {
+	case tn := <-r.h.elected:
+		t.Fatalf("term %d of %s: a yielded to the ghost again", tn.token, tn.id)
+	case <-time.After(time.Second): // a bounded run, several yield checks long: no event expected
 	}
 	r.stopAll(t)
 }
