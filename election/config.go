@@ -74,7 +74,9 @@ type Config struct {
 	// does) to the candidate of the highest priority above its own that
 	// has been campaigning for at least YieldAfter, once its own term is
 	// YieldAfter old. A candidate yields only to a strictly higher
-	// priority, so two never hand the leadership back and forth. Default:
+	// priority, so two never hand the leadership back and forth, and to
+	// one campaign of a candidate at most once in 10 x max(YieldAfter,
+	// TTL), so one that does not take over costs one handover. Default:
 	// 0, never yield.
 	YieldAfter time.Duration
 
