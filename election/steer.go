@@ -116,7 +116,7 @@ func (c *candidate) onRequest(t *term, m notice.Message) {
 
 // maybeYield hands t over to a candidate of a higher priority ready for
 // Config.YieldAfter, once t is that old (Config.YieldAfter). It yields to
-// one campaign of a candidate (its ID and since) once in yieldAgain: one
+// one campaign of a candidate (its ID, since and record) once in yieldAgain: one
 // that does not take over (it cannot reach a majority, a forged record) is
 // not yielded to again meanwhile, so that the leadership does not go back
 // and forth.
@@ -132,7 +132,7 @@ func (c *candidate) maybeYield(t *term) {
 	}
 	if err := e.handTo(t, rec.id); err == nil {
 		e.log.Info("yielding to a candidate of a higher priority", "successor", rec.id, "priority", rec.priority)
-		c.yielded[rec.id] = yieldMark{since: rec.since, at: time.Now()}
+		c.yielded[rec.id] = yieldMark{since: rec.since, first: rec.first, at: time.Now()}
 		t.cancel(ErrResigned)
 	}
 }
@@ -144,16 +144,17 @@ func (c *candidate) yieldedTo() []string {
 	not := []string{e.cfg.Lease.ID}
 	again := yieldAgain * max(e.cfg.YieldAfter, e.cfg.Lease.TTL)
 	for _, rec := range e.reg.live() {
-		if y, ok := c.yielded[rec.id]; ok && y.since.Equal(rec.since) && time.Since(y.at) < again {
+		if y, ok := c.yielded[rec.id]; ok && y.since.Equal(rec.since) && y.first.Equal(rec.first) && time.Since(y.at) < again {
 			not = append(not, rec.id)
 		}
 	}
 	return not
 }
 
-// yieldMark is a yield to one campaign of a candidate (its since), and
-// when it was made.
-type yieldMark struct{ since, at time.Time }
+// yieldMark is a yield to one campaign of a candidate: its since, and
+// when its record was first heard (a record that lapsed, withdrawn at its
+// Leaderships cap, is heard anew), and when the yield was made.
+type yieldMark struct{ since, first, at time.Time }
 
 // yieldAgain: a leader yields to one campaign of a candidate at most once
 // in this many YieldAfters or TTLs, whichever is longer.
