@@ -70,7 +70,7 @@ func (e *Elector) announceHandover(t *term, cause error) time.Duration {
 	w := e.cfg.HandoverWindow
 	m := notice.Message{Kind: notice.Handover, ID: to, Window: w}
 	n, err := e.client.Internal().Publish(context.Background(), notice.Channel(e.name), m.Encode())
-	e.log.Info("handing over", "token", t.Token, "successor", to, "window", w, "nodes", n, "error", err)
+	e.log.Info("handing over", "token", t.Token, "successor", to, "window", w, "published", n, "error", err)
 	return w
 }
 
