@@ -26,11 +26,19 @@ func (c *candidate) hold(ctx context.Context, t *term) {
 			t.cancel(stopped(ctx))
 			return
 		case n := <-c.sub.C():
-			if m := notice.Parse(n.Payload); m.Kind == notice.Acquired {
+			switch m := notice.Parse(n.Payload); m.Kind {
+			case notice.Acquired:
 				c.witness.Announced(m.Value)
 				if m.Value != t.Value && m.Value != alarmed && c.checkOverlap(t) {
 					alarmed = m.Value // one alarm per term seen
 				}
+			case notice.Candidate:
+				c.e.reg.heard(m)
+				c.maybeYield(t)
+			case notice.Resign:
+				c.onRequest(t, m)
+			case notice.Roll:
+				c.e.rollCall()
 			}
 		}
 	}

@@ -52,8 +52,12 @@ type candidate struct {
 	hasView  bool
 	maxToken uint64 // the highest token seen, own terms included
 
-	prev      *term     // the last term; no attempt while its callbacks run
-	notBefore time.Time // no attempt before (standing aside)
+	prev           *term                // the last term; no attempt while its callbacks run
+	notBefore      time.Time            // no attempt before (standing aside)
+	successorUntil time.Time            // a handover to this candidate is under way until then (steer.go)
+	lastRequest    string               // the term and successor of the last resign request taken (steer.go)
+	placed         bool                 // holds a place in Config.Leaderships (steer.go)
+	yielded        map[string]yieldMark // the candidates yielded to (steer.go)
 
 	notices   map[string]notice.Kind // per node, the kind of its last notice: Released or Acquired
 	triggered bool                   // an attempt was made for the current release
@@ -149,7 +153,7 @@ func (c *candidate) afterTerm() {
 
 // mayTry reports whether the candidate may campaign now.
 func (c *candidate) mayTry() bool {
-	if time.Now().Before(c.notBefore) {
+	if time.Now().Before(c.notBefore) || !c.hasPlace() {
 		return false
 	}
 	return c.prev == nil || (closed(c.prev.elected) && closed(c.prev.demoted))
@@ -160,12 +164,16 @@ func (c *candidate) mayTry() bool {
 // cannot go on.
 func (c *candidate) attempt(ctx context.Context) (bool, error) {
 	e := c.e
+	if !c.takePlace() {
+		return false, nil // Config.Leaderships is full: no attempt
+	}
 	t0 := time.Now()
 	l, err := lease.TryAcquire(c.leaseCtx, e.client, e.name, e.cfg.Lease)
 	c.lastAttempt = time.Since(t0)
 	c.lostRace = err != nil
 	e.h.attempted(err)
 	if err != nil {
+		c.freePlace()
 		if finalAttempt(err) {
 			return false, fmt.Errorf("election: %q: %w", e.name, err)
 		}
@@ -174,6 +182,7 @@ func (c *candidate) attempt(ctx context.Context) (bool, error) {
 	}
 	c.splits = 0
 	c.runTerm(ctx, l)
+	c.freePlace() // the term was released (or never began)
 	return true, nil
 }
 
@@ -352,6 +361,14 @@ func (c *candidate) onNotice(n redlockx.Notice, timer *time.Timer, tryOnTimer *b
 	switch m.Kind {
 	case notice.Released:
 		if c.released(n.Node) {
+			if c.isSuccessor() {
+				return true, true // handed over to: at once
+			}
+			if d, ok := c.priorityDelay(); ok {
+				timer.Reset(d) // a higher priority waits: let it go first
+				*tryOnTimer = true
+				return false, false
+			}
 			if !c.lostRace || rand.N(2) == 0 {
 				return true, true
 			}
@@ -368,6 +385,17 @@ func (c *candidate) onNotice(n redlockx.Notice, timer *time.Timer, tryOnTimer *b
 			return false, false // the term already known
 		}
 		return false, true // another term began: read who leads
+	case notice.Candidate:
+		c.e.reg.heard(m)
+		return false, false
+	case notice.Handover:
+		c.onHandover(m)
+		return false, false
+	case notice.Resign:
+		return false, false // for the leader
+	case notice.Roll:
+		c.e.rollCall()
+		return false, false
 	default:
 		return false, true // a notice of another kind: read
 	}

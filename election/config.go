@@ -54,6 +54,52 @@ type Config struct {
 	// 2 x Lease.RetryDelay.
 	ResignDelay time.Duration
 
+	// HandoverWindow is how long, after a leader resigned to a named
+	// successor ([Elector.Resign] with an ID), the other candidates stand
+	// aside so that the successor is the one elected; after it, if the
+	// successor did not take over, the election is the usual race. Each
+	// candidate applies the window the leader announced. Default:
+	// 4 x Lease.RetryDelay. docs/design.md §6.4.
+	HandoverWindow time.Duration
+
+	// Priority orders the candidates (higher first): of the candidates
+	// waiting at a release, the ones that know of a live candidate with a
+	// higher priority let it try first; with YieldAfter, a leader hands
+	// over to such a candidate. Candidates publish it in their registry
+	// record (with their ID and since when they campaign), which
+	// observers and `redlease status` show. Default: 0.
+	Priority int
+
+	// YieldAfter, when set, makes a leader hand over (as Resign with an ID
+	// does) to the candidate of the highest priority above its own that
+	// has been campaigning for at least YieldAfter, once its own term is
+	// YieldAfter old. A candidate yields only to a strictly higher
+	// priority, so two never hand the leadership back and forth, and to
+	// one campaign of a candidate at most once in 10 x max(YieldAfter,
+	// TTL), so one that does not take over costs one handover. Default:
+	// 0, never yield.
+	YieldAfter time.Duration
+
+	// AcceptResignRequests makes the leader honour the requests of
+	// `redlease resign --to ID` (a notice on the election's channel naming
+	// the leader's term and a successor), as if Resign was called with the
+	// ID. Anyone who can PUBLISH on the nodes can send one: it can end a
+	// term early, never give two leaders. Default: false, ignored.
+	AcceptResignRequests bool
+
+	// Leaderships, when set, caps how many elections the electors that
+	// share it lead at once: at most cap(Leaderships). Make one per
+	// process (make(chan struct{}, 10)) and give it to each of its
+	// electors: a term takes a place for as long as it lasts, and an
+	// elector that finds no place free does not campaign (it watches, and
+	// tries again once one is), so that leaderships do not pile onto the
+	// first process up. With N processes, a cap of E/(N-1) elections or
+	// more lets the others take over while one is down; Priority with
+	// YieldAfter brings them back to their preferred process after it.
+	// The elector never sends on it or receives from it but to take and
+	// free its place. Default: nil, no cap.
+	Leaderships chan struct{}
+
 	// StopTimeout bounds how long Run, once its context ended and its term
 	// (if any) was handed over, waits for callbacks still running (an
 	// OnElected that ignores its context, a blocked OnDemoted or
@@ -125,6 +171,9 @@ func (c Config) withDefaults() Config {
 	if c.EventBuffer == 0 {
 		c.EventBuffer = defaultEventBuffer
 	}
+	if c.HandoverWindow == 0 {
+		c.HandoverWindow = 4 * c.Lease.RetryDelay
+	}
 	return c
 }
 
@@ -141,6 +190,12 @@ func (c Config) validate() error {
 		return fmt.Errorf("%w: StopTimeout (%s) must not be negative", errInvalidConfig, c.StopTimeout)
 	case c.EventBuffer < 0:
 		return fmt.Errorf("%w: EventBuffer (%d) must not be negative", errInvalidConfig, c.EventBuffer)
+	case c.HandoverWindow < 0:
+		return fmt.Errorf("%w: HandoverWindow (%s) must not be negative", errInvalidConfig, c.HandoverWindow)
+	case c.YieldAfter < 0:
+		return fmt.Errorf("%w: YieldAfter (%s) must not be negative", errInvalidConfig, c.YieldAfter)
+	case c.Leaderships != nil && cap(c.Leaderships) == 0:
+		return fmt.Errorf("%w: Leaderships has capacity 0: no election could be led (make(chan struct{}, n) with n >= 1, or nil for no cap)", errInvalidConfig)
 	}
 	return nil // the lease's fields: New's lease.Config.Resolve names them
 }

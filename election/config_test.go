@@ -25,6 +25,9 @@ func TestConfigValidate(t *testing.T) {
 		{"negative resign delay", Config{ResignDelay: -time.Second}, "ResignDelay (-1s) must not be negative"},
 		{"negative stop timeout", Config{StopTimeout: -time.Second}, "StopTimeout (-1s) must not be negative"},
 		{"negative event buffer", Config{EventBuffer: -1}, "EventBuffer (-1) must not be negative"},
+		{"negative handover window", Config{HandoverWindow: -time.Second}, "HandoverWindow (-1s) must not be negative"},
+		{"negative yield after", Config{YieldAfter: -time.Second}, "YieldAfter (-1s) must not be negative"},
+		{"no place to lead", Config{Leaderships: make(chan struct{})}, "Leaderships has capacity 0"},
 		{"negative ttl", Config{Lease: lease.Config{TTL: -time.Second}}, "TTL (-1s) must not be negative"},
 		{"ttl not in ms", Config{Lease: lease.Config{TTL: 1500 * time.Microsecond}}, "TTL (1.5ms) must be a whole number of milliseconds"},
 		{"renew interval above ttl", Config{Lease: lease.Config{TTL: time.Second, RenewInterval: 2 * time.Second}}, "RenewInterval (2s) must be below TTL (1s)"},
@@ -57,6 +60,8 @@ func TestConfigDefaults(t *testing.T) {
 	assert.Equal(t, 2*d.Lease.RetryDelay, d.ResignDelay)
 	assert.Equal(t, d.Lease.TTL, d.StopTimeout)
 	assert.Equal(t, 64, d.EventBuffer)
+	assert.Equal(t, 4*d.Lease.RetryDelay, d.HandoverWindow)
+	assert.Zero(t, d.YieldAfter, "never yield")
 	assert.NotEmpty(t, d.Lease.ID)
 	assert.NotNil(t, d.Lease.Logger)
 

@@ -42,6 +42,16 @@
 // or OnDemoted is still running, and stands aside for ResignDelay after a
 // Resign or a panic.
 //
+// # Steering
+//
+// Resign(ctx, id) hands the term over to the candidate id: the others
+// stand aside for Config.HandoverWindow while id takes over. Candidates
+// publish a registry record (ID, Config.Priority, since when); a higher
+// priority goes first at a release, and with Config.YieldAfter a leader
+// hands over to it. Config.Leaderships caps how many elections the
+// electors of a process lead at once. None of this weakens the guarantees
+// below: it only delays attempts (docs/design.md §6.4).
+//
 // # Notifications, goroutines and callbacks
 //
 // A candidate learns of its terms, and of the leader it sees, two ways

@@ -2,6 +2,7 @@ package election
 
 import (
 	"context"
+	"fmt"
 	"maps"
 	"sync"
 	"sync/atomic"
@@ -30,7 +31,9 @@ type Elector struct {
 	log    hclog.Logger
 	hooks  func(redlock.Event) // the client's; nil: none
 
-	h       health // what the health checks read
+	h       health        // what the health checks read
+	reg     registry      // the candidates heard (registry.go)
+	roll    chan struct{} // a roll call heard: publish the record now (capacity 1)
 	events  chan Event
 	dropped atomic.Uint64
 	started atomic.Bool
@@ -69,7 +72,7 @@ func New(client *redlock.Client, name string, cfg Config) (*Elector, error) {
 		return nil, err
 	}
 	return &Elector{client: client, name: name, cfg: cfg, obs: obs, log: log, hooks: client.Config().Hooks,
-		events: make(chan Event, cfg.EventBuffer)}, nil
+		events: make(chan Event, cfg.EventBuffer), roll: make(chan struct{}, 1)}, nil
 }
 
 // Events returns the channel of the elector's events: the same events as
@@ -114,13 +117,32 @@ func (e *Elector) Term() (Term, bool) {
 // goroutine. From inside OnElected, pass the term's own context: Resign
 // cancels it and so returns at once, and the handover completes when
 // OnElected returns (waiting for the handover there would wait for itself).
-func (e *Elector) Resign(ctx context.Context) error {
+//
+// Resign(ctx, id) hands the term over to the candidate id: the other
+// candidates stand aside for Config.HandoverWindow so that id, which
+// tries at once, is elected; if it does not take over, the others race
+// after the window. id must be a candidate this elector heard campaign
+// (its registry record; docs/design.md §6.4), other than itself: an empty
+// or unknown id, or more than one, is an error wrapping
+// redlock.ErrInvalidArgument, and a call while this elector does not lead
+// is one wrapping redlock.ErrNotHeld; the term goes on after either.
+func (e *Elector) Resign(ctx context.Context, to ...string) error {
+	id, err := e.successorOf(to)
+	if err != nil {
+		return err
+	}
 	t := e.current()
 	if t == nil {
 		if ctx.Err() != nil {
 			return ctxErr(ctx)
 		}
+		if id != "" {
+			return fmt.Errorf("%w: election %q: Resign to %q: this elector does not lead", redlock.ErrNotHeld, e.name, id)
+		}
 		return nil
+	}
+	if err := e.handTo(t, id); err != nil {
+		return err
 	}
 	t.cancel(ErrResigned)
 	if ctx.Err() != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/redlease/redlease/fence"
@@ -76,7 +77,12 @@ func (e *Elector) campaign(ctx context.Context, d *dispatcher) error {
 		return fmt.Errorf("election: %q: subscribing to change notices: %w", e.name, err)
 	}
 	defer sub.Close()
-	c := &candidate{e: e, d: d, sub: sub, notices: map[string]notice.Kind{},
+	actx, stop := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	defer stop()
+	wg.Go(func() { e.announce(actx, time.Now()) })
+	c := &candidate{e: e, d: d, sub: sub, notices: map[string]notice.Kind{}, yielded: map[string]yieldMark{},
 		fails: backoff.Exp{Base: e.cfg.Lease.RetryDelay},
 		// The leases of the terms outlive Run's ctx: a term is handed
 		// over (OnElected returns, then the lease is released), not cut.
@@ -169,6 +175,7 @@ func (c *candidate) handover(t *term, cause error) {
 		}
 		wait.Stop()
 	}
+	window := e.announceHandover(t, cause)
 	t.releaseErr = t.l.Release(context.Background())
 	e.mu.Lock()
 	e.cur = nil
@@ -190,6 +197,6 @@ func (c *candidate) handover(t *term, cause error) {
 	})
 	c.prev = t
 	if errors.Is(cause, ErrResigned) || errors.Is(cause, ErrCallbackPanicked) {
-		c.notBefore = time.Now().Add(e.cfg.ResignDelay)
+		c.notBefore = time.Now().Add(max(e.cfg.ResignDelay, window))
 	}
 }

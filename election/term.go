@@ -58,6 +58,8 @@ type term struct {
 	over    chan struct{} // closed when the term was handed over (released)
 	demoted chan struct{} // closed when OnDemoted returned (at once when none)
 
+	to string // the successor it is handed to (Resign with an ID); under Elector.mu
+
 	// Set before over is closed:
 	releaseErr error     // the release's result
 	endedAt    time.Time // when the handover began

@@ -165,9 +165,10 @@ func (a *acquirer) stop(ctx context.Context, err error) error {
 	return nil
 }
 
-// wait sleeps the next delay of the backoff (from RetryDelay), or until a notice other than an
-// acquisition arrives, or until ctx ends (then it returns the context's
-// error).
+// wait sleeps the next delay of the backoff (from RetryDelay), or until a
+// release notice (or one of a kind it does not know) arrives, or until ctx
+// ends (then it returns the context's error). Acquire notices and an
+// election's steering notices (internal/notice) say nothing of a release.
 func (a *acquirer) wait(ctx context.Context, sub redlockx.Subscription) error {
 	t := time.NewTimer(a.retry.Next())
 	defer t.Stop()
@@ -176,7 +177,7 @@ func (a *acquirer) wait(ctx context.Context, sub redlockx.Subscription) error {
 		case <-t.C:
 			return nil
 		case n := <-sub.C():
-			if notice.Parse(n.Payload).Kind != notice.Acquired {
+			if k := notice.Parse(n.Payload).Kind; k == notice.Released || k == notice.Other {
 				return nil
 			}
 		case <-ctx.Done():

@@ -137,8 +137,11 @@ func (o *Observer) wait(ctx context.Context, sub redlockx.Subscription, timer *t
 	for {
 		select {
 		case n := <-sub.C():
-			if m := notice.Parse(n.Payload); m.Kind == notice.Acquired {
+			switch m := notice.Parse(n.Payload); m.Kind {
+			case notice.Acquired:
 				o.witness.Announced(m.Value) // a completed acquisition
+			case notice.Candidate, notice.Handover, notice.Resign, notice.Roll:
+				continue // the candidates' steering (election): no change of leader
 			}
 			if isCurrent(n.Payload, cur) && o.witness.IsReference(cur.Value) {
 				continue // the current leader's own acquire notice, the term known complete

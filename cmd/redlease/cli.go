@@ -29,6 +29,7 @@ Usage:
   redlease run    --name NAME [--ttl 10s] [--id ID] [--grace TTL/4] [--restart] [--wait-majority 30s] -- COMMAND [ARGS...]
   redlease status --name NAME [--json]
   redlease watch  --name NAME [--json]
+  redlease resign --name NAME --to ID
   redlease bootstrap
   redlease library
   redlease doctor [--json] [--accept ID,...]
@@ -39,6 +40,7 @@ Commands:
   status  every node's view of NAME (holder, TTL, token, quarantine, error),
           then the majority's verdict
   watch   print every change of NAME's leader, with a timestamp, until SIGINT
+  resign  ask NAME's leader to hand its term over to the candidate ID
   bootstrap
           declare the nodes brand new: they vote at once instead of --max-ttl
           (30s) after first contact. Once, by an operator, on a new deployment;
@@ -88,6 +90,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return cmdStatus(ctx, args[1:], out)
 	case "watch":
 		return cmdWatch(ctx, args[1:], out)
+	case "resign":
+		return cmdResign(ctx, args[1:], out)
 	case "bootstrap":
 		return cmdBootstrap(ctx, args[1:], out)
 	case "library":
@@ -100,7 +104,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprint(out.out, usageText)
 		return exitOK
 	default:
-		fmt.Fprintf(out.err, "redlease: unknown command %q (want run, status, watch, bootstrap, library or doctor)\n\n%s", args[0], usageText)
+		fmt.Fprintf(out.err, "redlease: unknown command %q (want run, status, watch, resign, bootstrap, library or doctor)\n\n%s", args[0], usageText)
 		return exitUsage
 	}
 }

@@ -22,7 +22,7 @@ import (
 	"github.com/redlease/redlease/redlock"
 )
 
-const runUsage = `Usage: redlease run --name NAME [--ttl 10s] [--id ID] [--grace TTL/4] [--restart] [--wait-majority 30s] [--metrics-addr ADDR] [node flags] -- COMMAND [ARGS...]
+const runUsage = `Usage: redlease run --name NAME [--ttl 10s] [--id ID] [--grace TTL/4] [--restart] [--wait-majority 30s] [--priority 0] [--yield-after 0] [--metrics-addr ADDR] [node flags] -- COMMAND [ARGS...]
 
 Campaigns for NAME. When elected, starts COMMAND with REDLEASE_TOKEN (the
 term's fencing token: pass it to what COMMAND writes, and have that refuse
@@ -45,6 +45,11 @@ term.
 When COMMAND exits on its own, redlease resigns (the next candidate takes
 over at once) and exits with COMMAND's code; with --restart it campaigns
 again instead (after 1s, so that another candidate may take over).
+
+'redlease resign --to ID' hands the term over to the candidate ID (the
+other candidates stand aside meanwhile); --priority orders the candidates
+waiting at a release, and with --yield-after the leader hands over to a
+higher priority that has campaigned that long.
 
 SIGINT and SIGTERM are forwarded to COMMAND's group (SIGKILL after --grace);
 redlease then resigns and exits with COMMAND's code, or 0 if it was not
@@ -89,6 +94,8 @@ func cmdRun(ctx context.Context, args []string, out *outputs) int {
 	id := c.fs.String("id", "", "this candidate's `ID`, as status and watch show it (default <hostname>-<pid>)")
 	grace := c.fs.Duration("grace", 0, "time COMMAND has to exit after SIGTERM before SIGKILL (default TTL/4)")
 	restart := c.fs.Bool("restart", false, "when COMMAND exits on its own, campaign again rather than exit")
+	priority := c.fs.Int("priority", 0, "this candidate's `priority`: of the candidates waiting at a release, a higher one goes first")
+	yieldAfter := c.fs.Duration("yield-after", 0, "hand the term over to a higher --priority candidate campaigning for this long (0: never)")
 	metricsAddr := c.fs.String("metrics-addr", "", "serve Prometheus metrics at http://`ADDR`/metrics (host:port; default: none)")
 	waitMajority := c.fs.Duration("wait-majority", defaultWaitMajority,
 		"exit with code 1 when no majority of the nodes has answered for this long (0: campaign forever)")
@@ -116,14 +123,14 @@ func cmdRun(ctx context.Context, args []string, out *outputs) int {
 	if err != nil {
 		return c.fail(err)
 	}
-	if *waitMajority < 0 {
-		return c.fail(usagef("--wait-majority (%s) must not be negative", *waitMajority))
+	if err := firstErr(nonNegative("wait-majority", *waitMajority), nonNegative("yield-after", *yieldAfter)); err != nil {
+		return c.fail(err)
 	}
 	if _, err := exec.LookPath(argv[0]); err != nil {
 		fmt.Fprintf(out.err, "redlease run: COMMAND: %v\n", err)
 		return exitNoStart
 	}
-	r := &runner{name: *name, argv: argv, plan: p, restart: *restart, stdout: out.rawOut, stderr: out.rawErr,
+	r := &runner{name: *name, argv: argv, plan: p, restart: *restart, priority: *priority, yieldAfter: *yieldAfter, stdout: out.rawOut, stderr: out.rawErr,
 		exited: make(chan int, 1), watchdog: watchdogAvailable && out.getenv(envNoWatchdog) != "1"}
 	return runCampaign(ctx, c, out, set, r, *id, *metricsAddr, *waitMajority)
 }
@@ -225,8 +232,10 @@ type runner struct {
 	argv           []string
 	plan           runPlan
 	restart        bool
-	watchdog       bool      // COMMAND runs under a watchdog (see startWatched)
-	stdout, stderr io.Writer // the child's: not filtered, its output is its own
+	priority       int           // --priority
+	yieldAfter     time.Duration // --yield-after
+	watchdog       bool          // COMMAND runs under a watchdog (see startWatched)
+	stdout, stderr io.Writer     // the child's: not filtered, its output is its own
 	log            hclog.Logger
 	e              *election.Elector // set before Run
 
@@ -250,6 +259,10 @@ func (r *runner) campaign(ctx context.Context, client *redlock.Client, id string
 		Lease:       lease.Config{ID: id, TTL: r.plan.ttl, RenewInterval: r.plan.renew, SafetyMargin: r.plan.margin, Logger: r.log},
 		ResignDelay: restartDelay,
 		OnElected:   r.onElected,
+		Priority:    r.priority,
+		YieldAfter:  r.yieldAfter,
+		// redlease resign --to: hand the term over on request.
+		AcceptResignRequests: true,
 	})
 	if err != nil {
 		return 0, err
@@ -420,4 +433,12 @@ func stopSignal(cause error) os.Signal {
 		return sc.sig
 	}
 	return syscall.SIGTERM
+}
+
+// nonNegative checks the duration flag called name.
+func nonNegative(name string, d time.Duration) error {
+	if d < 0 {
+		return usagef("--%s (%s) must not be negative", name, d)
+	}
+	return nil
 }

@@ -15,7 +15,7 @@ import (
 	"github.com/redlease/redlease/redlock"
 )
 
-const statusUsage = `Usage: redlease status --name NAME [--json] [node flags]
+const statusUsage = `Usage: redlease status --name NAME [--json] [--candidates] [node flags]
 
 Reads NAME on every node and prints one row per node: address, holder (its
 ID), remaining TTL of the key, fencing token (the node's counter),
@@ -26,13 +26,19 @@ quarantined, 27s left"; nobody can be elected before), or unknown (fewer
 than a majority of nodes could answer). It writes nothing but the
 quarantine marker of a node seen for the first time (which starts its
 quarantine). Exits 0 when a majority answered, 3 while waiting, 1 when the
-verdict is unknown.`
+verdict is unknown. With --candidates, it also lists the candidates that
+answer a roll call (redlease run, or any elector), with their priorities,
+highest first: the first is the preferred leader.`
 
 // statusReport is what `redlease status --json` prints.
 type statusReport struct {
 	Name    string       `json:"name"`
 	Nodes   []nodeReport `json:"nodes"`
 	Verdict verdict      `json:"verdict"`
+	// Candidates answered the roll call (with --candidates), highest
+	// priority first; Preferred is the first one's ID.
+	Candidates []candidateReport `json:"candidates,omitempty"`
+	Preferred  string            `json:"preferred,omitempty"`
 }
 
 type nodeReport struct {
@@ -82,6 +88,7 @@ func cmdStatus(ctx context.Context, args []string, out *outputs) int {
 	c := newCommand("status", statusUsage, out)
 	name := c.fs.String("name", "", "the election's `name` (required)")
 	asJSON := c.fs.Bool("json", false, "print the report as one JSON object")
+	cands := c.fs.Bool("candidates", false, "also list the candidates (ID, priority, since when): they answer a roll call within a round trip")
 	if code := c.parse(args); code >= 0 {
 		return code
 	}
@@ -103,6 +110,12 @@ func cmdStatus(ctx context.Context, args []string, out *outputs) int {
 	if err != nil {
 		return c.fail(err)
 	}
+	if *cands {
+		// Two node timeouts: a round trip to every node and back, with room.
+		if rep.Candidates, rep.Preferred, err = rollCall(ctx, ns.client, *name, 2*ns.client.Config().NodeTimeout); err != nil {
+			return c.fail(err)
+		}
+	}
 	if *asJSON {
 		enc := json.NewEncoder(out.out)
 		enc.SetIndent("", "  ")
@@ -111,6 +124,9 @@ func cmdStatus(ctx context.Context, args []string, out *outputs) int {
 		}
 	} else {
 		printStatus(out.out, rep)
+		if *cands {
+			printCandidates(out.out, rep)
+		}
 	}
 	switch rep.Verdict.State {
 	case stateUnknown:

@@ -37,6 +37,7 @@ func TestUsageErrors(t *testing.T) {
 			[]string{"--grace (8s) does not fit --ttl (10s)", "8.5s", "7.4235s", "lower --grace or raise --ttl"}},
 		{"grace does not fit a short ttl", []string{"run", "--name", "x", "--ttl", "1s", "--grace", "1s", nodes, "--", "true"}, []string{"--grace (1s) does not fit --ttl (1s)"}},
 		{"negative wait-majority", []string{"run", "--name", "x", "--wait-majority", "-1s", nodes, "--", "true"}, []string{"--wait-majority (-1s) must not be negative"}},
+		{"negative yield-after", []string{"run", "--name", "x", "--yield-after", "-1s", nodes, "--", "true"}, []string{"--yield-after (-1s) must not be negative"}},
 		{"zero node timeout", []string{"status", "--name", "x", "--node-timeout", "0s", nodes}, []string{"--node-timeout (0s) must be positive"}},
 		{"max-ttl below node timeouts", []string{"status", "--name", "x", "--max-ttl", "50ms", nodes}, []string{"--max-ttl (50ms) must exceed 2 × --node-timeout"}},
 		{"even replicas", []string{"status", "--name", "x", "--cluster", "--replicas", "4", nodes}, []string{"--replicas (4) must be odd"}},

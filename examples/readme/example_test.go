@@ -48,7 +48,7 @@ func serve(ctx context.Context, addrs []string, mux *http.ServeMux) error {
 	}
 	mux.Handle("/readyz", election.HealthCheck(e, time.Second))  // 503 while no majority can vote (quarantined, silent), the key is unusable, or Run is over
 	mux.Handle("/livez", election.LivenessCheck(e, time.Second)) // 503 when stalled past the term's deadline, or Run is over
-	return e.Run(ctx)                                            // campaigns until ctx ends; e.Resign(ctx) hands over at once
+	return e.Run(ctx)                                            // campaigns until ctx ends; e.Resign(ctx) hands over at once, e.Resign(ctx, "worker-2") to worker-2
 }
 
 func Example_service() {

@@ -9,7 +9,10 @@
 // majority read or an attempt of its own (docs/design.md §4.12).
 package notice
 
-import "strings"
+import (
+	"strings"
+	"time"
+)
 
 // suffix ends the name of a key's notice channel.
 const suffix = ":notice"
@@ -35,14 +38,36 @@ const (
 	Acquired
 	// Released: the key was deleted on the node that sent the notice.
 	Released
+	// Handover: the leader is about to release for the named successor
+	// (Message.ID); the other candidates stand aside for Message.Window.
+	Handover
+	// Candidate: a candidate's registry record: Message.ID, Priority,
+	// Since (when it began to campaign) and Window (how long the record
+	// lasts unless refreshed).
+	Candidate
+	// Resign: a request to the leader whose lock value is Message.Value
+	// to hand over to Message.ID.
+	Resign
+	// Roll: a roll call (redlease status): every candidate publishes its
+	// record at once.
+	Roll
 )
 
 // Message is one notice.
 type Message struct {
 	Kind Kind
-	// Value is the new holder's lock value (Acquired only; see
-	// DecodeValue).
+	// Value is the new holder's lock value (Acquired; see DecodeValue),
+	// or the leader's (Resign).
 	Value string
+	// ID is the successor (Handover, Resign) or the candidate
+	// (Candidate); never empty in a parsed steering notice.
+	ID string
+	// Window is how long the other candidates stand aside (Handover), or
+	// how long the record lasts (Candidate); whole milliseconds, above 0.
+	Window time.Duration
+	// Priority and Since: a candidate's (Candidate only).
+	Priority int
+	Since    time.Time
 }
 
 // The payloads: "acquired <value>" and "released".
@@ -59,6 +84,10 @@ func (m Message) Encode() string {
 		return acquiredWord + " " + m.Value
 	case Released:
 		return releasedWord
+	case Roll:
+		return rollWord
+	case Handover, Candidate, Resign:
+		return encodeSteer(m.Kind, m)
 	default:
 		return m.Value
 	}
@@ -67,11 +96,17 @@ func (m Message) Encode() string {
 // Parse reads a payload. It never fails: a payload it does not know is a
 // Message of kind Other with the payload as its Value.
 func Parse(payload string) Message {
-	if payload == releasedWord {
+	switch payload {
+	case releasedWord:
 		return Message{Kind: Released}
+	case rollWord:
+		return Message{Kind: Roll}
 	}
 	if v, ok := strings.CutPrefix(payload, acquiredWord+" "); ok {
 		return Message{Kind: Acquired, Value: v}
+	}
+	if m, ok := parseSteer(payload); ok {
+		return m
 	}
 	return Message{Kind: Other, Value: payload}
 }
