@@ -161,6 +161,52 @@ func TestWatchReportsLateToken(t *testing.T) {
 	assert.Equal(t, a.Token()+1, ev.Leader.Token)
 }
 
+// A new term read while its acquisition is on its way: two nodes granted
+// its token, two others granted late spares above it (they saw a failed
+// attempt), the fifth not yet. The read reports the new leader with Token
+// 0 (not known yet), never the spares' counter, which is the next term's
+// token; once its majority shows, its own. (TestIntegrationManyTerms: a
+// standby reported c2's term with token 40, c1's next, and never 39.)
+func TestLeaderNoSpareToken(t *testing.T) {
+	ctx := context.Background()
+	ms, nodes := testnodes.Minis(t, 5)
+	c := newClient(t, nodes)
+	o, err := New(c, "svc", Config{})
+	require.NoError(t, err)
+	a := hold(t, c, "svc", "a")
+	token, spare := a.Token()+1, strconv.FormatUint(a.Token()+2, 10)
+
+	forged := "rl1:AAAAAAAAAAAAAAAAAAAAAA:id=b"
+	for i, m := range ms {
+		switch i {
+		case 0, 1:
+			m.Set("svc", forged)
+			m.Set("svc:fence", strconv.FormatUint(token, 10))
+		case 2:
+			m.Del("svc") // a released; b's grant on its way
+		default:
+			m.Set("svc", forged)
+			m.Set("svc:fence", spare)
+		}
+	}
+	l, err := o.Leader(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, "b", l.ID)
+	assert.Zero(t, l.Token, "the token's majority not granted yet: not known, never a spare's counter")
+
+	// The last grant lands, and the spares are settled to the token.
+	for i, m := range ms {
+		if i >= 2 {
+			m.Set("svc", forged)
+			m.Set("svc:fence", strconv.FormatUint(token, 10))
+		}
+	}
+	l, err = o.Leader(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, forged, l.Value)
+	assert.Equal(t, token, l.Token)
+}
+
 func TestWatch(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()

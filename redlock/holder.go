@@ -29,8 +29,10 @@ type Holder struct {
 	Metadata map[string]string
 	// Token is the fencing token of the acquisition (see [Lock.Token]);
 	// from a majority read, exactly the holder's once its acquisition
-	// completed, whichever nodes are silent (docs/design.md §4.4). An
-	// observer reports 0 (not known yet) for a new holder read before.
+	// completed, whichever nodes are silent (docs/design.md §4.4); 0 (not
+	// known yet) from a read that found no counter a majority vouches
+	// for (made while the acquisition was on its way). An observer also
+	// reports 0 for a new holder read before its token was written back.
 	Token uint64
 	// Remaining is the validity the holder had left when read, as far as
 	// the nodes tell: the lowest PTTL of the majority, less the read's

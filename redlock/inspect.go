@@ -150,19 +150,18 @@ func inspection(key string, nodes []*node, answers []answer, quorum int, elapsed
 // Any other counter is on fewer than a majority of nodes (the token's
 // majority holds t), so with every node answering only t qualifies, and
 // a silent node cannot hide t. When none qualifies (a read made while the
-// acquisition's write-back is on its way), the highest holder's counter.
+// acquisition is on its way: its grants or its write-back), 0, not known
+// yet: the highest holder's counter may be a spare's, granted above t
+// before t's majority showed, and the next term's token.
 func holderToken(value string, answers []answer, quorum int) uint64 {
 	silent := 0
 	at := map[uint64]int{}
-	var highest uint64
 	for _, a := range answers {
 		switch {
 		case a.vote == voteError:
 			silent++
 		case a.vote == voteYes && a.value == value:
-			c := uint64(max(0, a.counter))
-			at[c]++
-			highest = max(highest, c)
+			at[uint64(max(0, a.counter))]++
 		}
 	}
 	var token uint64
@@ -170,9 +169,6 @@ func holderToken(value string, answers []answer, quorum int) uint64 {
 		if n+silent >= quorum && c > token {
 			token = c
 		}
-	}
-	if token == 0 {
-		return highest
 	}
 	return token
 }
