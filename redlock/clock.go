@@ -35,10 +35,10 @@ type clockWatch struct {
 }
 
 // watchClocks gives every node of c its detector, with the clients' drift
-// allowance (Config.DriftFactor, and the drift floor).
+// rate (Config.DriftFactor).
 func (c *Client) watchClocks() {
 	for _, n := range c.all {
-		n.clock.det = clocksanity.New(c.cfg.DriftFactor, minDrift)
+		n.clock.det = clocksanity.New(c.cfg.DriftFactor)
 	}
 }
 
@@ -61,13 +61,15 @@ func clockOutAnswer(n *node) answer {
 }
 
 // sampleClock feeds n's detector a reply carrying the server's TIME (sec,
-// usec) to a request sent at sent and answered at recv, and acts on its
-// verdict; it reports whether the node's clock was seen jump forward.
-func (c *Client) sampleClock(n *node, sent, recv time.Time, sec, usec int64) bool {
+// usec) to a request sent at sent and answered at recv, which extended
+// locks with ttl, and acts on its verdict; it reports whether the node's
+// clock was seen jump forward. The allowance is those locks' (drift(ttl)):
+// a move within it costs them nothing.
+func (c *Client) sampleClock(n *node, sent, recv time.Time, sec, usec int64, ttl time.Duration) bool {
 	if n.clock.det == nil || c.cfg.unsafeOff.clockSanity() {
 		return false
 	}
-	r := n.clock.det.Observe(sent, recv, time.Unix(sec, usec*1000))
+	r := n.clock.det.Observe(sent, recv, time.Unix(sec, usec*1000), c.cfg.drift(ttl))
 	switch r.Verdict {
 	case clocksanity.Fast:
 		c.clockFast(n, r)

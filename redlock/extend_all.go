@@ -161,7 +161,7 @@ func (b extendBatch) request(ctx context.Context, n *node, plain *scriptCall, fe
 	if err != nil {
 		return answer{vote: voteError, err: err}
 	}
-	if c.sampleClock(n, sent, recv, vs[len(b)], vs[len(b)+1]) || n.clockOut() {
+	if c.sampleClock(n, sent, recv, vs[len(b)], vs[len(b)+1], b[0].ttl) || n.clockOut() {
 		// Its copies no longer count (clock.go).
 		return clockOutAnswer(n)
 	}

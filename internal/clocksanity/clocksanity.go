@@ -79,8 +79,7 @@ type sample struct {
 // Detector keeps the samples of one server. The zero value is not usable:
 // make one with [New]. It is safe for concurrent use.
 type Detector struct {
-	rate  float64       // the drift factor: the share of an interval a clock may gain or lose
-	slack time.Duration // the allowance of every comparison (TIME's rounding and the drift floor)
+	rate float64 // the drift factor: the share of an interval a clock may gain or lose
 
 	mu         sync.Mutex
 	base, last sample // the first sample since the last verdict, and the latest received
@@ -88,18 +87,21 @@ type Detector struct {
 }
 
 // New makes a Detector that allows a clock to gain or lose rate (the
-// clients' DriftFactor) of every interval, plus slack.
-func New(rate float64, slack time.Duration) *Detector {
-	return &Detector{rate: rate, slack: slack}
+// clients' DriftFactor) of every interval, plus the slack of each sample.
+func New(rate float64) *Detector {
+	return &Detector{rate: rate}
 }
 
 // Observe takes one reply: sent and recv are when its request was sent
 // and its reply received (time.Now, monotonic), server the server's TIME
-// it carried. The sample is compared with the first one since the last
+// it carried; slack is what a clock may move beyond rate in any interval
+// (the drift allowance the locks at hand were given: a move within it
+// costs them nothing, and a clock within the safety model stays in it).
+// The sample is compared with the first one since the last
 // verdict (a fast or slow rate) and with the latest one (a jump). After a
 // verdict other than OK, the comparisons start again from this sample: a
 // jump is reported once.
-func (d *Detector) Observe(sent, recv, server time.Time) Result {
+func (d *Detector) Observe(sent, recv, server time.Time, slack time.Duration) Result {
 	s := sample{sent: sent, recv: recv, server: server}
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -107,9 +109,9 @@ func (d *Detector) Observe(sent, recv, server time.Time) Result {
 		d.base, d.last, d.have = s, s, true
 		return Result{}
 	}
-	r := d.compare(d.last, s)
+	r := d.compare(d.last, s, slack)
 	if r.Verdict == OK {
-		r = d.compare(d.base, s)
+		r = d.compare(d.base, s, slack)
 	}
 	switch {
 	case r.Verdict != OK:
@@ -123,23 +125,23 @@ func (d *Detector) Observe(sent, recv, server time.Time) Result {
 // compare bounds what the server's clock may do between samples a and b:
 // the monotonic time between its two readings is at least b.sent -
 // a.recv and at most b.recv - a.sent.
-func (d *Detector) compare(a, b sample) Result {
+func (d *Detector) compare(a, b sample, slack time.Duration) Result {
 	moved := b.server.Sub(a.server)
 	most := b.recv.Sub(a.sent)
-	if allowed := most + d.allow(most); moved > allowed {
+	if allowed := most + d.allow(most, slack); moved > allowed {
 		return Result{Verdict: Fast, Excess: moved - allowed, Over: most}
 	}
 	least := b.sent.Sub(a.recv)
 	if least <= 0 {
 		return Result{}
 	}
-	if allowed := least - d.allow(least); moved < allowed {
+	if allowed := least - d.allow(least, slack); moved < allowed {
 		return Result{Verdict: Slow, Excess: allowed - moved, Over: least}
 	}
 	return Result{}
 }
 
-// allow is the drift allowed over an interval of length d.
-func (d *Detector) allow(iv time.Duration) time.Duration {
-	return time.Duration(float64(iv)*d.rate) + d.slack
+// allow is the drift allowed over an interval of length iv.
+func (d *Detector) allow(iv, slack time.Duration) time.Duration {
+	return time.Duration(float64(iv)*d.rate) + slack
 }
