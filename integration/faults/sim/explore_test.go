@@ -159,6 +159,18 @@ func explore(t *testing.T, from uint64, n int, control, mode string, budget time
 
 func (ex *exploration) perSec() float64 { return float64(ex.ran) / ex.elapsed.Seconds() }
 
+// seeds is how many seeds an exploration test runs: n, or
+// REDLEASE_SIM_SEEDS when set; short with -short.
+func seeds(n, short int) int {
+	if v := os.Getenv("REDLEASE_SIM_SEEDS"); v != "" {
+		n, _ = strconv.Atoi(v)
+	}
+	if testing.Short() {
+		n = short
+	}
+	return n
+}
+
 // TestSimExplore runs a fixed range of seeds on the current code: nothing
 // may be found, in the default fault menu nor in the failback menu (the
 // schedules in which the failback control is found) nor in the reload menu
@@ -167,13 +179,7 @@ func (ex *exploration) perSec() float64 { return float64(ex.ran) / ex.elapsed.Se
 // to 40 schedules each under -race; `make sim` is the long exploration,
 // from a random seed).
 func TestSimExplore(t *testing.T) {
-	n, budget := 300, 24*time.Second
-	if v := os.Getenv("REDLEASE_SIM_SEEDS"); v != "" {
-		n, _ = strconv.Atoi(v)
-	}
-	if testing.Short() {
-		n = 40
-	}
+	n, budget := seeds(300, 40), 24*time.Second
 	for _, mode := range []string{"", "failback", "reload"} {
 		ex := explore(t, 1, n, "", mode, budget/3, false)
 		t.Logf("mode %q: %d schedules (seeds 1..%d) in %s: %.0f per second, %d terms; faults by kind: %v",
@@ -262,13 +268,7 @@ func TestSimMajorityLoss(t *testing.T) {
 // schedules still fail with it; what it bounds is how long a holder that
 // samples the node goes on. The control must fail at least as often.
 func TestSimClockJumpWindow(t *testing.T) {
-	n, budget := 2000, 30*time.Second
-	if v := os.Getenv("REDLEASE_SIM_SEEDS"); v != "" {
-		n, _ = strconv.Atoi(v)
-	}
-	if testing.Short() {
-		n = 400
-	}
+	n, budget := seeds(2000, 400), 30*time.Second
 	var exs [2]*exploration
 	for i, control := range []string{"", "no-clock-check"} {
 		exs[i] = explore(t, 1, n, control, "clock", budget, false)
