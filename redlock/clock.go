@@ -128,12 +128,13 @@ func yesOf(answers []answer) []bool {
 }
 
 // backersLocked counts the nodes whose copies l's validity rests on: they
-// said yes to the call that set it (late yeses included), and their
-// clocks were not seen jump since. Called with l.mu held.
+// said yes to the call that set it (late yeses included; every node when
+// that is not known), and their clocks were not seen jump since. Called
+// with l.mu held.
 func (l *Lock) backersLocked() int {
 	k := 0
 	for i, n := range l.nodes {
-		if i < len(l.backed) && l.backed[i] && !n.clockOut() {
+		if (l.backed == nil || l.backed[i]) && !n.clockOut() {
 			k++
 		}
 	}
