@@ -76,6 +76,7 @@ type clockEvents struct {
 	detected time.Time
 	node     string
 	before   []time.Time // the starts of the refreshes that ended before the detection
+	slow     time.Time   // the first clock_slow report
 }
 
 func (e *clockEvents) hook(ev redlock.Event) {
@@ -87,6 +88,8 @@ func (e *clockEvents) hook(ev redlock.Event) {
 		e.before = append(e.before, now.Add(-ev.Duration))
 	case ev.Kind == redlock.EventQuarantine && ev.Evidence == "clock_fast" && e.detected.IsZero():
 		e.detected, e.node = now, ev.Node
+	case ev.Kind == redlock.EventNodeError && ev.Evidence == "clock_slow" && e.slow.IsZero():
+		e.slow = now
 	}
 }
 
@@ -120,9 +123,10 @@ type jumpCase struct {
 }
 
 // runJump holds a lease on the rig (on servers 1 and 2 alone when bare),
-// steps server 2's clock by twice the TTL after the lease's first refresh,
-// and has another client try the key until it wins or the lease ends.
-func runJump(t *testing.T, r *clockRig, off unsafeopt.Off, bare bool) *jumpCase {
+// steps server 2's clock by step (twice the TTL when 0) after the lease's
+// first refresh, and has another client try the key until it wins or the
+// lease ends.
+func runJump(t *testing.T, r *clockRig, off unsafeopt.Off, bare bool, step time.Duration) *jumpCase {
 	ctx := context.Background()
 	jc := &jumpCase{ev: &clockEvents{}, cfg: Config{TTL: 2 * time.Second, RenewInterval: 400 * time.Millisecond,
 		RetryInterval: 100 * time.Millisecond, SafetyMargin: 100 * time.Millisecond, ID: "holder"}}
@@ -141,7 +145,10 @@ func runJump(t *testing.T, r *clockRig, off unsafeopt.Off, bare bool) *jumpCase 
 	jc.marker, err = r.direct[2].HGet(ctx, "{redlease}:marker", "c").Result()
 	require.NoError(t, err)
 
-	_, err = r.clk.Step(2 * jc.cfg.TTL)
+	if step == 0 {
+		step = 2 * jc.cfg.TTL
+	}
+	_, err = r.clk.Step(step)
 	require.NoError(t, err)
 	jc.stepped = time.Now()
 	won := make(chan time.Time, 1)
@@ -162,7 +169,7 @@ func runJump(t *testing.T, r *clockRig, off unsafeopt.Off, bare bool) *jumpCase 
 
 func clockJumpCase(t *testing.T, off unsafeopt.Off) {
 	r := startClockRig(t)
-	jc := runJump(t, r, off, true)
+	jc := runJump(t, r, off, true, 0)
 	ended := time.Now()
 	exposure, overlap := ended.Sub(jc.stepped), time.Duration(0)
 	if !jc.otherWon.IsZero() {
@@ -215,7 +222,7 @@ func TestIntegrationClockJumpKeepsMajorityHolder(t *testing.T) {
 		t.Skip("starts real redis-server processes")
 	}
 	r := startClockRig(t)
-	jc := runJump(t, r, unsafeopt.Off{}, false)
+	jc := runJump(t, r, unsafeopt.Off{}, false, 0)
 	require.Eventually(t, func() bool { d, _ := jc.ev.at(); return !d.IsZero() }, 5*time.Second, 5*time.Millisecond,
 		"the jump was not reported")
 	detected, node := jc.ev.at()
@@ -239,4 +246,28 @@ func takeOver(ctx context.Context, other *redlock.Client, held context.Context) 
 		time.Sleep(5 * time.Millisecond)
 	}
 	return time.Time{}
+}
+
+// TestIntegrationClockStepBackReported: server 2's clock steps back by the
+// TTL under a lease held on all three: the client reports a slow clock
+// (EventNodeError, Evidence "clock_slow") at its next refresh and the
+// lease goes on (copies that live longer cost no safety).
+func TestIntegrationClockStepBackReported(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts real redis-server processes")
+	}
+	r := startClockRig(t)
+	jc := runJump(t, r, unsafeopt.Off{}, false, -2*time.Second)
+	require.Eventually(t, func() bool {
+		jc.ev.mu.Lock()
+		defer jc.ev.mu.Unlock()
+		return !jc.ev.slow.IsZero()
+	}, 5*time.Second, 5*time.Millisecond, "the step back was not reported")
+	after := jc.l.ValidUntil()
+	require.Eventually(t, func() bool { return jc.l.ValidUntil().After(after) }, 5*time.Second, 5*time.Millisecond,
+		"the lease is not refreshed after the step back (%v)", context.Cause(jc.l.Context()))
+	detected, _ := jc.ev.at()
+	require.True(t, detected.IsZero(), "a step back was reported as a jump forward")
+	require.True(t, jc.l.Held())
+	require.NoError(t, jc.l.Release(context.Background()))
 }
