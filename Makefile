@@ -35,15 +35,16 @@ TEST_LOG    ?= $(or $(TMPDIR),/tmp)/redlease-test.log
 SERVER_PKGS := ./integration/faults/ ./redlock/... ./election/... ./lease/... ./cmd/... ./examples/cluster/... \
                ./examples/readme/... ./integration/security/... ./internal/testing/redistest/... \
                ./observer/... ./fence/... ./doctor/... ./examples/quickstart/...
-# The busy-host watch in make test: 45s, about as long as the adapters' tests and
+# The busy-host watch in make test: 25s, about as long as the adapters' tests and
 # the fuzzers it runs beside (make busy-watch alone: BUSY_WATCH, 2m; docs/testing.md).
-TEST_BUSY_WATCH ?= 45s
+TEST_BUSY_WATCH ?= 25s
 # The fuzzers in make test: a count of executions each, not a duration. With a
 # duration Go's fuzzing coordinator can fail at its deadline with "context
 # deadline exceeded" and no failing input (golang/go#75804, fixed in Go 1.27;
 # CI failed so on FuzzValueRoundTrip, 2026-11-28); a count has no deadline.
-# 30,000 takes FuzzClientReplies ~12s here, FuzzParseReply ~5s, the others ~1s.
-TEST_FUZZTIME ?= 30000x
+# 10,000 takes FuzzClientReplies ~8s here, FuzzParseReply ~6s, the others ~1s
+# (each after ~3s of baseline coverage); make fuzz is the long run.
+TEST_FUZZTIME ?= 10000x
 test: servers check
 	@rm -f $(TEST_LOG); status=0; \
 	  .ci/gotest-on $(REDIS_SERVER) $(TEST_LOG) $(UNSAFE) $(GO_PKGS) || status=1; \
@@ -92,7 +93,7 @@ fence-sql:
 	  REDLEASE_PG_BIN=$(PG_BIN) REDLEASE_PG_USER=$(PG_USER) REDLEASE_REDIS_SERVER=$(REDIS_SERVER) go test -race -count=1 ./... && \
 	  REDLEASE_REDIS_SERVER=$(VALKEY_SERVER) go test -race -count=1 -run '^TestPause$$/^redis/' .
 
-## fuzz: every fuzzer for FUZZTIME each (default 5m; or a count, 30000x, as make
+## fuzz: every fuzzer for FUZZTIME each (default 5m; or a count, 10000x, as make
 ## test runs them: see TEST_FUZZTIME). Each new interesting input is
 ## minimized for at most FUZZMIN executions (default 100x): with go test's default (60s
 ## of it), the fuzzers spent most of a short run minimizing and reported 0 execs/s for

@@ -161,9 +161,12 @@ func (ex *exploration) perSec() float64 { return float64(ex.ran) / ex.elapsed.Se
 
 // seeds is how many seeds an exploration test runs: n, or
 // REDLEASE_SIM_SEEDS when set; short with -short.
-func seeds(n, short int) int {
+func seeds(t *testing.T, n, short int) int {
 	if v := os.Getenv("REDLEASE_SIM_SEEDS"); v != "" {
-		n, _ = strconv.Atoi(v)
+		var err error
+		if n, err = strconv.Atoi(v); err != nil || n < 1 {
+			t.Fatalf("REDLEASE_SIM_SEEDS=%q: want a count of seeds, 1 or more", v)
+		}
 	}
 	if testing.Short() {
 		n = short
@@ -175,20 +178,21 @@ func seeds(n, short int) int {
 // may be found, in the default fault menu nor in the failback menu (the
 // schedules in which the failback control is found) nor in the reload menu
 // (DEBUG RELOAD of older snapshots, where the no-token control is found).
-// `make test` runs it; its budget bounds its time (8s per menu: about 20
-// to 40 schedules each under -race; `make sim` is the long exploration,
-// from a random seed).
+// `make test` runs it: 24 seeds per menu (REDLEASE_SIM_SEEDS sets the
+// count; -short: 4), the same schedules on every run, whatever the
+// machine's speed (a time budget made it run fewer on a slow machine, and
+// fail below 10); `make sim` is the long exploration, from a random seed.
 func TestSimExplore(t *testing.T) {
-	n, budget := seeds(300, 40), 24*time.Second
+	n := seeds(t, 24, 4)
 	for _, mode := range []string{"", "failback", "reload"} {
-		ex := explore(t, 1, n, "", mode, budget/3, false)
+		ex := explore(t, 1, n, "", mode, stuckAfter, false)
 		t.Logf("mode %q: %d schedules (seeds 1..%d) in %s: %.0f per second, %d terms; faults by kind: %v",
 			mode, ex.ran, ex.ran, ex.elapsed.Round(time.Millisecond), ex.perSec(), ex.terms, ex.faults)
 		if ex.first != nil {
 			t.Errorf("the explorer found a violation:\n%s", report(ex.first.s, ex.first.res))
 		}
-		if ex.ran < 10 {
-			t.Errorf("only %d schedules ran within %s", ex.ran, budget/3)
+		if ex.ran != n {
+			t.Errorf("mode %q: %d of %d schedules ran within %s", mode, ex.ran, n, stuckAfter)
 		}
 	}
 }
@@ -260,35 +264,31 @@ func TestSimMajorityLoss(t *testing.T) {
 
 // TestSimClockJumpWindow runs the clock-jump mode (forward jumps of half
 // the TTL to twice it) over the same seeds with the clock check
-// (docs/design.md §6.4) and without it (control no-clock-check), and
-// reports, for each, the schedules in which two holders acted at once and
-// the longest such window. The check cannot prevent the jumps a holder
-// does not sample in time (a jump between two of its refreshes, on a node
-// it does not reach, under a plain Lock that extends by extend.lua), so
-// schedules still fail with it; what it bounds is how long a holder that
-// samples the node goes on. The control must fail at least as often.
+// (docs/design.md §6.4) and without it (control no-clock-check), and logs,
+// for each and by kind of client, the windows in which two holders acted
+// at once. The check cannot prevent the jumps a holder does not sample in
+// time (a jump between two of its refreshes, on a node it does not reach,
+// under a plain Lock that extends by extend.lua), so schedules still fail
+// with it; it bounds how long a holder that samples the node goes on. The
+// counts are logged, not compared: goroutines of one virtual instant
+// interleave differently from run to run, and a few seeds differ. The
+// control must find two holders (if not in these seeds, in more). `make
+// test` runs 60 seeds (REDLEASE_SIM_SEEDS sets the count; -short: 10);
+// docs/design.md §6.4 quotes a run of 2,000.
 func TestSimClockJumpWindow(t *testing.T) {
-	n, budget := seeds(2000, 400), 30*time.Second
-	var exs [2]*exploration
-	for i, control := range []string{"", "no-clock-check"} {
-		exs[i] = explore(t, 1, n, control, "clock", budget, false)
-		ex := exs[i]
-		t.Logf("clock jumps, control %q: %d schedules in %s, %d with two holders at once", control, ex.ran,
+	n := seeds(t, 60, 10)
+	var control *exploration
+	for _, c := range []string{"", "no-clock-check"} {
+		ex := explore(t, 1, n, c, "clock", stuckAfter, false)
+		t.Logf("clock jumps, control %q: %d schedules in %s, %d with two holders at once", c, ex.ran,
 			ex.elapsed.Round(time.Millisecond), ex.failed)
 		for _, kind := range []string{"lease", "election", "lock"} {
 			t.Logf("  %s clients: windows %s", kind, windowSummary(ex.windows[kind]))
 		}
+		control = ex
 	}
-	if exs[0].ran != exs[1].ran {
-		t.Logf("(the two explorations ran %d and %d schedules within %s: compare with care)", exs[0].ran, exs[1].ran, budget)
-	}
-	if exs[1].failed == 0 {
-		// Not within the budget (a slow machine, -race): the control
-		// must still find one.
+	if control.failed == 0 {
 		mustFind(t, "no-clock-check", "clock")
-	}
-	if exs[0].ran == exs[1].ran && exs[0].failed > exs[1].failed {
-		t.Errorf("with the clock check, %d schedules failed; without it, %d", exs[0].failed, exs[1].failed)
 	}
 }
 

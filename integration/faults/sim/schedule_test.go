@@ -141,6 +141,20 @@ func newSchedule(seed uint64, control, mode string) *schedule {
 		menu = []string{"failover", "failover", "partition", "partition", "pause", "slow"}
 		s.nodes, nf = 3, 4+r.IntN(8)
 	}
+	if control == "no-quarantine" || control == "fencing-minority" {
+		// Both let a node that forgot vote or count at once: their
+		// searches draw the faults that make a node forget, with the
+		// company a double grant or a repeated token needs. The default
+		// menu finds them too, only later (seeds 57 to 130, 20s each
+		// under -race).
+		menu = []string{"restart-empty", "flushall", "failover", "partition", "pause", "slow"}
+		s.nodes, nf = 3, 3+r.IntN(6)
+	}
+	if mode == "majority-loss" {
+		// Every fault makes a node forget (addFault): with at least
+		// three, two of them often fall within one quarantine.
+		nf = 3 + r.IntN(6)
+	}
 	if control == "no-token" || mode == "reload" {
 		// DEBUG RELOAD of an older snapshot (docs/design.md §4.7.5):
 		// caught by the library's incarnation token alone, so it is
