@@ -206,7 +206,8 @@ unit:
 ## servers: the servers the tests run: REDIS_SERVER (default redis-server, Debian's
 ## 7.0 on bookworm) with redis-sentinel, VALKEY_SERVER (default valkey-server, 8.0
 ## from bookworm-backports), and PostgreSQL in PG_BIN (default Debian's postgresql 15,
-## for integration/fence). A server present in PATH, or given by path, is used as it
+## for integration/fence), and gcc (internal/testing/clockshim builds the LD_PRELOAD
+## shim that steps a server's wall clock). A server present in PATH, or given by path, is used as it
 ## is; missing ones are installed with apt-get when run as root, after one line that
 ## says what, why and from where (on bookworm it adds the bookworm-backports source).
 REDIS_SERVER  ?= redis-server
@@ -221,10 +222,11 @@ servers:
 	  pkgs="$$pkgs $$pkg"; \
 	done; \
 	command -v redis-sentinel >/dev/null 2>&1 || pkgs="$$pkgs redis-sentinel"; \
+	command -v gcc >/dev/null 2>&1 || pkgs="$$pkgs gcc"; \
 	test -x $(PG_BIN)/postgres || pkgs="$$pkgs postgresql"; \
 	if [ -n "$$pkgs" ]; then \
 	  if [ "$$(id -u)" != 0 ] || ! command -v apt-get >/dev/null 2>&1; then \
-	    echo "missing:$$pkgs; install them (Debian 12: apt-get install redis-server redis-sentinel postgresql, and valkey-server from bookworm-backports), or name binaries with REDIS_SERVER=/path VALKEY_SERVER=/path PG_BIN=/dir, then run make test again" >&2; \
+	    echo "missing:$$pkgs; install them (Debian 12: apt-get install redis-server redis-sentinel postgresql gcc, and valkey-server from bookworm-backports), or name binaries with REDIS_SERVER=/path VALKEY_SERVER=/path PG_BIN=/dir, then run make test again" >&2; \
 	    exit 1; \
 	  fi; \
 	  codename=$$(. /etc/os-release 2>/dev/null && echo "$${VERSION_CODENAME:-}"); \
