@@ -45,8 +45,8 @@ func (e *clockEvents) wait(t *testing.T, n int) []Event {
 // TIME) jumps forward by 10s after one ExtendAll, its copy there expired
 // by the jump, then extended again. With bare, node 0 holds another
 // value, so that the lock rests on nodes 1 and 2 alone. It returns the
-// second ExtendAll's error, the lock, the nodes and the clock events.
-func clockCase(t *testing.T, bare bool, off unsafeopt.Off) (error, *Lock, []*miniredis.Miniredis, *clockEvents) {
+// lock, the nodes, the clock events and the second ExtendAll's error.
+func clockCase(t *testing.T, bare bool, off unsafeopt.Off) (*Lock, []*miniredis.Miniredis, *clockEvents, error) {
 	ctx := context.Background()
 	ms, nodes := testnodes.Minis(t, 3)
 	evs := &clockEvents{}
@@ -62,7 +62,7 @@ func clockCase(t *testing.T, bare bool, off unsafeopt.Off) (error, *Lock, []*min
 	waitSampled(t, l, 2)
 	ms[2].SetTime(time.Now().Add(10 * time.Second))
 	ms[2].Del("k") // (miniredis expires keys by FastForward alone)
-	return c.ExtendAll(ctx, []*Lock{l})[0], l, ms, evs
+	return l, ms, evs, c.ExtendAll(ctx, []*Lock{l})[0]
 }
 
 // waitSampled waits until node i's answer to an extend of l was noted: its
@@ -82,7 +82,7 @@ func waitSampled(t *testing.T, l *Lock, i int) {
 // (ErrNotHeld), the jump is reported, and node 2's marker is made anew
 // (quarantined for MaxTTL, its floor to be raised).
 func TestClockJumpEndsLockOnBareMajority(t *testing.T) {
-	err, l, ms, events := clockCase(t, true, unsafeopt.Off{})
+	l, ms, events, err := clockCase(t, true, unsafeopt.Off{})
 	require.ErrorIs(t, err, ErrNotHeld)
 	assert.Contains(t, err.Error(), "clock jumped")
 	assert.False(t, l.Held())
@@ -98,7 +98,7 @@ func TestClockJumpEndsLockOnBareMajority(t *testing.T) {
 // TestClockJumpKeepsLockOnMajority: the same jump under a lock held on all
 // three nodes: the other two still hold it, and the extend succeeds.
 func TestClockJumpKeepsLockOnMajority(t *testing.T) {
-	err, l, _, events := clockCase(t, false, unsafeopt.Off{})
+	l, _, events, err := clockCase(t, false, unsafeopt.Off{})
 	require.NoError(t, err)
 	assert.True(t, l.Held())
 	evs := events.wait(t, 1)
@@ -109,7 +109,7 @@ func TestClockJumpKeepsLockOnMajority(t *testing.T) {
 // the lock on a bare majority keeps its deadline after the jump: the
 // extend fails without a majority and the lock is still held.
 func TestClockJumpControl(t *testing.T) {
-	err, l, _, events := clockCase(t, true, unsafeopt.Off{ClockSanity: true})
+	l, _, events, err := clockCase(t, true, unsafeopt.Off{ClockSanity: true})
 	var qe *QuorumError
 	require.ErrorAs(t, err, &qe)
 	assert.NotErrorIs(t, err, ErrNotHeld)
