@@ -14,20 +14,23 @@ UNSAFE      := -tags redlease_unsafe
 
 ## test: install the servers if missing (see servers), then gofmt, vet, staticcheck
 ## (make check: of the root module and of the adapter modules, CONTRIB; beside the
-## Redis pass it saved no time: that pass took 519s instead of ~370s),
-## every test with -race on Redis (REDIS_SERVER), the packages that start real servers
-## again on Valkey (VALKEY_SERVER), the adapter modules' tests (see contrib), and a
-## short run of every fuzzer (their seed
-## corpora run as tests too). Each run names its server and version first and last;
-## a failed run ends with its failures again (the failing tests' names, assertion
-## reports, panics and leak reports) under the server's name. The whole output of
-## both runs is kept in TEST_LOG. Package fence against real stores (fence-sql) runs
-## beside the Valkey run (its output printed after it), and the observer's busy-host
-## watch (busy-watch, for TEST_BUSY_WATCH) beside the adapters' tests and the
-## fuzzers. The tests pick their server binary from
-## REDLEASE_REDIS_SERVER (a path or a name in PATH; default redis-server).
+## tests it saved no time), every test with -race on Redis (REDIS_SERVER) and the
+## packages that start real servers again on Valkey (VALKEY_SERVER), the adapter
+## modules' tests (see contrib), and a short run of every fuzzer (their seed corpora
+## run as tests too). The two servers share one go test run: each test binary runs
+## on Redis, then, for SERVER_PKGS, on Valkey (.ci/on-servers), so both are built
+## once and one queue of packages keeps both cores busy (two passes one after the
+## other left a core idle at the end of each). The run names its servers first and
+## last; a failed run ends with its failures again (the failing tests' names,
+## assertion reports, panics and leak reports), each under a line naming its
+## server, and the longest runs are listed. The whole output is kept in TEST_LOG.
+## Package fence against real stores (fence-sql) runs beside it (its output
+## printed after it), and the observer's busy-host watch (busy-watch, for
+## TEST_BUSY_WATCH) beside the adapters' tests and the fuzzers. The tests pick
+## their server binary from REDLEASE_REDIS_SERVER (a path or a name in PATH;
+## default redis-server).
 TEST_LOG    ?= $(or $(TMPDIR),/tmp)/redlease-test.log
-# The packages whose tests start real servers: the Valkey run. (internal/testing/sim's
+# The packages whose tests start real servers: run on Valkey too. (internal/testing/sim's
 # differential test runs both servers itself; integration/faults/sim simulates them.)
 # What does not depend on the server runs in the Redis run only: the tests on
 # miniredis (REDLEASE_SERVER_ONLY makes testnodes skip them), and the fault
@@ -47,9 +50,8 @@ TEST_BUSY_WATCH ?= 25s
 TEST_FUZZTIME ?= 10000x
 test: servers check
 	@rm -f $(TEST_LOG); status=0; \
-	  .ci/gotest-on $(REDIS_SERVER) $(TEST_LOG) $(UNSAFE) $(GO_PKGS) || status=1; \
 	  fence_log=$$(mktemp); $(MAKE) --no-print-directory fence-sql >$$fence_log 2>&1 & fence=$$!; \
-	  REDLEASE_SERVER_ONLY=1 REDLEASE_FAULTS_SERVER_ONLY=1 .ci/gotest-on $(VALKEY_SERVER) $(TEST_LOG) $(UNSAFE) $(SERVER_PKGS) || status=1; \
+	  SERVER_PKGS="$(SERVER_PKGS)" .ci/gotest-on $(REDIS_SERVER) $(VALKEY_SERVER) $(TEST_LOG) $(UNSAFE) $(GO_PKGS) || status=1; \
 	  wait $$fence || status=1; cat $$fence_log; rm -f $$fence_log; \
 	  busy_log=$$(mktemp); $(MAKE) --no-print-directory busy-watch BUSY_WATCH=$(TEST_BUSY_WATCH) >$$busy_log 2>&1 & busy=$$!; \
 	  $(MAKE) --no-print-directory contrib || status=1; \
@@ -204,7 +206,8 @@ unit:
 ## servers: the servers the tests run: REDIS_SERVER (default redis-server, Debian's
 ## 7.0 on bookworm) with redis-sentinel, VALKEY_SERVER (default valkey-server, 8.0
 ## from bookworm-backports), and PostgreSQL in PG_BIN (default Debian's postgresql 15,
-## for integration/fence). A server present in PATH, or given by path, is used as it
+## for integration/fence), and gcc (internal/testing/clockshim builds the LD_PRELOAD
+## shim that steps a server's wall clock). A server present in PATH, or given by path, is used as it
 ## is; missing ones are installed with apt-get when run as root, after one line that
 ## says what, why and from where (on bookworm it adds the bookworm-backports source).
 REDIS_SERVER  ?= redis-server
@@ -219,10 +222,11 @@ servers:
 	  pkgs="$$pkgs $$pkg"; \
 	done; \
 	command -v redis-sentinel >/dev/null 2>&1 || pkgs="$$pkgs redis-sentinel"; \
+	command -v gcc >/dev/null 2>&1 || pkgs="$$pkgs gcc"; \
 	test -x $(PG_BIN)/postgres || pkgs="$$pkgs postgresql"; \
 	if [ -n "$$pkgs" ]; then \
 	  if [ "$$(id -u)" != 0 ] || ! command -v apt-get >/dev/null 2>&1; then \
-	    echo "missing:$$pkgs; install them (Debian 12: apt-get install redis-server redis-sentinel postgresql, and valkey-server from bookworm-backports), or name binaries with REDIS_SERVER=/path VALKEY_SERVER=/path PG_BIN=/dir, then run make test again" >&2; \
+	    echo "missing:$$pkgs; install them (Debian 12: apt-get install redis-server redis-sentinel postgresql gcc, and valkey-server from bookworm-backports), or name binaries with REDIS_SERVER=/path VALKEY_SERVER=/path PG_BIN=/dir, then run make test again" >&2; \
 	    exit 1; \
 	  fi; \
 	  codename=$$(. /etc/os-release 2>/dev/null && echo "$${VERSION_CODENAME:-}"); \

@@ -195,7 +195,8 @@ func (at acquisition) run(ctx context.Context, o acquireOptions) (*Lock, error) 
 		c.log.Trace("acquired", "key", key, "token", token, "validity", time.Until(validUntil), "elapsed", time.Since(t0))
 	}
 	return &Lock{c: c, nodes: nodes, key: key, value: value, token: token, ttl: ttl, strag: s,
-		notice: o.NoticeChannel, msg: o.NoticeMessage, extendWait: o.ExtendWait, acquiredAt: t0, validUntil: validUntil, fencedAt: t0}, nil
+		notice: o.NoticeChannel, msg: o.NoticeMessage, extendWait: o.ExtendWait, acquiredAt: t0, validUntil: validUntil, fencedAt: t0,
+		validFrom: t0, backed: yesOf(answers)}, nil
 }
 
 // lockValue checks an attempt's arguments against cfg and makes its

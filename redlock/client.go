@@ -113,6 +113,7 @@ func New(ctx context.Context, cfg Config, nodes ...redis.UniversalClient) (*Clie
 	}
 	c.sets, c.all = [][]*node{c.nodes}, c.nodes
 	c.reportQuarantines()
+	c.watchClocks()
 	c.guard.Init(guardConfig(c))
 	c.check = checker(c)
 	if len(nodes)%2 == 0 {

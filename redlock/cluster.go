@@ -98,6 +98,7 @@ func NewCluster(ctx context.Context, cfg Config, cluster *redis.ClusterClient, n
 	c.placement.Watch(cluster, copies, buckets, c.log, &c.wg)
 	c.nodes = c.sets[0]
 	c.reportQuarantines()
+	c.watchClocks()
 	c.guard.Init(guardConfig(c))
 	c.check = checker(c)
 	if err := checkLayout(ctx, cluster, c.args.layout.(string), max(time.Second, cfg.NodeTimeout), c.log); err != nil {

@@ -57,6 +57,9 @@ func (l *Lock) noteCopyLocked(t0 time.Time, i int, v vote) {
 		return
 	}
 	l.notedAt[i] = t0
+	if v == voteYes && t0.Equal(l.validFrom) && l.backed != nil {
+		l.backed[i] = true // a late yes to the call that set validUntil
+	}
 	gone := v == voteNo
 	if l.lost == nil {
 		if !gone {

@@ -151,25 +151,41 @@ func (b extendBatch) request(ctx context.Context, n *node, plain *scriptCall, fe
 	if err := c.check.Admit(ctx, n); err != nil {
 		return answer{vote: voteError, err: err}
 	}
+	sent := time.Now()
 	res, err := n.run(ctx, sc)
 	if err != nil {
 		return answer{vote: voteError, err: err}
 	}
+	recv := time.Now()
+	vs, err := extendManyReply(res, len(b))
+	if err != nil {
+		return answer{vote: voteError, err: err}
+	}
+	if c.sampleClock(n, sent, recv, vs[len(b)], vs[len(b)+1], b[0].ttl) || n.clockOut() {
+		// Its copies no longer count (clock.go).
+		return clockOutAnswer(n)
+	}
+	votes[n.idx] = vs[:len(b)]
+	return answer{vote: voteYes} // the script ran; votes[n.idx] has its answers
+}
+
+// extendManyReply reads extend_many's reply to a batch of k locks: k
+// votes (1 or 0), then the server's TIME (seconds, microseconds).
+func extendManyReply(res any, k int) ([]int64, error) {
 	a, ok := res.([]any)
-	if !ok || len(a) != len(b) {
-		return answer{vote: voteError, err: badReply(res)}
+	if !ok || len(a) != k+2 {
+		return nil, badReply(res)
 	}
 	vs := make([]int64, len(a))
 	if err := intsOf(a, vs, seq(len(a))...); err != nil {
-		return answer{vote: voteError, err: err}
+		return nil, err
 	}
-	for _, v := range vs {
+	for _, v := range vs[:k] {
 		if v != 0 && v != 1 {
-			return answer{vote: voteError, err: badReply(res)}
+			return nil, badReply(res)
 		}
 	}
-	votes[n.idx] = vs
-	return answer{vote: voteYes} // the script ran; votes[n.idx] has its answers
+	return vs, nil
 }
 
 // extended counts the answers of the batch's call, which started at t0,

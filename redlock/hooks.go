@@ -29,7 +29,11 @@ const (
 	EventLost EventKind = "lost"
 	// EventNodeError: a node gave no valid answer to one request: a
 	// timeout, a connection error or an error reply. Node; Err. Key is
-	// empty: one request may serve several keys.
+	// empty: one request may serve several keys. With Evidence
+	// "clock_slow", the answer was valid but showed the server's clock
+	// run slow or step back against this process's monotonic clock
+	// (logged as a warning; it costs no safety: copies outlive their
+	// deadline; docs/design.md §6.5).
 	EventNodeError EventKind = "node_error"
 	// EventQuarantine: an answer showed a node begin a quarantine (it may
 	// have forgotten its locks: restarted empty, flushed, replaced; it
@@ -37,6 +41,12 @@ const (
 	// vote again. Node; Err says why it does not vote, nil once it votes
 	// again; Duration is the quarantine it had left when it began. A
 	// quarantine that ran out is reported over at the node's next answer.
+	// With Evidence "clock_fast", the server's clock was seen jump
+	// forward or run fast against this process's monotonic clock (logged
+	// at Error): its copies may have expired early, so they stop counting
+	// toward the validity of this client's locks, a lock left without a
+	// majority ends at once, and its marker is made anew (it votes no for
+	// MaxTTL; docs/design.md §6.5).
 	EventQuarantine EventKind = "quarantine"
 	// EventSplitBrain: an elector or an observer's Watch (packages
 	// election, observer) saw evidence that two holders held the key at
@@ -83,7 +93,10 @@ type Event struct {
 	// Evidence is, on EventSplitBrain, which rule saw two holders at
 	// once: "overlap" (a holder's majority read found another value on a
 	// majority within its own validity) or "token" (a completed term's
-	// token not above an earlier completed term's). "" on the other kinds.
+	// token not above an earlier completed term's); on EventQuarantine,
+	// "clock_fast", and on EventNodeError "clock_slow", when a server's
+	// clock was seen jump forward or run slow (see those kinds). "" on the
+	// other kinds and events.
 	Evidence string
 	// Err is nil when the operation succeeded, and otherwise why not
 	// (EventSplitBrain: the evidence, both terms described).

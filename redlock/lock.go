@@ -37,6 +37,8 @@ type Lock struct {
 	fencedAt   time.Time   // the fencing counter's TTL was last set by a call that started then
 	lost       []bool      // per node: it answered an extend that the copy is gone; nil while none did (copies.go)
 	notedAt    []time.Time // per node: the start of the extend whose answer lost notes; nil before the first (copies.go)
+	validFrom  time.Time   // the start of the acquire or extend that set validUntil
+	backed     []bool      // per node: it said yes to that call, so its copy lasts to validUntil (clock.go)
 }
 
 // Key is the key the lock is held on.
@@ -154,6 +156,9 @@ func (l *Lock) extend(ctx context.Context, ttl, wait time.Duration) error {
 		if err != nil {
 			return answer{vote: voteError, err: err}
 		}
+		if n.clockOut() {
+			return clockOutAnswer(n)
+		}
 		switch res {
 		case int64(1):
 			return answer{vote: voteYes}
@@ -221,12 +226,21 @@ func (l *Lock) extended(t0 time.Time, ttl time.Duration, answers []answer) error
 		l.strag.gone.Store(true)
 		c.wg.Go(func() { l.unlock().all(c.fan, l.nodes) }) // wakes waiters
 		return fmt.Errorf("%w: %q: the local deadline passed during extend", ErrNotHeld, l.key)
+	case yes < c.quorum && l.backersLocked() < c.quorum:
+		// The validity rested on copies that no longer count (a node
+		// whose clock jumped): it ends now (clock.go).
+		l.released = true
+		l.strag.gone.Store(true)
+		c.wg.Go(func() { l.unlock().all(c.fan, l.nodes) })
+		return fmt.Errorf("%w: %q: its validity rested on a node whose clock jumped forward, and fewer than a majority of the others hold it: %w",
+			ErrNotHeld, l.key, newQuorumError(c.quorum, l.nodes, "extend", l.key, answers, errNotExtended, ""))
 	case yes < c.quorum:
 		return newQuorumError(c.quorum, l.nodes, "extend", l.key, answers, errNotExtended, "")
 	case newUntil.Sub(now) <= c.cfg.MinValidity:
 		return newQuorumError(c.quorum, l.nodes, "extend", l.key, answers, errNotExtended, "validity after extend below MinValidity")
 	}
 	l.validUntil, l.ttl = newUntil, ttl
+	l.validFrom, l.backed = t0, l.backedLocked(t0, answers)
 	return nil
 }
 

@@ -70,6 +70,8 @@ type node struct {
 	// heard is when the node last gave a vote, and what the last answer
 	// that read its quarantine marker said (redlockx.Client.Heard).
 	heard reach.Heard
+	// clock is its server clock's sanity (clock.go).
+	clock clockWatch
 }
 
 // name names the node in errors and logs: its address, and for a copy on

@@ -64,7 +64,12 @@ func (a answer) marker() quarantine.Marker {
 // voteYes for a healthy node, voteQuarantined with ms (quarantine left),
 // created and high otherwise.
 func (n *node) probeMarker(ctx context.Context, args *scriptArgs) answer {
-	res, err := n.run(ctx, scripts.NewCall(scripts.Probe, []string{n.marker()}, args.maxTTL, args.mode, "0", args.layout, newNonce()))
+	return n.probe(ctx, args, "0")
+}
+
+// probeAnswer reads a reply of probe.lua (res, or err): probeMarker's
+// answer, n's heard updated.
+func (n *node) probeAnswer(res any, err error) answer {
 	if err != nil {
 		return answer{vote: voteError, err: err}
 	}

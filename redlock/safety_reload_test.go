@@ -69,10 +69,17 @@ var reloadCfg = redlock.Config{NodeTimeout: 200 * time.Millisecond, MaxTTL: 5 * 
 // TestSafetyDebugReloadOldRDB: in FCALL mode the reload loaded the Function
 // library anew, so the marker's token for this version is not the new
 // copy's: the node is quarantined and client 2 cannot win the lock client 1
-// holds (docs/design.md S6, §4.7.5).
+// holds (docs/design.md S6, §4.7.5). Inspect, the new copy's first call
+// (it carries no nonce, so the copy has no token yet), already reports the
+// node quarantined: a copy records only its own token, so a token recorded
+// for this version that is not this copy's was another copy's.
 func TestSafetyDebugReloadOldRDB(t *testing.T) {
 	r := startReload(t, reloadCfg, true)
-	_, err := r.c2.TryAcquire(context.Background(), r.key, time.Second)
+	in, err := r.c2.Inspect(context.Background(), r.key)
+	require.ErrorIs(t, err, redlock.ErrNoHolder)
+	require.Len(t, in.Nodes, 1)
+	assert.True(t, in.Nodes[0].Quarantined, "Inspect before any acquire: the reloaded node reported quarantined")
+	_, err = r.c2.TryAcquire(context.Background(), r.key, time.Second)
 	require.ErrorIs(t, err, redlock.ErrNotAcquired)
 	qe := quorumError(t, err)
 	require.Len(t, qe.Nodes, 1)

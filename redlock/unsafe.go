@@ -15,4 +15,5 @@ func (guardsOff) incarnationToken() bool    { return false }
 func (guardsOff) counterFromZero() bool     { return false }
 func (guardsOff) fastPathMinority() bool    { return false }
 func (guardsOff) noSettle() bool            { return false }
+func (guardsOff) clockSanity() bool         { return false }
 func (guardsOff) counterTTL() time.Duration { return 0 }

@@ -19,6 +19,7 @@ func (g guardsOff) incarnationToken() bool    { return g.off.IncarnationToken }
 func (g guardsOff) counterFromZero() bool     { return g.off.CounterFromZero }
 func (g guardsOff) fastPathMinority() bool    { return g.off.FastPathMinority }
 func (g guardsOff) noSettle() bool            { return g.off.NoSettle }
+func (g guardsOff) clockSanity() bool         { return g.off.ClockSanity }
 func (g guardsOff) counterTTL() time.Duration { return g.off.CounterTTL }
 
 // SetUnsafe turns the guards of off off in cfg: a Client made from it runs

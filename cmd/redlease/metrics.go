@@ -85,13 +85,14 @@ type cliMetrics struct {
 	gaps      map[string]*histogram    // election name: time with no leader before its terms won here
 	alarms    map[[2]string]uint64     // election, evidence: split-brain alarms
 	quarant   map[string]float64       // node: 1 while quarantined, as of its last answer
+	clock     map[[2]string]uint64     // node, evidence: server clocks seen jump or run slow
 }
 
 func newCLIMetrics() *cliMetrics {
 	return &cliMetrics{events: map[[2]string]uint64{}, durations: map[[2]string]*histogram{},
 		nodeErrs: map[[2]string]uint64{}, leader: map[string]float64{}, spare: map[string]uint64{},
 		validity: newHistogram(marginBuckets), gaps: map[string]*histogram{}, alarms: map[[2]string]uint64{},
-		quarant: map[string]float64{}}
+		quarant: map[string]float64{}, clock: map[[2]string]uint64{}}
 }
 
 // Observe is the function for redlock.Config.Hooks.
@@ -99,9 +100,14 @@ func (m *cliMetrics) Observe(ev redlock.Event) {
 	outcome := ev.Outcome
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	if ev.Evidence != "" && (ev.Kind == redlock.EventNodeError || ev.Kind == redlock.EventQuarantine) {
+		m.clock[[2]string{ev.Node, ev.Evidence}]++ // a server clock (clock_fast, clock_slow)
+	}
 	switch ev.Kind {
 	case redlock.EventNodeError:
-		m.nodeErrs[[2]string{ev.Node, outcome}]++
+		if ev.Evidence == "" {
+			m.nodeErrs[[2]string{ev.Node, outcome}]++
+		}
 		return
 	case redlock.EventQuarantine:
 		m.quarant[ev.Node] = 0
@@ -194,6 +200,11 @@ func (m *cliMetrics) writeMargins(b *strings.Builder) {
 	b.WriteString("# TYPE redlease_node_quarantined gauge\n")
 	for _, node := range sortedKeys(m.quarant) {
 		fmt.Fprintf(b, "redlease_node_quarantined{node=%s} %g\n", quote(node), m.quarant[node])
+	}
+	b.WriteString("# HELP redlease_clock_anomalies_total Server clocks seen jump forward or run fast (clock_fast: the node is quarantined) or run slow or step back (clock_slow), by node and evidence.\n")
+	b.WriteString("# TYPE redlease_clock_anomalies_total counter\n")
+	for _, k := range sortedKeys(m.clock) {
+		fmt.Fprintf(b, "redlease_clock_anomalies_total{node=%s,evidence=%s} %d\n", quote(k[0]), quote(k[1]), m.clock[k])
 	}
 }
 

@@ -35,6 +35,8 @@ func TestCLIMetricsText(t *testing.T) {
 	m.Observe(redlock.Event{Kind: redlock.EventQuarantine, Node: "n1", Err: errors.New("quarantined"), Outcome: "error"})
 	m.Observe(redlock.Event{Kind: redlock.EventQuarantine, Node: "n2", Err: errors.New("quarantined"), Outcome: "error"})
 	m.Observe(redlock.Event{Kind: redlock.EventQuarantine, Node: "n2", Outcome: "ok"})
+	m.Observe(redlock.Event{Kind: redlock.EventQuarantine, Node: "n3", Evidence: "clock_fast", Err: errors.New("jumped"), Outcome: "error"})
+	m.Observe(redlock.Event{Kind: redlock.EventNodeError, Node: "n3", Evidence: "clock_slow", Err: errors.New("slow"), Outcome: "error"})
 	m.Observe(redlock.Event{Kind: redlock.EventExtend, Key: "e", Spare: 0, Outcome: "ok"})
 	m.Observe(redlock.Event{Kind: redlock.EventExtend, Key: "e", Spare: 0, Outcome: "ok"})
 	m.Observe(redlock.Event{Kind: redlock.EventExtend, Key: "e", Err: errors.New("timeout"), Outcome: "timeout"})
@@ -67,9 +69,14 @@ func TestCLIMetricsText(t *testing.T) {
 		"# TYPE redlease_split_brain_total counter",
 		`redlease_node_quarantined{node="n1"} 1`,
 		`redlease_node_quarantined{node="n2"} 0`,
+		`redlease_node_quarantined{node="n3"} 1`,
+		`redlease_clock_anomalies_total{node="n3",evidence="clock_fast"} 1`,
+		`redlease_clock_anomalies_total{node="n3",evidence="clock_slow"} 1`,
+		"# TYPE redlease_clock_anomalies_total counter",
 	} {
 		assert.Contains(t, out, want+"\n")
 	}
+	assert.NotContains(t, out, `redlease_node_errors_total{node="n3"`, "a slow clock is not a node error")
 	m.Observe(redlock.Event{Kind: election.EventDemoted, Key: "e", Err: errors.New("resigned")})
 	b.Reset()
 	m.writeTo(&b)

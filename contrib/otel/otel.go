@@ -18,6 +18,7 @@
 //	redlease.leaderless           Float64Histogram  s     attribute election: time with no leader before each term won here
 //	redlease.split_brain          Int64Counter   {alarm}  attributes election, evidence: evidence of two holders at once
 //	redlease.node.quarantined     Int64Gauge              attribute node: 1 while the node is quarantined
+//	redlease.clock.anomalies      Int64Counter   {anomaly} attributes node, evidence: server clocks seen jump (clock_fast) or run slow (clock_slow)
 //
 // The attributes are those of the Prometheus adapter's labels (op is
 // redlock.Event.Kind, outcome is redlock.Event.Outcome, node a
@@ -61,6 +62,7 @@ type Hooks struct {
 	gaps      metric.Float64Histogram
 	alarms    metric.Int64Counter
 	quarant   metric.Int64Gauge
+	clock     metric.Int64Counter
 }
 
 var _ func(redlock.Event) = (*Hooks)(nil).Observe
@@ -94,8 +96,8 @@ func New(mp metric.MeterProvider) (*Hooks, error) {
 	return h, h.margins(m)
 }
 
-// margins makes the instruments of the margins an operator watches and of
-// the split-brain alarm.
+// margins makes the instruments of the margins an operator watches, of
+// the split-brain alarm and of the clock check.
 func (h *Hooks) margins(m metric.Meter) error {
 	var err error
 	if h.validity, err = m.Float64Histogram("redlease.extend.validity_left", metric.WithUnit("s"),
@@ -112,8 +114,12 @@ func (h *Hooks) margins(m metric.Meter) error {
 		metric.WithDescription("Evidence seen of two holders at once (a safety assumption failed), by election and rule (evidence).")); err != nil {
 		return err
 	}
-	h.quarant, err = m.Int64Gauge("redlease.node.quarantined",
-		metric.WithDescription("1 while a node is quarantined (it may have forgotten its locks and does not vote), as of its last answer; 0 once it votes."))
+	if h.quarant, err = m.Int64Gauge("redlease.node.quarantined",
+		metric.WithDescription("1 while a node is quarantined (it may have forgotten its locks and does not vote), as of its last answer; 0 once it votes.")); err != nil {
+		return err
+	}
+	h.clock, err = m.Int64Counter("redlease.clock.anomalies", metric.WithUnit("{anomaly}"),
+		metric.WithDescription("Server clocks seen jump forward or run fast (clock_fast: the node is quarantined) or run slow or step back (clock_slow), by node and evidence."))
 	return err
 }
 
@@ -121,9 +127,15 @@ func (h *Hooks) margins(m metric.Meter) error {
 func (h *Hooks) Observe(ev redlock.Event) {
 	ctx := context.Background()
 	outcome := attribute.String("outcome", ev.Outcome)
+	if ev.Evidence != "" && (ev.Kind == redlock.EventNodeError || ev.Kind == redlock.EventQuarantine) {
+		// A server clock (clock_fast, clock_slow).
+		h.clock.Add(ctx, 1, metric.WithAttributes(attribute.String("node", ev.Node), attribute.String("evidence", ev.Evidence)))
+	}
 	switch ev.Kind {
 	case redlock.EventNodeError:
-		h.nodeErrs.Add(ctx, 1, metric.WithAttributes(attribute.String("node", ev.Node), outcome))
+		if ev.Evidence == "" {
+			h.nodeErrs.Add(ctx, 1, metric.WithAttributes(attribute.String("node", ev.Node), outcome))
+		}
 		return
 	case redlock.EventQuarantine:
 		var q int64

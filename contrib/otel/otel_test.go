@@ -144,4 +144,11 @@ func checkMargins(t *testing.T, reader *sdkmetric.ManualReader, h *redleaseotel.
 	assert.Equal(t, int64(0), sum(t, got, "redlease.node.quarantined", nil))
 	h.Observe(redlock.Event{Kind: redlock.EventQuarantine, Node: "x", Err: errors.New("quarantined"), Outcome: "error"})
 	assert.Equal(t, int64(1), sum(t, collect(t, reader), "redlease.node.quarantined", map[string]string{"node": "x"}))
+	// A server clock seen jump (for real in lease's TestIntegrationClockJumpDemotesHolder), and run slow.
+	h.Observe(redlock.Event{Kind: redlock.EventQuarantine, Node: "y", Evidence: "clock_fast", Err: errors.New("jumped"), Outcome: "error"})
+	h.Observe(redlock.Event{Kind: redlock.EventNodeError, Node: "y", Evidence: "clock_slow", Err: errors.New("slow"), Outcome: "error"})
+	got = collect(t, reader)
+	assert.Equal(t, int64(1), sum(t, got, "redlease.clock.anomalies", map[string]string{"node": "y", "evidence": "clock_fast"}))
+	assert.Equal(t, int64(1), sum(t, got, "redlease.clock.anomalies", map[string]string{"node": "y", "evidence": "clock_slow"}))
+	assert.Equal(t, int64(1), sum(t, got, "redlease.node.quarantined", map[string]string{"node": "y"}))
 }

@@ -18,6 +18,7 @@
 //	redlease_leaderless_seconds{election}                 histogram: time with no leader before each term won here
 //	redlease_split_brain_total{election, evidence}        counter: evidence of two holders at once (alert on any)
 //	redlease_node_quarantined{node}                       gauge: 1 while the node is quarantined (as of its last answer)
+//	redlease_clock_anomalies_total{node, evidence}        counter: server clocks seen jump (clock_fast; alert on any) or run slow (clock_slow)
 //
 // spare is redlock.Event.Spare: how many nodes held the lock's copy beyond
 // the majority it needs, after the extend ("0": a bare majority, one more
@@ -59,6 +60,7 @@ type Hooks struct {
 	gaps      *prometheus.HistogramVec
 	alarms    *prometheus.CounterVec
 	quarant   *prometheus.GaugeVec
+	clock     *prometheus.CounterVec
 }
 
 var _ func(redlock.Event) = (*Hooks)(nil).Observe
@@ -110,8 +112,12 @@ func New(reg prometheus.Registerer) (*Hooks, error) {
 			Name: "redlease_node_quarantined",
 			Help: "1 while a node is quarantined (it may have forgotten its locks and does not vote), as of its last answer; 0 once it votes.",
 		}, []string{"node"}),
+		clock: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "redlease_clock_anomalies_total",
+			Help: "Server clocks seen jump forward or run fast (clock_fast: the node is quarantined) or run slow or step back (clock_slow), by node and evidence.",
+		}, []string{"node", "evidence"}),
 	}
-	for _, c := range []prometheus.Collector{h.events, h.durations, h.nodeErrs, h.leader, h.spare, h.validity, h.gaps, h.alarms, h.quarant} {
+	for _, c := range []prometheus.Collector{h.events, h.durations, h.nodeErrs, h.leader, h.spare, h.validity, h.gaps, h.alarms, h.quarant, h.clock} {
 		if err := reg.Register(c); err != nil {
 			return nil, err
 		}
@@ -122,9 +128,14 @@ func New(reg prometheus.Registerer) (*Hooks, error) {
 // Observe records ev (the function for redlock.Config.Hooks).
 func (h *Hooks) Observe(ev redlock.Event) {
 	outcome := ev.Outcome
+	if ev.Evidence != "" && (ev.Kind == redlock.EventNodeError || ev.Kind == redlock.EventQuarantine) {
+		h.clock.WithLabelValues(ev.Node, ev.Evidence).Inc() // a server clock (clock_fast, clock_slow)
+	}
 	switch ev.Kind {
 	case redlock.EventNodeError:
-		h.nodeErrs.WithLabelValues(ev.Node, outcome).Inc()
+		if ev.Evidence == "" {
+			h.nodeErrs.WithLabelValues(ev.Node, outcome).Inc()
+		}
 		return
 	case redlock.EventQuarantine:
 		h.quarant.WithLabelValues(ev.Node).Set(b2f(ev.Err != nil))

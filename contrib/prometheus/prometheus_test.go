@@ -129,9 +129,16 @@ func checkMargins(t *testing.T, reg *prometheus.Registry, h *redleaseprom.Hooks)
 	assert.Equal(t, 0.0, value(t, reg, "redlease_node_quarantined", nil))
 	h.Observe(redlock.Event{Kind: redlock.EventQuarantine, Node: "x", Err: errors.New("quarantined"), Outcome: "error"})
 	assert.Equal(t, 1.0, value(t, reg, "redlease_node_quarantined", map[string]string{"node": "x"}))
+	// A server clock seen jump (for real in lease's TestIntegrationClockJumpDemotesHolder), and run slow.
+	h.Observe(redlock.Event{Kind: redlock.EventQuarantine, Node: "y", Evidence: "clock_fast", Err: errors.New("jumped"), Outcome: "error"})
+	h.Observe(redlock.Event{Kind: redlock.EventNodeError, Node: "y", Evidence: "clock_slow", Err: errors.New("slow"), Outcome: "error"})
+	assert.Equal(t, 1.0, value(t, reg, "redlease_clock_anomalies_total", map[string]string{"node": "y", "evidence": "clock_fast"}))
+	assert.Equal(t, 1.0, value(t, reg, "redlease_clock_anomalies_total", map[string]string{"node": "y", "evidence": "clock_slow"}))
+	assert.Equal(t, 1.0, value(t, reg, "redlease_node_quarantined", map[string]string{"node": "y"}))
 	n, err := testutil.GatherAndCount(reg, "redlease_events_total", "redlease_operation_duration_seconds",
 		"redlease_node_errors_total", "redlease_leader", "redlease_extend_spare_total",
-		"redlease_extend_validity_left_seconds", "redlease_leaderless_seconds", "redlease_split_brain_total", "redlease_node_quarantined")
+		"redlease_extend_validity_left_seconds", "redlease_leaderless_seconds", "redlease_split_brain_total", "redlease_node_quarantined",
+		"redlease_clock_anomalies_total")
 	require.NoError(t, err)
 	assert.Positive(t, n)
 }

@@ -56,6 +56,12 @@ type Off struct {
 	// (a retry storm under a fault).
 	NoRefreshBudget bool
 
+	// ClockSanity: the replies' server TIME is not checked against the
+	// monotonic clock, so a node whose clock jumped forward keeps counting
+	// toward the validity of the locks held there until their deadline
+	// (docs/design.md §6.5).
+	ClockSanity bool
+
 	// CounterTTL, when positive, replaces the fencing counters' TTL (ten
 	// times MaxTTL) so that a test sees counters expire. It weakens no
 	// guard: tokens must stay strictly increasing with any value.

@@ -28,7 +28,8 @@ type result struct {
 	trace      []string
 	stats      sim.Stats
 	terms      int
-	digest     string // the run's history without the times of beliefs: replays compare it
+	digest     string        // the run's history without the times of beliefs: replays compare it
+	overlap    time.Duration // the longest time two holders acted at once (checker.LongestOverlap)
 }
 
 // run is one schedule running in a synctest bubble.
@@ -183,7 +184,8 @@ func (r *run) redlockConfig(rnd *lockedRand) redlock.Config {
 	// too: it catches the failback (a full resync loads the library anew)
 	// and the reload.
 	off := unsafeopt.Off{CounterTTL: r.s.counterTTL, FastPathMinority: r.s.control == "fencing-minority",
-		IncarnationToken: r.s.control == "no-failback-check" || r.s.control == "no-token"}
+		IncarnationToken: r.s.control == "no-failback-check" || r.s.control == "no-token",
+		ClockSanity:      r.s.control == "no-clock-check"}
 	unsafetest.Set(&cfg, off)
 	return cfg
 }
@@ -372,7 +374,8 @@ func (r *run) check() result {
 			fmt.Fprintf(&d, "%s %s %d|", ev.Ev, ev.ID, ev.Token)
 		}
 	}
-	return result{violations: v, trace: r.history(evs, trace), stats: st, terms: len(ts), digest: d.String()}
+	return result{violations: v, trace: r.history(evs, trace), stats: st, terms: len(ts), digest: d.String(),
+		overlap: checker.LongestOverlap(ts)}
 }
 
 // history merges the notes and the terms' events into one trace.

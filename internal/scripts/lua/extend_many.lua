@@ -11,7 +11,9 @@
 -- ARGV[1] MaxTTL ms, ARGV[2] quarantine mode ('0' off), ARGV[3] counter TTL
 -- ms ('0': leave the counters' TTL as it is: fencing off, or set
 -- recently), ARGV[4] TTL ms (every lock), ARGV[5..n+4] the locks' values
--- Reply: one integer per lock, in order: 1 = extended, 0 = not ours.
+-- Reply: one integer per lock, in order: 1 = extended, 0 = not ours; then
+-- this server's TIME (seconds, microseconds), which the client's clock
+-- sanity check reads (docs/design.md §6.5).
 local n = #ARGV - 4
 local ttl, cttl = ARGV[4], ARGV[3]
 local fence = cttl ~= '0'
@@ -44,4 +46,5 @@ for i = 1, n do
     out[i] = 0
   end
 end
+out[n + 1], out[n + 2] = tonumber(t[1]), tonumber(t[2])
 return out

@@ -55,15 +55,18 @@ end
 -- reloads the library has happened since (no restart, full resync, DEBUG
 -- RELOAD, FUNCTION FLUSH), so INFO server is not needed; the replication
 -- ID is still compared (a promotion with its replication link broken keeps
--- the copy). No token for this version, or none yet for this copy: the
--- full check, and the token recorded. A differing token: the library was
--- reloaded since, quarantine even when run_id and replication ID agree.
+-- the copy). No token for this version: the full check, and the token
+-- recorded. A differing token: the library was reloaded since, quarantine
+-- even when run_id and replication ID agree. So too where this copy has no
+-- token yet (its first calls carry no nonce: inspect) but the marker has
+-- one for this version: a copy records only its own, so that one was
+-- another copy's.
 redlease_marker_token = function(key, max_ttl, create, mode)
   local m = redis.call('HMGET', key, 'r', 'c', 'ok', 'b', 'h', 'mx', 'p', redlease_tf)
-  local tok = redlease_token
-  if not m[2] or not tok or not m[8] or ((mode == '3' or mode == '4') and m[8] ~= tok) then
+  local tok = redlease_token or ''
+  if not m[2] or not m[8] or ((mode == '3' or mode == '4') and m[8] ~= tok) then
     local left, ok, created, base, high, rid, mx = redlease_marker_full(key, max_ttl, create, mode)
-    if create and tok then redis.call('HSET', key, redlease_tf, tok) end
+    if create and tok ~= '' then redis.call('HSET', key, redlease_tf, tok) end
     return left, ok, created, base, high, rid, mx
   end
   if m[8] ~= tok then

@@ -187,6 +187,18 @@ func C1(ts []*Term, orphans []string) []string {
 	return out
 }
 
+// LongestOverlap is the longest time by which a term's holder believed
+// it led after a later term began (what C1 reports as overlapping
+// tenures): the window in which two holders acted at once; 0 when tenures
+// never overlap.
+func LongestOverlap(ts []*Term) time.Duration {
+	var out time.Duration
+	for _, o := range Overlaps(tenures(ts)) {
+		out = max(out, time.Duration(ts[o.Earlier].Last-ts[o.Later].TS))
+	}
+	return out
+}
+
 // tenures are the terms as Overlaps and NotIncreasing see them: from the
 // term's start to its last belief instant (included, hence +1ns).
 func tenures(ts []*Term) []Tenure {

@@ -82,6 +82,9 @@ type Options struct {
 	// "maxmemory-policy allkeys-lru". They are appended after the
 	// generated directives and therefore take precedence.
 	Extra []string
+	// Env holds additional environment variables of the server processes
+	// ("NAME=value"), such as a clockshim.Clock's Env (LD_PRELOAD).
+	Env []string
 }
 
 // Group is a set of servers started together by Start.
@@ -414,6 +417,9 @@ func (s *Server) launch() error {
 	cmd := exec.Command(s.bin, append([]string{s.cfgPath}, s.args...)...)
 	cmd.Stdout, cmd.Stderr = logf, logf // *os.File: no copying goroutines
 	cmd.SysProcAttr = sysProcAttr()
+	if len(s.opts.Env) > 0 {
+		cmd.Env = append(os.Environ(), s.opts.Env...)
+	}
 	if err := cmd.Start(); err != nil {
 		return err
 	}
