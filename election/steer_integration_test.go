@@ -157,7 +157,9 @@ func TestPriority(t *testing.T) {
 	r := startSteerRig(t, "priority")
 	const yield = 300 * time.Millisecond
 	prio := func(p int) func(*Config) {
-		return func(c *Config) { c.Priority, c.YieldAfter = p, yield }
+		// A lower priority waits one RetryDelay at a release: 250ms, so
+		// that a loaded machine (a notice handled late) does not decide.
+		return func(c *Config) { c.Priority, c.YieldAfter, c.Lease.RetryDelay = p, yield, 250*time.Millisecond }
 	}
 	r.add(t, "low", prio(0))
 	require.Equal(t, "low", r.h.next(t, wait).id)
