@@ -3,6 +3,7 @@ package election
 import (
 	"context"
 	"fmt"
+	"os"
 	"slices"
 	"testing"
 	"time"
@@ -195,5 +196,57 @@ func TestPriorityYieldsOnce(t *testing.T) {
 		t.Fatalf("term %d of %s: a yielded to the ghost again", tn.token, tn.id)
 	case <-time.After(time.Second): // a bounded run, several yield checks long: no event expected
 	}
+	r.stopAll(t)
+}
+
+// noFlapRun is how long TestPriorityNoFlap watches for a second handover:
+// REDLEASE_NOFLAP (a duration; the run is 2m), else 30s.
+func noFlapRun(t *testing.T) time.Duration {
+	v := os.Getenv("REDLEASE_NOFLAP")
+	if v == "" {
+		return 30 * time.Second
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d <= 0 {
+		t.Fatalf("REDLEASE_NOFLAP=%q: want a positive duration such as 2m", v)
+	}
+	return d
+}
+
+// TestPriorityNoFlap: a leader of priority 0 yields to a candidate of
+// priority 5 once that one is ready for YieldAfter; then, over the whole
+// run (noFlapRun), the leadership never goes back: exactly one handover.
+// (A term the machine's load lets lapse, re-won by the same candidate, is
+// no handover: it is counted and logged.) Its timers are long (TTL 3s)
+// and it waits on the terms' events, so it costs almost no CPU and runs
+// beside the package's other tests.
+func TestPriorityNoFlap(t *testing.T) {
+	t.Parallel()
+	run := noFlapRun(t)
+	r := startSteerRig(t, "priority:noflap")
+	slow := func(p int) func(*Config) {
+		return func(c *Config) {
+			c.Lease.TTL, c.Lease.RetryDelay = 3*time.Second, 500*time.Millisecond
+			c.Priority, c.YieldAfter = p, time.Second
+		}
+	}
+	r.add(t, "low", slow(0))
+	require.Equal(t, "low", r.h.next(t, wait).id)
+	t0 := time.Now()
+	r.add(t, "high", slow(5))
+	require.Equal(t, "high", r.h.next(t, wait).id, "low yields to high")
+	t.Logf("low yielded to high %s after high started (YieldAfter 1s); watching %s for another handover", time.Since(t0).Round(time.Millisecond), run)
+	end, again := time.After(run), 0
+	for watching := true; watching; {
+		select {
+		case tn := <-r.h.elected:
+			require.Equal(t, "high", tn.id, "term %d: the leadership went back to low (flapping)", tn.token)
+			again++
+			t.Logf("term %d: high's term lapsed (a stall?) and high won again", tn.token)
+		case <-end: // the run: no handover expected
+			watching = false
+		}
+	}
+	t.Logf("no-flap run of %s: 1 handover, %d terms of high lost and re-won", time.Since(t0).Round(time.Second), again)
 	r.stopAll(t)
 }

@@ -153,7 +153,7 @@ func (p *proc) elect(ctx context.Context) {
 		case <-tctx.Done():
 		case <-resign.C:
 			p.gate()
-			_ = e.Resign(tctx)
+			p.resign(tctx, e)
 			<-tctx.Done()
 		}
 		if p.ignoreDeadline() {
@@ -170,6 +170,7 @@ func (p *proc) elect(ctx context.Context) {
 			}
 			p.r.emit(wire.Event{Ev: wire.Demoted, ID: p.name, PID: p.pid, TS: ts, Token: t.Token, VU: p.r.of(t.ValidUntil()), Cause: fmt.Sprint(cause)})
 		}}
+	p.steerConfig(&cfg)
 	e, err := election.New(p.rc, "elect", cfg)
 	if err != nil {
 		panic(err)

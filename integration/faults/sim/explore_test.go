@@ -19,7 +19,7 @@ import (
 var (
 	seedFlag    = flag.Uint64("seed", 0, "TestSimReplay: the seed to replay")
 	controlFlag = flag.String("control", "", "TestSimReplay: the negative control to replay under")
-	modeFlag    = flag.String("mode", "", "TestSimReplay: the mode (\"\", clock or majority-loss)")
+	modeFlag    = flag.String("mode", "", "TestSimReplay: the mode (\"\", failback, reload, steer, clock or majority-loss)")
 	triesFlag   = flag.Int("tries", 1, "TestSimReplay: runs of the seed until one violates a check")
 	serverLog   = flag.Bool("serverlog", false, "TestSimReplay: trace every script the servers run")
 	randFlag    = flag.Uint64("rand", 0, "TestSimReplay under wasip1: the seed wasi/run.mjs gave the Go runtime's random source (set by run.mjs)")
@@ -177,14 +177,17 @@ func seeds(t *testing.T, n, short int) int {
 // TestSimExplore runs a fixed range of seeds on the current code: nothing
 // may be found, in the default fault menu nor in the failback menu (the
 // schedules in which the failback control is found) nor in the reload menu
-// (DEBUG RELOAD of older snapshots, where the no-token control is found).
+// (DEBUG RELOAD of older snapshots, where the no-token control is found)
+// nor in the steer mode (election candidates with priorities and
+// YieldAfter, whose leaders resign to a named successor, under the default
+// menu).
 // `make test` runs it: 24 seeds per menu (REDLEASE_SIM_SEEDS sets the
 // count; -short: 4), the same schedules on every run, whatever the
 // machine's speed (a time budget made it run fewer on a slow machine, and
 // fail below 10); `make sim` is the long exploration, from a random seed.
 func TestSimExplore(t *testing.T) {
 	n := seeds(t, 24, 4)
-	for _, mode := range []string{"", "failback", "reload"} {
+	for _, mode := range []string{"", "failback", "reload", "steer"} {
 		ex := explore(t, 1, n, "", mode, stuckAfter, false)
 		t.Logf("mode %q: %d schedules (seeds 1..%d) in %s: %.0f per second, %d terms; faults by kind: %v",
 			mode, ex.ran, ex.ran, ex.elapsed.Round(time.Millisecond), ex.perSec(), ex.terms, ex.faults)

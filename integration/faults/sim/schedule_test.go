@@ -13,7 +13,7 @@ import (
 type schedule struct {
 	seed    uint64
 	control string // "" or a negative control (see controls)
-	mode    string // "" (faults within the safety model) or "clock" (clock jumps beyond it)
+	mode    string // "" (faults within the safety model), "clock" (clock jumps beyond it), "steer" (see steer) etc.
 
 	serverLog bool // trace every script the servers run (replay -serverlog)
 
@@ -33,6 +33,11 @@ type schedule struct {
 	noQuarantine bool // Config.DisableQuarantine, in schedules that forget nothing
 	denyInfo     bool // INFO refused inside scripts (an ACL), in schedules without replacements
 	oldInfo      bool // INFO takes one section per call (Redis 6)
+
+	// steer, in mode "steer" (election clients only): each client's
+	// Config.Priority, their YieldAfter and HandoverWindow; the leaders
+	// also resign to a named candidate at random (apps_test.go).
+	steer *steering
 
 	// counterTTL, when set, replaces the fencing counters' TTL (10 x
 	// MaxTTL, longer than a schedule) with one that a key left idle for a
@@ -163,6 +168,9 @@ func newSchedule(seed uint64, control, mode string) *schedule {
 		menu = []string{"reload", "reload", "partition", "partition", "pause", "slow"}
 		s.nodes, nf = 3, 4+r.IntN(8)
 	}
+	if mode == "steer" {
+		s.kind, s.steer = "election", newSteering(r, s.clients, s.ttl)
+	}
 	for range nf {
 		s.addFault(r, menu, stepped)
 	}
@@ -256,7 +264,7 @@ func (s *schedule) drawOptions(r *rand.Rand) {
 			replaces = true // a marker copied to another server: only run_id tells
 		}
 	}
-	if s.control == "" && s.mode == "" {
+	if s.control == "" && (s.mode == "" || s.mode == "steer") {
 		s.noQuarantine = !forgets && r.IntN(4) == 0
 		s.denyInfo = !replaces && r.IntN(6) == 0
 	}
@@ -280,6 +288,9 @@ func (s *schedule) String() string {
 	}
 	if s.mode != "" {
 		fmt.Fprintf(&b, ", mode %s", s.mode)
+	}
+	if s.steer != nil {
+		fmt.Fprintf(&b, " (%s)", s.steer)
 	}
 	if s.noFencing {
 		b.WriteString(", fencing off")
