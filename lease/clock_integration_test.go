@@ -152,8 +152,11 @@ func runJump(t *testing.T, r *clockRig, off unsafeopt.Off, bare bool, step time.
 	require.NoError(t, err)
 	jc.stepped = time.Now()
 	won := make(chan time.Time, 1)
-	go func() { won <- takeOver(ctx, other, jc.l.Context()) }()
-	t.Cleanup(func() { <-won })
+	tctx, stop := context.WithCancel(ctx)
+	go func() { won <- takeOver(tctx, other, jc.l.Context()) }()
+	// Stopped first: a test that failed while the lease is still held
+	// (its refreshes go on) would otherwise wait for it forever.
+	t.Cleanup(func() { stop(); <-won })
 	if !bare {
 		return jc
 	}
