@@ -201,13 +201,16 @@ func clockJumpCase(t *testing.T, off unsafeopt.Off) {
 
 // requireDetected checks that the holder's client reported the jump on
 // server 2 at its first refresh after the step (no refresh that started
-// after the step ended before it: within one refresh interval), and made
-// its marker anew (it votes no for MaxTTL).
+// after the step ended before it but that one: within one refresh
+// interval), and made its marker anew (it votes no for MaxTTL).
 func requireDetected(t *testing.T, r *clockRig, jc *jumpCase, detected time.Time, node string) {
 	t.Helper()
 	require.False(t, detected.IsZero(), "the jump was not reported")
 	require.Equal(t, r.holder[2].(*redis.Client).Options().Addr, node, "the jump was reported on another node")
-	require.Zero(t, jc.ev.refreshesAfter(jc.stepped), "refreshes that started after the step ended before the jump was reported")
+	// The refresh whose request found the jump may itself end first, on
+	// the other servers' answers (a lease on all three), before the
+	// jumped server's answer is read: one such refresh at most.
+	require.LessOrEqual(t, jc.ev.refreshesAfter(jc.stepped), 1, "refreshes that started after the step ended before the jump was reported")
 	t.Logf("the jump was reported %s after the step (RenewInterval %s)", detected.Sub(jc.stepped), jc.cfg.RenewInterval)
 	require.Eventually(t, func() bool {
 		c, err := r.direct[2].HGet(context.Background(), "{redlease}:marker", "c").Result()
