@@ -13,8 +13,11 @@ UNSAFE      := -tags redlease_unsafe
 .PHONY: test check servers redis-server unit fence-sql busy-watch fuzz bench soak sim sim-wasm-build sim-replay sim-wasm sim-exact contrib tidy pin
 
 ## test: install the servers if missing (see servers), then gofmt, vet, staticcheck
-## (make check: of the root module and of the adapter modules, CONTRIB; beside the
-## tests it saved no time), every test with -race on Redis (REDIS_SERVER) and the
+## (make check: of the root module and of the adapter modules, CONTRIB; at nice 19
+## beside the tests, so that it compiles while they wait on TTLs and servers and
+## takes no CPU they want: before them it took ~3 minutes of a clean clone's ~14.5,
+## and at the same priority beside them it slowed them; its output and verdict are
+## printed after them), every test with -race on Redis (REDIS_SERVER) and the
 ## packages that start real servers again on Valkey (VALKEY_SERVER), the adapter
 ## modules' tests (see contrib), and a short run of every fuzzer (their seed corpora
 ## run as tests too). The two servers share one go test run: each test binary runs
@@ -48,11 +51,13 @@ TEST_BUSY_WATCH ?= 25s
 # 10,000 takes FuzzClientReplies ~8s here, FuzzParseReply ~6s, the others ~1s
 # (each after ~3s of baseline coverage); make fuzz is the long run.
 TEST_FUZZTIME ?= 10000x
-test: servers check
+test: servers
 	@rm -f $(TEST_LOG); status=0; \
+	  check_log=$$(mktemp); nice -n 19 $(MAKE) --no-print-directory check >$$check_log 2>&1 & check=$$!; \
 	  fence_log=$$(mktemp); $(MAKE) --no-print-directory fence-sql >$$fence_log 2>&1 & fence=$$!; \
 	  SERVER_PKGS="$(SERVER_PKGS)" .ci/gotest-on $(REDIS_SERVER) $(VALKEY_SERVER) $(TEST_LOG) $(UNSAFE) $(GO_PKGS) || status=1; \
 	  wait $$fence || status=1; cat $$fence_log; rm -f $$fence_log; \
+	  wait $$check || { status=1; echo "==== make check FAILED:"; }; cat $$check_log; rm -f $$check_log; \
 	  busy_log=$$(mktemp); $(MAKE) --no-print-directory busy-watch BUSY_WATCH=$(TEST_BUSY_WATCH) >$$busy_log 2>&1 & busy=$$!; \
 	  $(MAKE) --no-print-directory contrib || status=1; \
 	  $(MAKE) --no-print-directory fuzz FUZZTIME=$(TEST_FUZZTIME) || status=1; \
