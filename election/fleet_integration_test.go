@@ -133,6 +133,7 @@ func TestFleetSpread(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts real redis-server processes")
 	}
+	t.Parallel() // servers of its own; it waits on terms, with bounds of a minute
 	f := newFleet(t, 30, 15)
 	for p := range fleetProcs {
 		f.start(t, p)
