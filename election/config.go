@@ -58,8 +58,8 @@ type Config struct {
 	// successor ([Elector.Resign] with an ID), the other candidates stand
 	// aside so that the successor is the one elected; after it, if the
 	// successor did not take over, the election is the usual race. Each
-	// candidate applies the window the leader announced. Default:
-	// 4 x Lease.RetryDelay. docs/design.md §6.4.
+	// candidate applies the window the leader announced, up to its own
+	// Lease.TTL. Default: 4 x Lease.RetryDelay. docs/design.md §6.4.
 	HandoverWindow time.Duration
 
 	// Priority orders the candidates (higher first): of the candidates

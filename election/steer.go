@@ -75,9 +75,12 @@ func (e *Elector) announceHandover(t *term, cause error) time.Duration {
 }
 
 // onHandover takes a handover notice m: the successor tries at once on
-// the release, the others stand aside for the window.
+// the release, the others stand aside for the window, at most one TTL of
+// this candidate's (a longer one, or a notice forged by anyone who may
+// PUBLISH on the nodes, would keep the others aside longer than a crashed
+// leader's term lasts).
 func (c *candidate) onHandover(m notice.Message) {
-	until := time.Now().Add(m.Window)
+	until := time.Now().Add(min(m.Window, c.e.cfg.Lease.TTL))
 	if m.ID == c.e.cfg.Lease.ID {
 		c.successorUntil, c.notBefore = until, time.Time{}
 		return
