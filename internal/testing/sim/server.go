@@ -810,7 +810,7 @@ func (s *Server) publish(shard bool, ch, msg string) any {
 func (s *Server) subscribe(ss *session, name string, chans []string) any {
 	var out []byte
 	set, prefix, kind := &ss.subs, "", name
-	if name == "ssubscribe" || name == "sunsubscribe" { // (not "subscribe")
+	if strings.HasPrefix(name, "s") {
 		set, prefix = &ss.ssubs, "s:"
 	}
 	if *set == nil {
