@@ -15,8 +15,9 @@ import (
 	"github.com/redlease/redlease/redlock"
 )
 
-// A lease held on 3 real servers whose copy is deleted on one keeps
-// refreshing on the other two (an extend never re-creates a copy, S4):
+// A lease held on 3 real servers whose copy is lost on one (another value
+// there, which a restore never overwrites) keeps refreshing on the other
+// two:
 // one warning, from the client's logger, which the lease uses too; the
 // refreshes' Event.Spare falls from 1 to 0 and stays there, with no
 // warning on the later refreshes (#32 item 7).
@@ -48,15 +49,17 @@ func TestIntegrationLostCopyWarnsOnce(t *testing.T) {
 	require.Eventually(t, func() bool { return len(spares()) > 0 }, 5*time.Second, 5*time.Millisecond, "no refresh")
 	require.Equal(t, 1, spares()[0], "3 of 3 nodes hold it: one spare")
 
-	require.NoError(t, rig.Direct[1].Del(ctx, "spare").Err())
+	// Node 1's copy replaced by another value: a copy the restore cannot
+	// put back (it never overwrites a value).
+	require.NoError(t, rig.Direct[1].Set(ctx, "spare", "another", 0).Err())
 	require.Eventually(t, func() bool { sp := spares(); return sp[len(sp)-1] == 0 }, 5*time.Second, 5*time.Millisecond,
-		"Event.Spare never fell to 0 with node 1's copy deleted")
+		"Event.Spare never fell to 0 with node 1's copy replaced")
 	seen := len(spares())
 	require.Eventually(t, func() bool { return len(spares()) >= seen+5 }, 5*time.Second, 5*time.Millisecond,
 		"the lease stopped refreshing on 2 of 3 nodes")
 	assert.True(t, l.Held())
 	sp := spares()
-	assert.Equal(t, []int{0, 0, 0, 0, 0}, sp[len(sp)-5:], "the copy is not re-created")
+	assert.Equal(t, []int{0, 0, 0, 0, 0}, sp[len(sp)-5:], "another value is never overwritten")
 	assert.Equal(t, 1, logs.Count("[WARN]", "held on a bare majority, no spare", "key=spare", "holding=2", "nodes=3", "spare=0"),
 		"one warning per change, not one per refresh:\n%s", logs.String())
 	assert.Equal(t, 1, logs.Count("lock copy"), logs.String())

@@ -8,7 +8,8 @@ import (
 // Where a lock's copies are (docs/design.md §4.3): every answer to an
 // extend of a lock says, node by node, whether the node still holds its
 // copy (a yes) or lost it (a no: the key expired or was deleted there,
-// and an extend never re-creates it, S4). A lock that lost copies stays
+// and an extend never re-creates it, S4; a restore puts it back where it
+// can, restore.go). A lock that lost copies stays
 // held while a majority extends it, but with fewer spare copies, nodes
 // beyond the majority it needs, to lose before it cannot be extended at
 // all. The holder learns it from the answers of its extends (Lock.Extend
@@ -30,7 +31,7 @@ func (l *Lock) noteCopies(t0 time.Time, answers []answer) {
 	for i, a := range answers {
 		l.noteCopyLocked(t0, i, a.vote)
 	}
-	l.logCopiesUnlock(before)
+	l.logCopiesUnlock(before, "lock copy back on a node")
 }
 
 // noteCopy is noteCopies for one node's answer, i its index in l.nodes
@@ -39,7 +40,16 @@ func (l *Lock) noteCopy(t0 time.Time, i int, v vote) {
 	l.mu.Lock()
 	before, _ := l.holdingLocked()
 	l.noteCopyLocked(t0, i, v)
-	l.logCopiesUnlock(before)
+	l.logCopiesUnlock(before, "lock copy back on a node")
+}
+
+// noteRestored records that node i holds l's copy again: a restore sent
+// at t made it (restore.go); logged once at Info.
+func (l *Lock) noteRestored(t time.Time, i int) {
+	l.mu.Lock()
+	before, _ := l.holdingLocked()
+	l.noteCopyLocked(t, i, voteYes)
+	l.logCopiesUnlock(before, "lock copy restored on a node")
 }
 
 // noteCopyLocked records node i's vote v in an extend that started at t0:
@@ -72,11 +82,12 @@ func (l *Lock) noteCopyLocked(t0 time.Time, i int, v vote) {
 
 // logCopiesUnlock releases l.mu, which the caller holds, and logs the
 // number of nodes that hold the copy when it differs from before: a
-// warning when it fell, at Info when it rose (a late acquire request that
-// made a copy after the node answered no). A released lock logs nothing,
+// warning when it fell, at Info with message back when it rose (a late
+// acquire request that made a copy after the node answered no, or a
+// restore). A released lock logs nothing,
 // nor one that a majority no longer holds (its extend fails, with every
 // node's answer in the error; a lease logs its loss).
-func (l *Lock) logCopiesUnlock(before int) {
+func (l *Lock) logCopiesUnlock(before int, back string) {
 	holding, spare := l.holdingLocked()
 	if holding == before || l.released || holding < l.c.quorum {
 		l.mu.Unlock()
@@ -93,7 +104,7 @@ func (l *Lock) logCopiesUnlock(before int) {
 		"lost_on", strings.Join(lostOn, ", ")}
 	switch {
 	case holding > before:
-		l.c.log.Info("lock copy back on a node", args...)
+		l.c.log.Info(back, args...)
 	case spare == 0:
 		l.c.log.Warn("lock copy lost on a node: held on a bare majority, no spare", args...)
 	default:

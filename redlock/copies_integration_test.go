@@ -16,8 +16,8 @@ import (
 // noSpare is the warning of a lock left on a bare majority.
 const noSpare = "held on a bare majority, no spare"
 
-// A lock whose copy is deleted on one of 3 nodes is still extended by the
-// other two (an extend never re-creates a copy, S4); the holder warns once,
+// A lock whose copy is lost on one of 3 nodes (another value there) is
+// still extended by the other two; the holder warns once,
 // when it learns it, and Event.Spare falls from 1 to 0. Later extends
 // neither warn again nor raise the count. Both paths: Lock.Extend, and
 // ExtendAll (the batched refresh of leases) (#32 item 7).
@@ -50,12 +50,15 @@ func TestIntegrationLostCopyWarnsOnce(t *testing.T) {
 			spares := extendSpares(h, key)
 			require.Equal(t, []int{1}, spares, "3 of 3 nodes hold it: one spare")
 
-			s.freeAfter(t, lock, key, 2)
+			// Node 2's copy replaced by another value: a copy the
+			// restore cannot put back (it never overwrites a value).
+			require.Eventually(t, lock.Settled, waitFor, pollTick)
+			require.NoError(t, s.Direct[2].Set(ctx, key, "another", 0).Err())
 			require.Eventually(t, func() bool {
 				extend()
 				sp := extendSpares(h, key)
 				return sp[len(sp)-1] == 0
-			}, waitFor, pollTick, "Event.Spare never fell to 0 with node 2's copy deleted")
+			}, waitFor, pollTick, "Event.Spare never fell to 0 with node 2's copy replaced")
 			require.Eventually(t, func() bool { return logs.Count(noSpare) > 0 }, waitFor, pollTick, "no warning")
 			for range 5 {
 				extend()
@@ -64,7 +67,7 @@ func TestIntegrationLostCopyWarnsOnce(t *testing.T) {
 				"one warning per change, not one per extend:\n%s", logs.String())
 			assert.Equal(t, 1, logs.Count("lock copy lost"), logs.String())
 			sp := extendSpares(h, key)
-			assert.Equal(t, []int{0, 0, 0, 0, 0}, sp[len(sp)-5:], "the copy is not re-created")
+			assert.Equal(t, []int{0, 0, 0, 0, 0}, sp[len(sp)-5:], "another value is never overwritten")
 
 			// A copy made again on node 2 (as a late acquire request
 			// would) counts again, and is logged once too.

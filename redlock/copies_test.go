@@ -15,7 +15,8 @@ import (
 // On 5 nodes (quorum 3, 2 spare copies): each lost copy is logged once,
 // with the words for what is left, until a majority no longer holds the
 // lock: then its extend fails and nothing more is logged (the error says
-// it all).
+// it all). The copies are lost to another value, which a restore never
+// overwrites (restore.go).
 func TestLostCopiesOnFiveNodes(t *testing.T) {
 	ctx := context.Background()
 	ms, nodes := testnodes.Minis(t, 5)
@@ -37,17 +38,17 @@ func TestLostCopiesOnFiveNodes(t *testing.T) {
 			return l.spare() == spare
 		}, 5*time.Second, 5*time.Millisecond)
 	}
-	ms[0].Del("five")
+	ms[0].Set("five", "another")
 	extendUntil(1)
 	require.Eventually(t, func() bool { return logs.Count("lock copy lost") == 1 }, 5*time.Second, 5*time.Millisecond)
 	assert.Equal(t, 1, logs.Count("[WARN]", "held on fewer nodes", "holding=4", "nodes=5", "spare=1"), logs.String())
 
-	ms[1].Del("five")
+	ms[1].Set("five", "another")
 	extendUntil(0)
 	require.Eventually(t, func() bool { return logs.Count("lock copy lost") == 2 }, 5*time.Second, 5*time.Millisecond)
 	assert.Equal(t, 1, logs.Count("[WARN]", "no spare", "holding=3", "nodes=5", "spare=0", "lost_on="), logs.String())
 
-	ms[2].Del("five")
+	ms[2].Set("five", "another")
 	require.ErrorIs(t, l.Extend(ctx, 0), ErrNotExtended, "2 of 5 nodes hold it")
 	require.ErrorIs(t, l.Extend(ctx, 0), ErrNotExtended) // after the first one's late answers
 	assert.Equal(t, 2, logs.Count("lock copy"), "no record once a majority lost it:\n%s", logs.String())

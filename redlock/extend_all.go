@@ -22,7 +22,9 @@ const maxExtendBatch = lockrule.MaxExtendBatch
 // majority within validity), a *[QuorumError] (Op "extend") when it keeps
 // its old one, or ErrNotHeld when it is lost (a late yes never revives a
 // lock whose deadline passed, and a key that no longer holds our value is
-// never re-created). A lock of another client, or nil, gets an error
+// never re-created by the extension; a node that answered that the copy of
+// a lock extended is gone gets it back in the background, docs/design.md
+// §4.3). A lock of another client, or nil, gets an error
 // matching ErrInvalidArgument. Requests are bounded as in Extend
 // (NodeTimeout); calls of one ExtendAll run concurrently, and it returns
 // when every lock has its result. Each lock sent gets its EventExtend on
@@ -134,9 +136,11 @@ func (b extendBatch) run(ctx context.Context, wait time.Duration, errs []error) 
 			for j, it := range b {
 				it.l.noteCopy(t0, n.idx, voteOf(votes[n.idx][j]))
 			}
+			b.restoreOn(c, t0, n, votes[n.idx])
 		}
 	})
 	b.extended(t0, fence, answers, votes, errs)
+	restoreLost(c, t0, nodes, b, votes, answers)
 }
 
 // request is the batch's request to node n: extend_many with the call

@@ -80,7 +80,9 @@ type Event struct {
 	// beyond the majority it needs, as far as the holder knows: N less
 	// the quorum (N/2+1), less every node that answered an extend that the
 	// copy is gone there (expired or deleted: an extend never re-creates
-	// it), 0 at least. 0 means a bare majority: one more lost copy and the
+	// it; the holder restores it there after an extend that succeeded,
+	// where no other value and no higher counter holds the key, and it
+	// counts again once restored, docs/design.md §4.3), 0 at least. 0 means a bare majority: one more lost copy and the
 	// lock can no longer be extended. A node that does not answer counts
 	// as holding until it answers. The client also logs each change once,
 	// as a warning. 0 on the other kinds.

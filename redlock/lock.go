@@ -85,7 +85,8 @@ func (l *Lock) Held() bool { return l.remaining() > 0 }
 
 // Extend prolongs the lock to ttl from now (0: the TTL it was acquired
 // with) on every node that still holds our value; it never re-creates an
-// expired key. It succeeds only with a majority within validity, and fails
+// expired key (once it succeeded, a node that answered that the copy is
+// gone gets it back in the background: docs/design.md §4.3). It succeeds only with a majority within validity, and fails
 // with ErrNotHeld once the local deadline has passed, even if the nodes
 // still answer yes. On failure the lock keeps its previous deadline (a
 // *[QuorumError] whose Op is "extend"), or is lost (ErrNotHeld). Each
@@ -163,13 +164,19 @@ func (l *Lock) extend(ctx context.Context, ttl, wait time.Duration) error {
 			return answer{vote: voteNo}
 		}
 		return answer{vote: voteError, err: badReply(res)}
-	}, quorumDone(c.quorum), func(n *node, a answer) { l.noteCopy(t0, n.idx, a.vote) })
+	}, quorumDone(c.quorum), func(n *node, a answer) {
+		l.noteCopy(t0, n.idx, a.vote)
+		if a.vote == voteNo {
+			restoreOn(c, t0, n, ttl, []*Lock{l})
+		}
+	})
 
 	l.noteCopies(t0, answers)
 	err = l.extended(t0, ttl, answers)
 	if fence && err == nil {
 		l.setFencedAt(t0)
 	}
+	l.restoreLost(t0, ttl, answers)
 	return err
 }
 

@@ -75,7 +75,7 @@ type scriptSet []*redis.Script
 // that the first acquisition does not pay a NOSCRIPT round trip (probe.lua
 // too: on a node in FCALL mode it ran as a function, and the EVAL scripts
 // are what a node falls back to).
-var preloaded = scriptSet{scripts.Acquire, scripts.Fence, scripts.Extend, scripts.ExtendMany, scripts.Release, scripts.Raise, scripts.Inspect, scripts.Settle, scripts.Probe}
+var preloaded = scriptSet{scripts.Acquire, scripts.Fence, scripts.Extend, scripts.ExtendMany, scripts.Release, scripts.Raise, scripts.Inspect, scripts.Settle, scripts.RestoreMany, scripts.Probe}
 
 // load loads the set on c with SCRIPT LOAD (not Script.Load: the latter
 // takes the server's reply as the digest, and one odd node would change it

@@ -16,4 +16,6 @@ func (guardsOff) counterFromZero() bool     { return false }
 func (guardsOff) fastPathMinority() bool    { return false }
 func (guardsOff) noSettle() bool            { return false }
 func (guardsOff) clockSanity() bool         { return false }
+func (guardsOff) noRestore() bool           { return false }
+func (guardsOff) restoreLate() bool         { return false }
 func (guardsOff) counterTTL() time.Duration { return 0 }

@@ -20,6 +20,8 @@ func (g guardsOff) counterFromZero() bool     { return g.off.CounterFromZero }
 func (g guardsOff) fastPathMinority() bool    { return g.off.FastPathMinority }
 func (g guardsOff) noSettle() bool            { return g.off.NoSettle }
 func (g guardsOff) clockSanity() bool         { return g.off.ClockSanity }
+func (g guardsOff) noRestore() bool           { return g.off.NoRestore }
+func (g guardsOff) restoreLate() bool         { return g.off.RestoreLate }
 func (g guardsOff) counterTTL() time.Duration { return g.off.CounterTTL }
 
 // SetUnsafe turns the guards of off off in cfg: a Client made from it runs

@@ -27,15 +27,16 @@ type entry struct {
 
 // entries are the library's functions, one per script.
 var entries = map[*redis.Script]entry{
-	Acquire:    {seed: 1},
-	Fence:      {},
-	Extend:     {seed: 1, gate: "redlease_gate(KEYS[2], ARGV[3], ARGV[4])"},
-	ExtendMany: {seed: 5, gate: "redlease_gate(KEYS[1], ARGV[1], ARGV[2])"},
-	Release:    {},
-	Probe:      {seed: 5},
-	Raise:      {},
-	Inspect:    {},
-	Settle:     {},
+	Acquire:     {seed: 1},
+	Fence:       {},
+	Extend:      {seed: 1, gate: "redlease_gate(KEYS[2], ARGV[3], ARGV[4])"},
+	ExtendMany:  {seed: 5, gate: "redlease_gate(KEYS[1], ARGV[1], ARGV[2])"},
+	Release:     {},
+	Probe:       {seed: 5},
+	Raise:       {},
+	Inspect:     {},
+	Settle:      {},
+	RestoreMany: {},
 }
 
 // versionMark stands for the version in the library's text until it is
@@ -56,7 +57,7 @@ func library() (version, source string) {
 	var b strings.Builder
 	b.WriteString(luaQuarantine)
 	b.WriteString(luaLibrary)
-	for _, s := range []*redis.Script{Acquire, Fence, Extend, ExtendMany, Release, Probe, Raise, Inspect, Settle} {
+	for _, s := range []*redis.Script{Acquire, Fence, Extend, ExtendMany, Release, Probe, Raise, Inspect, Settle, RestoreMany} {
 		a, e := catalogue[s], entries[s]
 		body := strings.TrimPrefix(a.source, luaQuarantine)
 		b.WriteString("\nlocal function redlease_fn_" + a.name + "(KEYS, ARGV)\n" + body + "\nend\n")

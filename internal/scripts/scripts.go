@@ -34,19 +34,22 @@ var (
 	luaInspect string
 	//go:embed lua/settle.lua
 	luaSettle string
+	//go:embed lua/restore_many.lua
+	luaRestoreMany string
 )
 
 // The scripts (docs/design.md §4.2-§4.9 say what each does).
 var (
-	Acquire    = redis.NewScript(luaQuarantine + luaAcquire) // an attempt's grant
-	Fence      = redis.NewScript(luaFence)                   // the fencing write-back
-	Extend     = redis.NewScript(luaExtend)                  // one lock's extension
-	ExtendMany = redis.NewScript(luaExtendMany)              // a batch's extension
-	Release    = redis.NewScript(luaRelease)                 // a release, and its notice
-	Probe      = redis.NewScript(luaQuarantine + luaProbe)   // a node's marker, its quarantine started
-	Raise      = redis.NewScript(luaRaise)                   // a forgetful node's floor raised
-	Inspect    = redis.NewScript(luaQuarantine + luaInspect) // a majority read's request
-	Settle     = redis.NewScript(luaSettle)                  // a late grant's counter lowered
+	Acquire     = redis.NewScript(luaQuarantine + luaAcquire) // an attempt's grant
+	Fence       = redis.NewScript(luaFence)                   // the fencing write-back
+	Extend      = redis.NewScript(luaExtend)                  // one lock's extension
+	ExtendMany  = redis.NewScript(luaExtendMany)              // a batch's extension
+	Release     = redis.NewScript(luaRelease)                 // a release, and its notice
+	Probe       = redis.NewScript(luaQuarantine + luaProbe)   // a node's marker, its quarantine started
+	Raise       = redis.NewScript(luaRaise)                   // a forgetful node's floor raised
+	Inspect     = redis.NewScript(luaQuarantine + luaInspect) // a majority read's request
+	Settle      = redis.NewScript(luaSettle)                  // a late grant's counter lowered
+	RestoreMany = redis.NewScript(luaRestoreMany)             // lost copies put back
 )
 
 // about describes one script.
@@ -61,15 +64,16 @@ const quarantineCommands = "TIME, INFO, HMGET, HGET, HSET, DEL"
 
 // catalogue describes every script; it is never changed.
 var catalogue = map[*redis.Script]about{
-	Acquire:    {luaQuarantine + luaAcquire, "acquire", "SET, PTTL, PEXPIRE, GET, INCR, DEL, " + quarantineCommands},
-	Fence:      {luaFence, "fence", "GET, SET, HGET, HSET"},
-	Extend:     {luaExtend, "extend", "GET, PEXPIRE, HGET"},
-	ExtendMany: {luaExtendMany, "extend_many", "MGET, TIME, PEXPIREAT, PEXPIRE, HGET"},
-	Release:    {luaRelease, "release", "GET, DEL, PUBLISH or SPUBLISH"},
-	Probe:      {luaQuarantine + luaProbe, "probe", "EXISTS, " + quarantineCommands},
-	Raise:      {luaRaise, "raise", "HMGET, HSET"},
-	Inspect:    {luaQuarantine + luaInspect, "inspect", "GET, PTTL, " + quarantineCommands},
-	Settle:     {luaSettle, "settle", "GET, SET"},
+	Acquire:     {luaQuarantine + luaAcquire, "acquire", "SET, PTTL, PEXPIRE, GET, INCR, DEL, " + quarantineCommands},
+	Fence:       {luaFence, "fence", "GET, SET, HGET, HSET"},
+	Extend:      {luaExtend, "extend", "GET, PEXPIRE, HGET"},
+	ExtendMany:  {luaExtendMany, "extend_many", "MGET, TIME, PEXPIREAT, PEXPIRE, HGET"},
+	Release:     {luaRelease, "release", "GET, DEL, PUBLISH or SPUBLISH"},
+	Probe:       {luaQuarantine + luaProbe, "probe", "EXISTS, " + quarantineCommands},
+	Raise:       {luaRaise, "raise", "HMGET, HSET"},
+	Inspect:     {luaQuarantine + luaInspect, "inspect", "GET, PTTL, " + quarantineCommands},
+	Settle:      {luaSettle, "settle", "GET, SET"},
+	RestoreMany: {luaRestoreMany, "restore_many", "HMGET, GET, SET, HSET"},
 }
 
 // Source is s's text, for SCRIPT LOAD and EVAL ("" for a script not of

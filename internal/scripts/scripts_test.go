@@ -10,7 +10,7 @@ import (
 // Every script has its source, its name and its commands, and its digest
 // is its source's.
 func TestCatalogue(t *testing.T) {
-	all := []*redis.Script{Acquire, Fence, Extend, ExtendMany, Release, Probe, Raise, Inspect, Settle}
+	all := []*redis.Script{Acquire, Fence, Extend, ExtendMany, Release, Probe, Raise, Inspect, Settle, RestoreMany}
 	names := map[string]bool{}
 	for _, s := range all {
 		name := Name(s)

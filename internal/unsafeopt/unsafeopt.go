@@ -62,6 +62,16 @@ type Off struct {
 	// (docs/design.md §6.5).
 	ClockSanity bool
 
+	// NoRestore: a lock whose copy a node lost is not restored there
+	// while it is held (restore_many.lua, docs/design.md §4.3): it stays on
+	// fewer nodes, and dies with the next node it loses.
+	NoRestore bool
+
+	// RestoreLate: a lost copy is restored even once the lock's local
+	// deadline has passed (the restore is still sent only after an
+	// extension that succeeded).
+	RestoreLate bool
+
 	// CounterTTL, when positive, replaces the fencing counters' TTL (ten
 	// times MaxTTL) so that a test sees counters expire. It weakens no
 	// guard: tokens must stay strictly increasing with any value.

@@ -478,6 +478,17 @@ func genCall(r *rand.Rand, name string) ([]string, []any) {
 		return []string{kLock, kFence, kMarker}, []any{val, fmt.Sprint(r.IntN(25)), pick("300000", "5000")}
 	case "settle":
 		return []string{kLock, kFence}, []any{val, fmt.Sprint(r.IntN(25))}
+	case "restore_many":
+		locks := [][2]string{{kLock, kFence}, {kLock2, kFence2}}[:1+r.IntN(2)]
+		keys, args := []string{kMarker}, []any{"30000", mode, ttl}
+		for _, k := range locks {
+			keys = append(keys, k[0], k[1])
+			args = append(args, pick(vOurs, vOurs, vTheirs), pick("0", "3", "17", "24"))
+		}
+		if r.IntN(20) == 0 { // now and then a call that breaks the contract
+			keys = keys[:len(keys)-1]
+		}
+		return keys, args
 	case "release":
 		return []string{kLock}, []any{val, pick("", "lk:notice"), "gone", pick("0", "1")}
 	case "probe":
