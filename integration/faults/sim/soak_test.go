@@ -182,6 +182,7 @@ func pathCounts(brs []sim.BranchCount) string {
 		{"acquire refused: floor not raised", "acquire", "if not ok then"},
 		{"fencing slow path (write-back)", "fence", "if c < t then"},
 		{"late spare lowered to its token", "settle", "if c ~= nil and c > tonumber(ARGV[2]) then"},
+		{"lost copy restored", "restore_many", "elseif redis.call('SET', key, value, 'NX', 'PX', ttl) then [then]"},
 		{"floor raised", "raise", "if (tonumber(m[2]) or 0) < v then"},
 		{"counter missing, from high-water mark", "acquire", "else [else]"},
 	}
