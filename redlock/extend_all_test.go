@@ -27,10 +27,7 @@ func TestExtendAll(t *testing.T) {
 	const n = MaxExtendBatch + 10
 	locks := make([]*Lock, n)
 	for i := range locks {
-		l, err := c.TryAcquire(ctx, fmt.Sprint("ea-", i), DefaultMaxTTL)
-		require.NoError(t, err)
-		testnodes.WaitValue(t, ms, l.Key(), l.Value())
-		locks[i] = l
+		locks[i] = acquired(t, c, ms, fmt.Sprint("ea-", i), DefaultMaxTTL)
 	}
 	for _, m := range ms[:3] {
 		m.Del("ea-1") // gone on a majority
@@ -121,10 +118,7 @@ func startExtendAllLocks(t *testing.T) ([]*miniredis.Miniredis, *Client, []*Lock
 	c := newClient(t, unitCfg, nodes)
 	locks := make([]*Lock, len(extendAllTTLs))
 	for i, ttl := range extendAllTTLs {
-		l, err := c.TryAcquire(context.Background(), fmt.Sprint("ttl-", i), ttl)
-		require.NoError(t, err)
-		testnodes.WaitValue(t, ms, l.Key(), l.Value())
-		locks[i] = l
+		locks[i] = acquired(t, c, ms, fmt.Sprint("ttl-", i), ttl)
 	}
 	for _, m := range ms {
 		m.Del("ttl-4")

@@ -267,15 +267,13 @@ func TestExtendNeverRecreates(t *testing.T) {
 	ctx := context.Background()
 	ms, nodes := testnodes.Minis(t, 5)
 	c := newClient(t, unitCfg, nodes)
-	l, err := c.TryAcquire(ctx, "x", 10*time.Second)
-	require.NoError(t, err)
-	// TryAcquire returns at a majority: a straggler's SET could land after
-	// the deletes below and make the majority whole again.
-	testnodes.WaitValue(t, ms, "x", l.Value())
+	// On every node: a straggler's SET could land after the deletes below
+	// and make the majority whole again.
+	l := acquired(t, c, ms, "x", 10*time.Second)
 	for _, m := range ms[:3] {
 		m.Del("x")
 	}
-	err = l.Extend(ctx, 0)
+	err := l.Extend(ctx, 0)
 	require.ErrorIs(t, err, ErrNotExtended)
 	for _, m := range ms[:3] {
 		assert.False(t, m.Exists("x"), "extend re-created an expired key")
@@ -461,11 +459,7 @@ func TestInspect(t *testing.T) {
 	ctx := context.Background()
 	ms, nodes := testnodes.Minis(t, 5)
 	c := newClient(t, unitCfg, nodes)
-	l, err := c.TryAcquire(ctx, "seen", 10*time.Second)
-	require.NoError(t, err)
-	// TryAcquire returns at a majority; the other nodes' SETs may land a
-	// moment later, and the loop below expects the value on every node.
-	testnodes.WaitValue(t, ms, "seen", l.Value())
+	l := acquired(t, c, ms, "seen", 10*time.Second) // the loop below expects it on every node
 	in, err := c.Inspect(ctx, "seen")
 	require.NoError(t, err)
 	assert.Equal(t, l.Value(), in.Value)
