@@ -31,6 +31,14 @@ func newClient(t testing.TB, cfg Config, nodes []redis.UniversalClient) *Client 
 	return c
 }
 
+// unitNodes starts n miniredis nodes and a bootstrapped client over them
+// with unitCfg.
+func unitNodes(t testing.TB, n int) ([]*miniredis.Miniredis, *Client) {
+	t.Helper()
+	ms, nodes := testnodes.Minis(t, n)
+	return ms, newClient(t, unitCfg, nodes)
+}
+
 // acquired takes key on c for ttl and waits until every node of ms holds
 // it: TryAcquire returns at a majority, and the other nodes' SETs may land
 // a moment later.

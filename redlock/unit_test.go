@@ -265,8 +265,7 @@ func TestExtendAfterDeadline(t *testing.T) {
 
 func TestExtendNeverRecreates(t *testing.T) {
 	ctx := context.Background()
-	ms, nodes := testnodes.Minis(t, 5)
-	c := newClient(t, unitCfg, nodes)
+	ms, c := unitNodes(t, 5)
 	// On every node: a straggler's SET could land after the deletes below
 	// and make the majority whole again.
 	l := acquired(t, c, ms, "x", 10*time.Second)
@@ -283,8 +282,7 @@ func TestExtendNeverRecreates(t *testing.T) {
 
 func TestWrongTypeIsFinal(t *testing.T) {
 	ctx := context.Background()
-	ms, nodes := testnodes.Minis(t, 3)
-	c := newClient(t, unitCfg, nodes)
+	ms, c := unitNodes(t, 3)
 	for _, m := range ms {
 		_, err := m.Lpush("list", "a")
 		require.NoError(t, err)
@@ -302,8 +300,7 @@ func TestWrongTypeIsFinal(t *testing.T) {
 
 func TestGarbageCounter(t *testing.T) {
 	ctx := context.Background()
-	ms, nodes := testnodes.Minis(t, 3)
-	c := newClient(t, unitCfg, nodes)
+	ms, c := unitNodes(t, 3)
 	for _, m := range ms {
 		require.NoError(t, m.Set("g:fence", "not-a-number"))
 	}
@@ -457,8 +454,7 @@ func TestAcquireUntilContextEnds(t *testing.T) {
 
 func TestInspect(t *testing.T) {
 	ctx := context.Background()
-	ms, nodes := testnodes.Minis(t, 5)
-	c := newClient(t, unitCfg, nodes)
+	ms, c := unitNodes(t, 5)
 	l := acquired(t, c, ms, "seen", 10*time.Second) // the loop below expects it on every node
 	in, err := c.Inspect(ctx, "seen")
 	require.NoError(t, err)
