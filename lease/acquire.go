@@ -203,6 +203,7 @@ func newLease(ctx context.Context, a *acquirer, lock *redlock.Lock) *Lease {
 	l := &Lease{
 		client:     a.client,
 		lock:       lock,
+		key:        a.key,
 		log:        a.cfg.Logger,
 		renew:      a.cfg.RenewInterval,
 		retry:      a.cfg.RetryInterval,
@@ -212,12 +213,12 @@ func newLease(ctx context.Context, a *acquirer, lock *redlock.Lock) *Lease {
 		validUntil: lock.ValidUntil(),
 	}
 	acquiredAt := a.acquiredAt(lock)
-	l.log.Debug("lease acquired", "key", l.key(), "token", lock.Token(), "holder", a.cfg.ID,
+	l.log.Debug("lease acquired", "key", l.key, "token", lock.Token(), "holder", a.cfg.ID,
 		"validity", time.Until(l.validUntil), "elapsed", time.Since(acquiredAt))
 	msg := notice.Message{Kind: notice.Acquired, Value: lock.Value()}.Encode()
 	l.exited.Go(func() {
 		if _, err := a.client.Internal().Publish(context.WithoutCancel(ctx), a.channel, msg); err != nil {
-			l.log.Debug("acquire notice not sent", "key", l.key(), "error", err)
+			l.log.Debug("acquire notice not sent", "key", l.key, "error", err)
 		}
 	})
 	l.mu.Lock()
