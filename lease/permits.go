@@ -1,0 +1,111 @@
+package lease
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"strconv"
+
+	"github.com/redlease/redlease/internal/keycheck"
+	"github.com/redlease/redlease/internal/notice"
+	"github.com/redlease/redlease/internal/redlockx"
+	"github.com/redlease/redlease/redlock"
+)
+
+// A semaphore of K permits on a name (Config.Permits = K > 1) is K plain
+// leases' keys: permit i is held, refreshed, fenced and lost as a lease on
+// its own key, so S1 holds per permit and at most K hold at once
+// (docs/design.md §5.3). The permits share the name's notice channel: a
+// permit's release notice names its key ("released <key>"), so a waiter
+// woken by it tries that permit first. An attempt starts at a random
+// permit and tries them in turn, so that contenders spread over the free
+// permits instead of all trying permit 0 first.
+
+// permitSuffix is between a semaphore's name and the index of its permits
+// above 0.
+const permitSuffix = ":permit:"
+
+// permitKey is the key of permit i of the semaphore called name: name
+// itself for permit 0 (so that a plain lease on name is its permit 0), and
+// "<name>:permit:<i>" for the others. A hash tag in name stays the tag of
+// every permit.
+func permitKey(name string, i int) string {
+	if i == 0 {
+		return name
+	}
+	return name + permitSuffix + strconv.Itoa(i)
+}
+
+// permits is how many permits an acquirer with cfg takes from:
+// Config.Permits (1 for a plain lease), one more under the negative
+// control PermitsPlusOne.
+func permits(client *redlock.Client, cfg Config) int {
+	k := max(cfg.Permits, 1)
+	if k > 1 && extraPermit(client) {
+		k++
+	}
+	return k
+}
+
+// checkPermitKeys refuses a name whose longest permit key would be above
+// the size limit.
+func checkPermitKeys(name string, permits int) error {
+	if permits <= 1 {
+		return nil
+	}
+	if p := keycheck.Problem("key", permitKey(name, permits-1)); p != "" {
+		return fmt.Errorf("%w: permit %d of the semaphore: %s", redlock.ErrInvalidArgument, permits-1, p)
+	}
+	return nil
+}
+
+// permitOpts are the acquisition options of permit i: the lease's, and the
+// release notice on the name's channel, naming the permit's key when the
+// lease is a semaphore's.
+func (a *acquirer) permitOpts(i int) []redlock.AcquireOption {
+	msg := notice.Message{Kind: notice.Released}
+	if a.k > 1 {
+		msg.Value = permitKey(a.key, i)
+	}
+	return append(a.opts[:len(a.opts):len(a.opts)], redlockx.ReleaseNotice(a.channel, msg.Encode()))
+}
+
+// scan is one attempt at each permit, from a random one on, until one is
+// acquired. It stops at the first error that no other permit can cure (a
+// final error, the end of ctx).
+func (a *acquirer) scan(ctx context.Context) (*Lease, error) {
+	k := a.k
+	start := rand.IntN(k)
+	var err error
+	for j := range k {
+		i := (start + j) % k
+		var l *Lease
+		if l, err = a.tryPermit(ctx, i); err == nil {
+			return l, nil
+		}
+		if ctx.Err() != nil || redlock.IsFinal(err) {
+			return nil, err
+		}
+	}
+	return nil, fmt.Errorf("lease: %q: none of the %d permits was free; the last: %w", a.key, k, err)
+}
+
+// released returns the permit a notice says was released: its index, or -1
+// for a notice that names none (a plain lease's, on permit 0's key, or an
+// unknown kind: try every permit), and false for a notice that frees no
+// permit of ours (an acquisition, steering, a permit above ours).
+func (a *acquirer) released(payload string) (int, bool) {
+	m := notice.Parse(payload)
+	switch {
+	case m.Kind == notice.Other || m.Kind == notice.Released && m.Value == "":
+		return -1, true
+	case m.Kind != notice.Released:
+		return 0, false
+	}
+	for i := range a.k {
+		if permitKey(a.key, i) == m.Value {
+			return i, true
+		}
+	}
+	return 0, false
+}
