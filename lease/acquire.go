@@ -11,6 +11,7 @@ import (
 	"github.com/redlease/redlease/internal/keycheck"
 	"github.com/redlease/redlease/internal/lockrule"
 	"github.com/redlease/redlease/internal/notice"
+	"github.com/redlease/redlease/internal/permitkey"
 	"github.com/redlease/redlease/internal/redlockx"
 	"github.com/redlease/redlease/redlock"
 )
@@ -119,8 +120,8 @@ func prepare(client *redlock.Client, key string, cfg Config) (*acquirer, error) 
 	if err := cfg.validateFor(client); err != nil {
 		return nil, err
 	}
-	if err := checkPermitKeys(key, cfg.Permits); err != nil {
-		return nil, err
+	if p := permitkey.Problem("Permits", key, cfg.Permits); p != "" {
+		return nil, fmt.Errorf("%w: %s", errInvalidConfig, p)
 	}
 	cfg = cfg.withClient(client)
 	cfg.Metadata = maps.Clone(cfg.Metadata)
@@ -159,7 +160,7 @@ func (a *acquirer) try(ctx context.Context, permit int) (*Lease, error) {
 // A lock whose validity does not outlast the safety margin (a very slow
 // acquisition) is released and counts as not acquired.
 func (a *acquirer) tryPermit(ctx context.Context, i int) (*Lease, error) {
-	key := permitKey(a.key, i)
+	key := permitkey.Key(a.key, i)
 	lock, err := a.client.TryAcquire(ctx, key, a.cfg.TTL, a.permitOpts(i)...)
 	if err != nil {
 		return nil, err

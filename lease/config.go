@@ -11,6 +11,7 @@ import (
 	"github.com/redlease/redlease/internal/lockrule"
 	"github.com/redlease/redlease/internal/logx"
 	"github.com/redlease/redlease/internal/notice"
+	"github.com/redlease/redlease/internal/permitkey"
 	"github.com/redlease/redlease/redlock"
 )
 
@@ -18,7 +19,6 @@ import (
 const (
 	defaultTTL        = 10 * time.Second
 	defaultRetryDelay = 100 * time.Millisecond
-	maxPermits        = 1024 // the most permits of a semaphore (Config.Permits)
 )
 
 // Config tunes a lease. The zero value of every field means its default,
@@ -180,8 +180,8 @@ func (c Config) validate() error {
 		return fmt.Errorf("%w: RetryInterval (%s) must not be negative", errInvalidConfig, c.RetryInterval)
 	case c.SafetyMargin < 0:
 		return fmt.Errorf("%w: SafetyMargin (%s) must not be negative", errInvalidConfig, c.SafetyMargin)
-	case c.Permits < 0 || c.Permits > maxPermits:
-		return fmt.Errorf("%w: Permits (%d) must be between 0 and %d", errInvalidConfig, c.Permits, maxPermits)
+	case c.Permits < 0 || c.Permits > permitkey.Max:
+		return fmt.Errorf("%w: Permits (%d) must be between 0 and %d", errInvalidConfig, c.Permits, permitkey.Max)
 	case c.RetryDelay < 0:
 		return fmt.Errorf("%w: RetryDelay (%s) must not be negative", errInvalidConfig, c.RetryDelay)
 	case c.RenewInterval >= c.TTL:

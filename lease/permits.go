@@ -4,10 +4,9 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
-	"strconv"
 
-	"github.com/redlease/redlease/internal/keycheck"
 	"github.com/redlease/redlease/internal/notice"
+	"github.com/redlease/redlease/internal/permitkey"
 	"github.com/redlease/redlease/internal/redlockx"
 	"github.com/redlease/redlease/redlock"
 )
@@ -15,26 +14,11 @@ import (
 // A semaphore of K permits on a name (Config.Permits = K > 1) is K plain
 // leases' keys: permit i is held, refreshed, fenced and lost as a lease on
 // its own key, so S1 holds per permit and at most K hold at once
-// (docs/design.md §5.3). The permits share the name's notice channel: a
+// (docs/design.md §5.3; internal/permitkey names the keys). The permits share the name's notice channel: a
 // permit's release notice names its key ("released <key>"), so a waiter
 // woken by it tries that permit first. An attempt starts at a random
 // permit and tries them in turn, so that contenders spread over the free
 // permits instead of all trying permit 0 first.
-
-// permitSuffix is between a semaphore's name and the index of its permits
-// above 0.
-const permitSuffix = ":permit:"
-
-// permitKey is the key of permit i of the semaphore called name: name
-// itself for permit 0 (so that a plain lease on name is its permit 0), and
-// "<name>:permit:<i>" for the others. A hash tag in name stays the tag of
-// every permit.
-func permitKey(name string, i int) string {
-	if i == 0 {
-		return name
-	}
-	return name + permitSuffix + strconv.Itoa(i)
-}
 
 // permits is how many permits an acquirer with cfg takes from:
 // Config.Permits (1 for a plain lease), one more under the negative
@@ -47,25 +31,13 @@ func permits(client *redlock.Client, cfg Config) int {
 	return k
 }
 
-// checkPermitKeys refuses a name whose longest permit key would be above
-// the size limit.
-func checkPermitKeys(name string, permits int) error {
-	if permits <= 1 {
-		return nil
-	}
-	if p := keycheck.Problem("key", permitKey(name, permits-1)); p != "" {
-		return fmt.Errorf("%w: permit %d of the semaphore: %s", redlock.ErrInvalidArgument, permits-1, p)
-	}
-	return nil
-}
-
 // permitOpts are the acquisition options of permit i: the lease's, and the
 // release notice on the name's channel, naming the permit's key when the
 // lease is a semaphore's.
 func (a *acquirer) permitOpts(i int) []redlock.AcquireOption {
 	msg := notice.Message{Kind: notice.Released}
 	if a.k > 1 {
-		msg.Value = permitKey(a.key, i)
+		msg.Value = permitkey.Key(a.key, i)
 	}
 	return append(a.opts[:len(a.opts):len(a.opts)], redlockx.ReleaseNotice(a.channel, msg.Encode()))
 }
@@ -103,7 +75,7 @@ func (a *acquirer) released(payload string) (int, bool) {
 		return 0, false
 	}
 	for i := range a.k {
-		if permitKey(a.key, i) == m.Value {
+		if permitkey.Key(a.key, i) == m.Value {
 			return i, true
 		}
 	}

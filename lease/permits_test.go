@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/redlease/redlease/internal/notice"
+	"github.com/redlease/redlease/internal/permitkey"
 	"github.com/redlease/redlease/internal/testing/testnodes"
 	"github.com/redlease/redlease/redlock"
 )
@@ -27,7 +28,7 @@ func TestPermitsAtMostK(t *testing.T) {
 		l := mustAcquire(t, ctx, c, "sem", cfg)
 		h := l.Holder()
 		require.NotContains(t, seen, h.Permit, "permit %d handed out twice", h.Permit)
-		assert.Equal(t, permitKey("sem", h.Permit), h.Key)
+		assert.Equal(t, permitkey.Key("sem", h.Permit), h.Key)
 		testnodes.WaitValue(t, ms, h.Key, h.Value)
 		seen[h.Permit] = l
 	}
@@ -70,7 +71,7 @@ func TestPermitZeroIsTheKey(t *testing.T) {
 func TestPermitsConfig(t *testing.T) {
 	_, nodes := testnodes.Minis(t, 1)
 	c := newClient(t, redlock.Config{NodeTimeout: time.Second}, nodes)
-	for _, k := range []int{-1, maxPermits + 1} {
+	for _, k := range []int{-1, permitkey.Max + 1} {
 		_, err := TryAcquire(context.Background(), c, "sem", Config{Permits: k})
 		require.ErrorIs(t, err, redlock.ErrInvalidArgument)
 		assert.Contains(t, err.Error(), "Permits (")
@@ -81,10 +82,7 @@ func TestPermitsConfig(t *testing.T) {
 	assert.Contains(t, err.Error(), "permit 19 of the semaphore")
 }
 
-func TestPermitKeyAndNotices(t *testing.T) {
-	assert.Equal(t, "{q}jobs", permitKey("{q}jobs", 0))
-	assert.Equal(t, "{q}jobs:permit:7", permitKey("{q}jobs", 7), "the name's hash tag is every permit's")
-
+func TestPermitNotices(t *testing.T) {
 	a := &acquirer{key: "sem", k: 4}
 	for payload, want := range map[string]int{
 		notice.Message{Kind: notice.Released, Value: "sem:permit:2"}.Encode(): 2,

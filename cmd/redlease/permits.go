@@ -5,19 +5,19 @@ import (
 	"flag"
 	"time"
 
+	"github.com/redlease/redlease/internal/permitkey"
 	"github.com/redlease/redlease/lease"
 	"github.com/redlease/redlease/redlock"
 )
 
-// maxPermits is --permits' largest value: that of lease.Config.Permits.
-const maxPermits = 1024
-
 // checkPermits checks --permits, and that the flags of elections alone
 // are not set with it.
-func checkPermits(fs *flag.FlagSet, permits int) error {
+func checkPermits(fs *flag.FlagSet, name string, permits int) error {
 	switch {
-	case permits < 1 || permits > maxPermits:
-		return usagef("--permits (%d) must be between 1 and %d", permits, maxPermits)
+	case permits < 1 || permits > permitkey.Max:
+		return usagef("--permits (%d) must be between 1 and %d", permits, permitkey.Max)
+	case permitkey.Problem("--permits", name, permits) != "":
+		return usagef("--name: %s", permitkey.Problem("--permits", name, permits))
 	case permits > 1 && (isSet(fs, "priority") || isSet(fs, "yield-after")):
 		return usagef("--priority and --yield-after order an election's candidates: they do not apply with --permits %d", permits)
 	}

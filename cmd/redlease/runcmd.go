@@ -131,7 +131,7 @@ func cmdRun(ctx context.Context, args []string, out *outputs) int {
 	if err != nil {
 		return c.fail(err)
 	}
-	if err := firstErr(nonNegative("wait-majority", *waitMajority), nonNegative("yield-after", *yieldAfter), checkPermits(c.fs, *permits)); err != nil {
+	if err := firstErr(nonNegative("wait-majority", *waitMajority), nonNegative("yield-after", *yieldAfter), checkPermits(c.fs, *name, *permits)); err != nil {
 		return c.fail(err)
 	}
 	if _, err := exec.LookPath(argv[0]); err != nil {
