@@ -203,7 +203,7 @@ func (a *acquirer) wait(ctx context.Context, sub redlockx.Subscription) (int, er
 			return -1, nil
 		case n := <-sub.C():
 			if i, ok := a.released(n.Payload); ok {
-				return i, nil
+				return a.drained(sub, i), nil
 			}
 		case <-ctx.Done():
 			return -1, ctxErr(ctx)

@@ -81,3 +81,21 @@ func (a *acquirer) released(payload string) (int, bool) {
 	}
 	return 0, false
 }
+
+// drained drops the notices already queued on sub, mostly the other
+// nodes' notices of the same release (each node where the keys were
+// deleted sends one), so that one release costs a waiter one attempt, not
+// one per node. It returns the permit to try: i, or -1 (every permit) when
+// the queued notices name another one too.
+func (a *acquirer) drained(sub redlockx.Subscription, i int) int {
+	for {
+		select {
+		case n := <-sub.C():
+			if j, ok := a.released(n.Payload); ok && j != i {
+				i = -1
+			}
+		default:
+			return i
+		}
+	}
+}

@@ -26,7 +26,7 @@ func TestIntegrationPermitsManyContenders(t *testing.T) {
 		t.Skip("starts real redis-server processes")
 	}
 	const k = 4
-	ts := contendPermits(t, k, unsafeopt.Off{})
+	ts := contendPermits(t, k, unsafeopt.Off{}, nil)
 	require.Empty(t, checker.OverK(tenuresOf(ts), k), "more than %d holders at once", k)
 	for p, per := range byPermit(ts) {
 		require.Less(t, p, k, "a permit above K was taken")
@@ -36,6 +36,34 @@ func TestIntegrationPermitsManyContenders(t *testing.T) {
 	require.Len(t, byPermit(ts), k, "every permit was used")
 }
 
+// The same under faults of the servers, one at a time, while the
+// contenders come and go: a server paused for a second (SIGSTOP), and a
+// server killed and restarted empty (its quarantine keeps it from
+// granting a permit it forgot).
+func TestIntegrationPermitsFaults(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts real redis-server processes")
+	}
+	const k = 4
+	for name, fault := range map[string]func(*redistest.Rig){
+		"pause": func(r *redistest.Rig) {
+			require.NoError(t, r.Server(1).Pause())
+			time.Sleep(time.Second) // the fault's length, not a wait for an event
+			require.NoError(t, r.Server(1).Resume())
+		},
+		"restart-empty": func(r *redistest.Rig) { require.NoError(t, r.Server(2).Restart(true)) },
+	} {
+		t.Run(name, func(t *testing.T) {
+			ts := contendPermits(t, k, unsafeopt.Off{}, fault)
+			require.Empty(t, checker.OverK(tenuresOf(ts), k), "more than %d holders at once", k)
+			for p, per := range byPermit(ts) {
+				require.Empty(t, checker.Overlaps(per), "permit %d held twice at once", p)
+				require.Empty(t, checker.NotIncreasing(per), "permit %d: tokens do not increase", p)
+			}
+		})
+	}
+}
+
 // Negative control: with one permit too many (unsafeopt.PermitsPlusOne),
 // K+1 contenders hold at once, and the K-checker catches it.
 func TestIntegrationPermitsControl(t *testing.T) {
@@ -43,7 +71,7 @@ func TestIntegrationPermitsControl(t *testing.T) {
 		t.Skip("starts real redis-server processes")
 	}
 	const k = 4
-	ts := contendPermits(t, k, unsafeopt.Off{PermitsPlusOne: true})
+	ts := contendPermits(t, k, unsafeopt.Off{PermitsPlusOne: true}, nil)
 	require.NotEmpty(t, checker.OverK(tenuresOf(ts), k), "control: K+1 held at once, and the checker saw nothing")
 }
 
@@ -60,7 +88,10 @@ type permitTenure struct {
 // first holders keep their permits until as many as the semaphore allows
 // hold at once (an event, so that the test surely fills the semaphore);
 // later holds are short.
-func contendPermits(t *testing.T, k int, off unsafeopt.Off) []permitTenure {
+//
+// fault, when not nil, runs once the semaphore is full, beside the
+// contenders, on the rig's servers.
+func contendPermits(t *testing.T, k int, off unsafeopt.Off, fault func(*redistest.Rig)) []permitTenure {
 	rig := redistest.StartRig(t, 3, redistest.RigOptions{})
 	ccfg := redlock.Config{NodeTimeout: 200 * time.Millisecond}
 	unsafetest.TurnOff(t, &ccfg, off)
@@ -115,6 +146,15 @@ func contendPermits(t *testing.T, k int, off unsafeopt.Off) []permitTenure {
 				mu.Lock()
 				out = append(out, tn)
 				mu.Unlock()
+			}
+		})
+	}
+	if fault != nil {
+		wg.Go(func() {
+			select {
+			case <-full:
+				fault(rig)
+			case <-ctx.Done():
 			}
 		})
 	}
