@@ -3,7 +3,10 @@
 package main
 
 import (
+	"context"
+	"encoding/json"
 	"os"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -12,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/redlease/redlease/internal/testing/checker"
+	"github.com/redlease/redlease/lease"
 )
 
 // `redlease run --permits 2`: two of three candidates run their command;
@@ -83,4 +87,25 @@ func TestRunPermitsFlags(t *testing.T) {
 		assert.Equal(t, exitUsage, code, "%v", want)
 		assert.Contains(t, stderr, args, "%v", want)
 	}
+}
+
+// watch --permits lists who holds which permit of a semaphore, and how
+// many are free.
+func TestWatchPermits(t *testing.T) {
+	g, nodes := servers(t, 3)
+	client := testClient(t, g, "")
+	l, err := lease.TryAcquire(context.Background(), client, "watched-sem", lease.Config{ID: "w1", Permits: 3})
+	require.NoError(t, err)
+	defer func() { _ = l.Release(context.Background()) }()
+	w := startCLI(t, "watch", "--name", "watched-sem", "--permits", "3", "--nodes", nodes)
+	w.stdout.waitContains(t, "1 of 3 permits held (2 free): ")
+	j := startCLI(t, "watch", "--name", "watched-sem", "--permits", "3", "--nodes", nodes, "--json")
+	out := j.stdout.waitContains(t, "\n")
+	var line watchLine
+	require.NoError(t, json.Unmarshal([]byte(strings.TrimSpace(out)), &line), out)
+	assert.Equal(t, statePermits, line.State)
+	require.Len(t, line.Permits, 3)
+	h := l.Holder()
+	assert.Equal(t, watchPermit{Permit: h.Permit, Holder: "w1", Token: h.Token}, line.Permits[h.Permit])
+	assert.Equal(t, exitOK, w.interrupt(t, signalCause{syscall.SIGINT}))
 }
