@@ -51,7 +51,12 @@ TEST_BUSY_WATCH ?= 25s
 # 10,000 takes FuzzClientReplies ~8s here, FuzzParseReply ~6s, the others ~1s
 # (each after ~3s of baseline coverage); make fuzz is the long run.
 TEST_FUZZTIME ?= 10000x
+# The free space make test wants in the file systems of Go's build cache and of
+# TMPDIR (.ci/disk-check says what is short and what frees it): a run from an
+# empty cache added about TEST_DISK_GIB_MEASURED to it.
+TEST_DISK_GIB ?= 4
 test: servers
+	@.ci/disk-check $(TEST_DISK_GIB)
 	@rm -f $(TEST_LOG); status=0; \
 	  check_log=$$(mktemp); nice -n 19 $(MAKE) --no-print-directory check >$$check_log 2>&1 & check=$$!; \
 	  fence_log=$$(mktemp); $(MAKE) --no-print-directory fence-sql >$$fence_log 2>&1 & fence=$$!; \

@@ -53,7 +53,7 @@ func (c *candidate) hold(ctx context.Context, t *term) {
 func (c *candidate) checkOverlap(t *term) bool {
 	valid := t.ValidUntil()
 	in, err := c.e.client.Inspect(t.ctx, c.e.name)
-	if err != nil || in.Value == "" || in.Value == t.Value || !time.Now().Before(valid) || !t.Held() {
+	if err != nil || in.Value == "" || in.Value == t.Value || !time.Now().Before(valid) || !t.held() {
 		return false
 	}
 	c.alarm(splitbrain.Overlap, in.Holder, fmt.Errorf(

@@ -80,7 +80,7 @@ func TestIntegrationSplitBrainAlarm(t *testing.T) {
 		lease.Config{ID: "intruder", TTL: 10 * time.Second, Logger: testLogger(t)})
 	require.NoError(t, err, "the forgetful servers must vote at once")
 	t.Cleanup(func() { _ = intruder.Release(ctx) })
-	require.True(t, term.Held(), "the set-up outlasted the leader's term: the test proves nothing")
+	require.True(t, term.held(), "the set-up outlasted the leader's term: the test proves nothing")
 	t.Logf("leader's token %d, intruder's %d", term.Token, intruder.Token())
 
 	ev := waitHook(t, leaderHooks, redlock.EventSplitBrain, func(ev redlock.Event) bool { return ev.Evidence == splitbrain.Overlap })

@@ -35,8 +35,8 @@ type Term struct {
 // ValidUntil is the end of the term's validity: no other candidate can be
 // elected before it unless this term is released. It moves forward with
 // every refresh. The term's context is cancelled Config.Lease.SafetyMargin
-// before it at the latest, unless the term is refreshed before (that is
-// when [Term.Held] turns false).
+// before it at the latest, unless the term is refreshed before
+// ([Elector.IsLeader] then turns false).
 func (t Term) ValidUntil() time.Time {
 	if t.l == nil {
 		return time.Time{}
@@ -44,9 +44,9 @@ func (t Term) ValidUntil() time.Time {
 	return t.l.ValidUntil()
 }
 
-// Held reports whether the term still lasts, checking its deadline by the
+// held reports whether the term still lasts, checking its deadline by the
 // local clock on every call (lease.Lease.Held).
-func (t Term) Held() bool { return t.l != nil && t.l.Held() }
+func (t Term) held() bool { return t.l != nil && t.l.Held() }
 
 // term is the elector's state of one term.
 type term struct {

@@ -228,22 +228,23 @@ func newLease(ctx context.Context, a *acquirer, lock *redlock.Lock, permit int) 
 	l := &Lease{
 		client:     a.client,
 		lock:       lock,
+		key:        permitkey.Key(a.key, permit), // the key itself for a plain lease
 		log:        a.cfg.Logger,
 		renew:      a.cfg.RenewInterval,
 		retry:      a.cfg.RetryInterval,
 		margin:     a.cfg.SafetyMargin,
-		permit:     uint16(permit), // below maxPermits+1
+		permit:     uint16(permit), // below permitkey.Max+1
 		ctx:        lctx,
 		cancel:     cancel,
 		validUntil: lock.ValidUntil(),
 	}
 	acquiredAt := a.acquiredAt(lock)
-	l.log.Debug("lease acquired", "key", l.key(), "token", lock.Token(), "holder", a.cfg.ID,
+	l.log.Debug("lease acquired", "key", l.key, "token", lock.Token(), "holder", a.cfg.ID,
 		"validity", time.Until(l.validUntil), "elapsed", time.Since(acquiredAt))
 	msg := notice.Message{Kind: notice.Acquired, Value: lock.Value()}.Encode()
 	l.exited.Go(func() {
 		if _, err := a.client.Internal().Publish(context.WithoutCancel(ctx), a.channel, msg); err != nil {
-			l.log.Debug("acquire notice not sent", "key", l.key(), "error", err)
+			l.log.Debug("acquire notice not sent", "key", l.key, "error", err)
 		}
 	})
 	l.mu.Lock()

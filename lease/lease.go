@@ -26,7 +26,8 @@ import (
 // A Lease is safe for concurrent use by multiple goroutines.
 type Lease struct {
 	client *redlock.Client
-	lock   *redlock.Lock // its Key is the lease's
+	lock   *redlock.Lock
+	key    string // the lease's (and its lock's)
 	log    hclog.Logger
 
 	// The timings of the Config it was acquired with (the rest of the
@@ -49,7 +50,7 @@ type Lease struct {
 	inflight bool        // a refresh is in flight
 
 	// Guarded by sched.mu (scheduler.go). (The small fields sit beside
-	// others to leave no padding: a Lease is 240 bytes.)
+	// others to leave no padding: a Lease is 256 bytes.)
 	gone   bool   // ended: never scheduled again
 	permit uint16 // the semaphore permit held (0 for a plain lease); constant
 	sched  *scheduler
@@ -63,9 +64,6 @@ type Lease struct {
 	releaseErr  error          // result of deleting the keys, set in releaseOnce
 }
 
-// key is the key the lease is held on ([Lease.Holder] gives it).
-func (l *Lease) key() string { return l.lock.Key() }
-
 // Holder returns the lease as others see it: its key (of the permit held,
 // for a semaphore's lease: Config.Permits), the permit's index (Permit),
 // the value stored in its keys (unique per acquisition), the ID and
@@ -74,7 +72,7 @@ func (l *Lease) key() string { return l.lock.Key() }
 func (l *Lease) Holder() redlock.Holder {
 	d := notice.DecodeValue(l.lock.Value()) // (decoded on demand: not kept in every lease)
 	vu := l.ValidUntil()
-	return redlock.Holder{Key: l.key(), Permit: int(l.permit), Value: l.lock.Value(), ID: d.ID, Metadata: d.Metadata,
+	return redlock.Holder{Key: l.key, Permit: int(l.permit), Value: l.lock.Value(), ID: d.ID, Metadata: d.Metadata,
 		Token: l.Token(), Remaining: max(0, time.Until(vu)), Expires: vu}
 }
 
@@ -148,7 +146,7 @@ func (l *Lease) Release(ctx context.Context) error {
 	l.releaseKeys(ctx)
 	if err := ctx.Err(); err != nil {
 		// Released all the same; the error tells the caller its ctx ended.
-		return errors.Join(l.releaseErr, fmt.Errorf("lease: %q: released, but the caller's context ended: %w", l.key(), err))
+		return errors.Join(l.releaseErr, fmt.Errorf("lease: %q: released, but the caller's context ended: %w", l.key, err))
 	}
 	return l.releaseErr
 }
@@ -182,13 +180,13 @@ func (l *Lease) releaseKeys(ctx context.Context) {
 		switch {
 		case errors.Is(err, redlock.ErrNotHeld):
 			// Expired, taken, or released by redlock already: nothing left.
-			l.log.Debug("lease keys already gone", "key", l.key(), "token", l.Token(), "error", err)
+			l.log.Debug("lease keys already gone", "key", l.key, "token", l.Token(), "error", err)
 			err = nil
 		case err != nil:
 			l.log.Warn("lease released, but not on every node; their copies expire with the TTL",
-				"key", l.key(), "token", l.Token(), "error", err, "elapsed", time.Since(t0))
+				"key", l.key, "token", l.Token(), "error", err, "elapsed", time.Since(t0))
 		default:
-			l.log.Debug("lease keys deleted", "key", l.key(), "token", l.Token(), "elapsed", time.Since(t0))
+			l.log.Debug("lease keys deleted", "key", l.key, "token", l.Token(), "elapsed", time.Since(t0))
 		}
 		l.releaseErr = err
 	})

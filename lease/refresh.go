@@ -65,7 +65,7 @@ func (l *Lease) refreshed(start time.Time, err error) time.Time {
 			return time.Time{}
 		}
 		next := start.Add(l.retry)
-		l.log.Debug("refresh failed; retrying", "key", l.key(), "error", err,
+		l.log.Debug("refresh failed; retrying", "key", l.key, "error", err,
 			"failures", failures, "retry_in", max(0, time.Until(next)), "left", time.Until(l.deadline()))
 		return next
 	case !time.Now().Before(l.deadlineLocked()):
@@ -78,7 +78,7 @@ func (l *Lease) refreshed(start time.Time, err error) time.Time {
 	d := l.deadlineLocked()
 	l.timer.Reset(time.Until(d))
 	l.mu.Unlock()
-	l.log.Trace("refreshed", "key", l.key(), "token", l.Token(), "validity", time.Until(d), "elapsed", time.Since(start))
+	l.log.Trace("refreshed", "key", l.key, "token", l.Token(), "validity", time.Until(d), "elapsed", time.Since(start))
 	return start.Add(l.renew)
 }
 
@@ -123,7 +123,7 @@ func (l *Lease) ended() {
 	case errors.Is(err, ErrLeaseLost):
 		l.reportLost(err)
 	default:
-		l.log.Debug("lease context ended; releasing", "key", l.key(), "token", l.Token(), "error", err)
+		l.log.Debug("lease context ended; releasing", "key", l.key, "token", l.Token(), "error", err)
 	}
 	l.releaseKeys(l.ctx)
 }
@@ -133,18 +133,18 @@ func (l *Lease) ended() {
 // refresh that came too late), it passes here before its keys are deleted:
 // the log, and the client's Hooks (redlock.EventLost).
 func (l *Lease) reportLost(err error) {
-	l.log.Warn("lease lost", "key", l.key(), "token", l.Token(), "error", err)
+	l.log.Warn("lease lost", "key", l.key, "token", l.Token(), "error", err)
 	if h := l.client.Config().Hooks; h != nil {
-		h(redlock.Event{Kind: redlock.EventLost, Key: l.key(), Token: l.Token(), Err: err, Outcome: l.client.Internal().Outcome(err)})
+		h(redlock.Event{Kind: redlock.EventLost, Key: l.key, Token: l.Token(), Err: err, Outcome: l.client.Internal().Outcome(err)})
 	}
 }
 
 // lost returns the error a lost lease ends with.
 func (l *Lease) lost(why string, last error) error {
 	if last == nil {
-		return fmt.Errorf("%w: %q: %s", ErrLeaseLost, l.key(), why)
+		return fmt.Errorf("%w: %q: %s", ErrLeaseLost, l.key, why)
 	}
-	return fmt.Errorf("%w: %q: %s; last refresh: %w", ErrLeaseLost, l.key(), why, last)
+	return fmt.Errorf("%w: %q: %s; last refresh: %w", ErrLeaseLost, l.key, why, last)
 }
 
 // final reports whether a failed refresh means that no later refresh can

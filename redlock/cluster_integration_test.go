@@ -538,7 +538,8 @@ func TestClusterFullCoverageWindow(t *testing.T) {
 	waitForCond(t, "promotion of "+heir.Addr(), func() error {
 		i++
 		t0 := time.Now()
-		l, err := rl.TryAcquire(ctx, fmt.Sprintf("free-%d", i), clusterTTL)
+		key := fmt.Sprintf("free-%d", i)
+		l, err := rl.TryAcquire(ctx, key, clusterTTL)
 		require.Less(t, time.Since(t0), 2*clusterNodeTimeout+clusterSlack)
 		if err == nil {
 			_ = l.Release(ctx)
@@ -555,12 +556,13 @@ func TestClusterFullCoverageWindow(t *testing.T) {
 
 	waitForCond(t, "locks again, copy 1 quarantined", func() error {
 		i++
-		l, err := rl.TryAcquire(ctx, fmt.Sprintf("free-%d", i), clusterTTL)
+		key := fmt.Sprintf("free-%d", i)
+		l, err := rl.TryAcquire(ctx, key, clusterTTL)
 		if err != nil {
 			return err
 		}
 		defer func() { _ = l.Release(ctx) }()
-		in, err := rl.Inspect(ctx, l.Key())
+		in, err := rl.Inspect(ctx, key)
 		require.NoError(t, err)
 		if in.Nodes[1].Quarantine == 0 {
 			return fmt.Errorf("copy 1: %+v", in.Nodes[1])

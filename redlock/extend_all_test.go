@@ -29,7 +29,7 @@ func TestExtendAll(t *testing.T) {
 	for i := range locks {
 		l, err := c.TryAcquire(ctx, fmt.Sprint("ea-", i), DefaultMaxTTL)
 		require.NoError(t, err)
-		testnodes.WaitValue(t, ms, l.Key(), l.Value())
+		testnodes.WaitValue(t, ms, l.key, l.Value())
 		locks[i] = l
 	}
 	for _, m := range ms[:3] {
@@ -123,7 +123,7 @@ func startExtendAllLocks(t *testing.T) ([]*miniredis.Miniredis, *Client, []*Lock
 	for i, ttl := range extendAllTTLs {
 		l, err := c.TryAcquire(context.Background(), fmt.Sprint("ttl-", i), ttl)
 		require.NoError(t, err)
-		testnodes.WaitValue(t, ms, l.Key(), l.Value())
+		testnodes.WaitValue(t, ms, l.key, l.Value())
 		locks[i] = l
 	}
 	for _, m := range ms {

@@ -2,6 +2,8 @@ package redlock
 
 import (
 	"context"
+	"strings"
+	"unicode/utf8"
 
 	"github.com/redlease/redlease/internal/rediserr"
 	"github.com/redlease/redlease/internal/scripts"
@@ -46,7 +48,7 @@ func (p prober) runProbe(ctx context.Context, n *node, sc *scriptCall) (any, err
 		if why != "" {
 			why += "; "
 		}
-		why += err.Error()
+		why += firstLine(err.Error())
 	}
 	p.setMode(n, false, why)
 	return sc.Run(ctx, n.client, &n.fcall)
@@ -66,4 +68,26 @@ func (p prober) setMode(n *node, on bool, why string) {
 	}
 	p.log.Info("node runs redlease's scripts by EVALSHA, with the full quarantine check on every acquisition",
 		"node", n.name(), "reason", why)
+}
+
+// firstLine is s cut at its first line break and at 120 bytes (on a rune
+// boundary), "..." marking a cut: a server that refuses FUNCTION LOAD
+// may quote the whole library (~20 KB) in its error (miniredis does).
+func firstLine(s string) string {
+	const most = 120
+	cut := false
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s, cut = s[:i], true
+	}
+	if len(s) > most {
+		i := most
+		for i > 0 && !utf8.RuneStart(s[i]) {
+			i--
+		}
+		s, cut = s[:i], true
+	}
+	if cut {
+		s += "..."
+	}
+	return s
 }

@@ -295,13 +295,12 @@ func TestIntegrationInspect(t *testing.T) {
 	require.Equal(t, uint64(2), l.Token())
 	cl.waitHeld(t, key, l.Value()) // the acquisition returned at a majority too
 
-	checkInspectHeld(t, cl, c, l, ttl)
-	checkInspectMinority(t, cl, c, l)
+	checkInspectHeld(t, cl, c, key, l, ttl)
+	checkInspectMinority(t, cl, c, key, l)
 }
 
 // checkInspectHeld: Inspect reports l, held on every node.
-func checkInspectHeld(t *testing.T, cl *servers, c *redlock.Client, l *redlock.Lock, ttl time.Duration) {
-	key := l.Key()
+func checkInspectHeld(t *testing.T, cl *servers, c *redlock.Client, key string, l *redlock.Lock, ttl time.Duration) {
 	in, err := c.Inspect(context.Background(), key)
 	require.NoError(t, err)
 	assert.Equal(t, key, in.Key)
@@ -329,9 +328,8 @@ func checkInspectHeld(t *testing.T, cl *servers, c *redlock.Client, l *redlock.L
 }
 
 // checkInspectMinority: the holder's key on only 2 of 5 nodes: no holder.
-func checkInspectMinority(t *testing.T, cl *servers, c *redlock.Client, l *redlock.Lock) {
+func checkInspectMinority(t *testing.T, cl *servers, c *redlock.Client, key string, l *redlock.Lock) {
 	ctx := context.Background()
-	key := l.Key()
 	for i := range 3 {
 		require.NoError(t, cl.Direct[i].Del(ctx, key).Err())
 	}

@@ -252,7 +252,8 @@ func (cl *latencyRig) latencySubtracted(t *testing.T) {
 	defer cl.setLatency(0)
 
 	t0 := time.Now()
-	l, err := c.TryAcquire(ctx, testKey(t), ttl)
+	key := testKey(t)
+	l, err := c.TryAcquire(ctx, key, ttl)
 	elapsed := time.Since(t0)
 	require.NoError(t, err)
 	remaining := l.Remaining()
@@ -270,12 +271,12 @@ func (cl *latencyRig) latencySubtracted(t *testing.T) {
 	// expiry is at most (time after PTTL returned) + PTTL + 1ms.
 	held := 0
 	for i, dc := range cl.Direct {
-		v, _ := dc.Get(ctx, l.Key()).Result()
+		v, _ := dc.Get(ctx, key).Result()
 		if v != l.Value() {
 			continue
 		}
 		held++
-		pttl, err := dc.PTTL(ctx, l.Key()).Result()
+		pttl, err := dc.PTTL(ctx, key).Result()
 		require.NoError(t, err)
 		latest := time.Now().Add(pttl + time.Millisecond)
 		assert.False(t, latest.Before(l.ValidUntil()), "node %d: key expires %s before the lock's deadline",

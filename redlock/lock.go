@@ -41,9 +41,6 @@ type Lock struct {
 	backed     []bool      // per node: it said yes to that call, so its copy lasts to validUntil (clock.go)
 }
 
-// Key is the key the lock is held on.
-func (l *Lock) Key() string { return l.key }
-
 // Value is the random value that identifies this holder on the nodes.
 func (l *Lock) Value() string { return l.value }
 

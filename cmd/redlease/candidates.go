@@ -1,14 +1,11 @@
 package main
 
 import (
-	"cmp"
 	"context"
 	"fmt"
 	"io"
-	"slices"
-	"time"
 
-	"github.com/redlease/redlease/internal/notice"
+	"github.com/redlease/redlease/observer"
 	"github.com/redlease/redlease/redlock"
 )
 
@@ -20,41 +17,21 @@ type candidateReport struct {
 	Since    string `json:"since"` // when it began to campaign, by its clock (RFC 3339)
 }
 
-// rollCall asks the candidates of name to publish their records (a roll
-// call on its notice channel) and returns those heard within listen,
-// highest priority first (then by ID), and the preferred leader: the
-// first of them ("" when none answered).
-func rollCall(ctx context.Context, client *redlock.Client, name string, listen time.Duration) ([]candidateReport, string, error) {
-	ctx, cancel := context.WithTimeout(ctx, listen)
-	defer cancel()
-	ch := notice.Channel(name)
-	sub, err := client.Internal().Subscribe(ctx, ch)
+// rollCall lists the candidates of name that answer a roll call
+// (observer.Observer.Candidates) and the preferred leader: the first of
+// them ("" when none answered).
+func rollCall(ctx context.Context, client *redlock.Client, name string) ([]candidateReport, string, error) {
+	obs, err := observer.New(client, name, observer.Config{})
 	if err != nil {
-		return nil, "", fmt.Errorf("listening for the candidates: %w", err)
+		return nil, "", err
 	}
-	defer sub.Close()
-	if _, err := client.Internal().Publish(ctx, ch, notice.Message{Kind: notice.Roll}.Encode()); err != nil {
-		return nil, "", fmt.Errorf("calling the candidates' roll: %w", err)
+	cands, err := obs.Candidates(ctx)
+	if err != nil || len(cands) == 0 {
+		return nil, "", err
 	}
-	seen := map[string]candidateReport{}
-	for ctx.Err() == nil {
-		select {
-		case n := <-sub.C():
-			if m := notice.Parse(n.Payload); m.Kind == notice.Candidate {
-				seen[m.ID] = candidateReport{ID: m.ID, Priority: m.Priority, Since: m.Since.UTC().Format(timeLayout)}
-			}
-		case <-ctx.Done():
-		}
-	}
-	var out []candidateReport
-	for _, c := range seen {
-		out = append(out, c)
-	}
-	slices.SortFunc(out, func(a, b candidateReport) int {
-		return cmp.Or(cmp.Compare(b.Priority, a.Priority), cmp.Compare(a.ID, b.ID))
-	})
-	if len(out) == 0 {
-		return nil, "", nil
+	out := make([]candidateReport, len(cands))
+	for i, c := range cands {
+		out[i] = candidateReport{ID: c.ID, Priority: c.Priority, Since: c.Since.UTC().Format(timeLayout)}
 	}
 	return out, out[0].ID, nil
 }

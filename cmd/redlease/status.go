@@ -111,8 +111,7 @@ func cmdStatus(ctx context.Context, args []string, out *outputs) int {
 		return c.fail(err)
 	}
 	if *cands {
-		// Two node timeouts: a round trip to every node and back, with room.
-		if rep.Candidates, rep.Preferred, err = rollCall(ctx, ns.client, *name, 2*ns.client.Config().NodeTimeout); err != nil {
+		if rep.Candidates, rep.Preferred, err = rollCall(ctx, ns.client, *name); err != nil {
 			return c.fail(err)
 		}
 	}

@@ -148,16 +148,23 @@ func clusterFailover(t *testing.T, bin string, o rigOptions) (r *rig, y int, mar
 	xRun := runID(t, r.admin[x])
 	require.Equal(t, xRun, r.admin[y].HGet(ctx, marker, "r").Val(), "the replica holds its master's marker")
 
+	// The replica may hold whatever copy v held before the link was cut
+	// (a term elected before the cut): the leader must be one whose copy
+	// was written after it, or the promoted replica has it.
+	before := get(r.admin[x], copyKey(v))
 	require.NoError(t, r.admin[y].ConfigSet(ctx, "masterauth", "not-the-password").Err())
 	require.NoError(t, r.admin[x].Do(ctx, "CLIENT", "KILL", "TYPE", "replica").Err())
 	r.until(waitLong, "the master without its replica", func() bool {
 		return infoField(t, r.admin[x], "replication", "connected_slaves") == "0"
 	})
+	after := get(r.admin[x], copyKey(v))
 	r.mark("copy %d: replication link of master %d to its replica %d cut", v, x, y)
 
-	l, el, value := r.leaderHolding(fmt.Sprintf("copies %d and %d", v, c),
+	l, el, value := r.leaderHolding(fmt.Sprintf("copies %d and %d, written after the cut", v, c),
 		func() string { return get(r.admin[x], copyKey(v)) },
-		func(value string) bool { return value != "" && get(r.admin[cm], copyKey(c)) == value })
+		func(value string) bool {
+			return value != "" && value != before && value != after && get(r.admin[cm], copyKey(c)) == value
+		})
 	from := r.hist.len()
 	l.slot.proxies[bm].Partition()
 	r.mark("leader %s cut from copy %d's master %d", l.id, b, bm)

@@ -143,6 +143,7 @@ func (p *proc) elect(ctx context.Context) {
 		p.gate()
 		h := &held{ts: p.r.of(t.Start), vu: p.r.of(t.ValidUntil()), token: t.Token}
 		p.r.emit(wire.Event{Ev: wire.Elected, ID: p.name, PID: p.pid, TS: h.ts, Token: t.Token, VU: h.vu, DL: p.r.of(t.ValidUntil().Add(-p.margin()))})
+		p.r.elected(p.name)
 		if p.ignoreDeadline() {
 			flag.Store(h)
 		}

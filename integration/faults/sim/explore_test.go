@@ -104,6 +104,7 @@ type exploration struct {
 	first   *found // the failing schedule with the lowest seed among those run
 	faults  map[string]int64
 	terms   int
+	hands   handovers
 	elapsed time.Duration
 	windows map[string][]time.Duration // per failing schedule, by kind: the longest time two holders acted at once
 }
@@ -135,6 +136,8 @@ func explore(t *testing.T, from uint64, n int, control, mode string, budget time
 					mu.Lock()
 					ex.ran++
 					ex.terms += res.terms
+					ex.hands.named += res.handovers.named
+					ex.hands.landed += res.handovers.landed
 					for k, v := range res.stats.Faults {
 						ex.faults[k] += v
 					}
@@ -191,6 +194,9 @@ func TestSimExplore(t *testing.T) {
 		ex := explore(t, 1, n, "", mode, stuckAfter, false)
 		t.Logf("mode %q: %d schedules (seeds 1..%d) in %s: %.0f per second, %d terms; faults by kind: %v",
 			mode, ex.ran, ex.ran, ex.elapsed.Round(time.Millisecond), ex.perSec(), ex.terms, ex.faults)
+		if mode == "steer" {
+			t.Logf("mode %q: %d named handovers, %d of them elected the named successor", mode, ex.hands.named, ex.hands.landed)
+		}
 		if ex.first != nil {
 			t.Errorf("the explorer found a violation:\n%s", report(ex.first.s, ex.first.res))
 		}

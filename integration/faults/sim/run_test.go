@@ -28,6 +28,7 @@ type result struct {
 	trace      []string
 	stats      sim.Stats
 	terms      int
+	handovers  handovers
 	digest     string        // the run's history without the times of beliefs: replays compare it
 	overlap    time.Duration // the longest time two holders acted at once (checker.LongestOverlap)
 }
@@ -42,6 +43,9 @@ type run struct {
 	evs     []wire.Event
 	trace   []string
 	stopped bool
+
+	successor string    // the successor a leader's handover named, until the next election
+	handovers handovers // the named handovers and where they landed
 
 	primary, spare []*sim.Server
 	procs          []*proc
@@ -374,7 +378,7 @@ func (r *run) check() result {
 			fmt.Fprintf(&d, "%s %s %d|", ev.Ev, ev.ID, ev.Token)
 		}
 	}
-	return result{violations: v, trace: r.history(evs, trace), stats: st, terms: len(ts), digest: d.String(),
+	return result{violations: v, trace: r.history(evs, trace), stats: st, terms: len(ts), handovers: r.handovers, digest: d.String(),
 		overlap: checker.LongestOverlap(ts)}
 }
 

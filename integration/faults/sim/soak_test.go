@@ -36,13 +36,11 @@ func TestSimSoak(t *testing.T) {
 	violations := 0
 	var firsts []*found
 	// Rounds of the default menu, the failback menu and the two limits'
-	// modes would mix findings; the soak runs the default and failback
-	// menus, three rounds in four the default one.
+	// modes would mix findings; the soak runs the menus within the safety
+	// model: the default one two rounds in four, steer and failback one
+	// each.
 	for round, from := 0, seed; total.elapsed < d; round++ {
-		mode := ""
-		if round%4 == 3 {
-			mode = "failback"
-		}
+		mode := [4]string{"", "steer", "", "failback"}[round%4]
 		left := d - total.elapsed
 		ex := explore(t, from, 0, "", mode, min(left, 30*time.Second), false)
 		from += uint64(ex.ran) + 1

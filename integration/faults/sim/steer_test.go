@@ -51,6 +51,9 @@ func (p *proc) resign(ctx context.Context, e *election.Elector) {
 		// context.Canceled is the handover under way.
 		err := e.Resign(ctx, to)
 		p.r.note("%s resigns to %s: %v", p.name, to, err)
+		if errors.Is(err, context.Canceled) {
+			p.r.handedTo(to)
+		}
 		if !errors.Is(err, redlock.ErrInvalidArgument) {
 			return
 		}
@@ -62,4 +65,26 @@ func (l *lockedRand) intn(n int) int {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.r.IntN(n)
+}
+
+// handovers counts a schedule's named handovers (mode "steer") and those
+// that elected the named successor (the next term was its).
+type handovers struct{ named, landed int }
+
+// handedTo records a handover to successor, under way.
+func (r *run) handedTo(successor string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.successor = successor
+	r.handovers.named++
+}
+
+// elected records that id was elected: the named successor or not.
+func (r *run) elected(id string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.successor != "" && r.successor == id {
+		r.handovers.landed++
+	}
+	r.successor = ""
 }

@@ -801,16 +801,34 @@ func (s *Server) publish(shard bool, ch, msg string) any {
 	b := appendReply(nil, []any{kind, ch, msg})
 	n := int64(0)
 	for ss := range s.subs[key] {
-		ss.write(b)
+		go s.push(ss, b)
 		n++
 	}
 	return n
 }
 
+// noticeHop is how long a PUBLISH takes to reach a subscriber. It is not
+// zero because nothing on a real network is: a notice delivered in the
+// same virtual instant as the PUBLISH let a standby start its term in the
+// instant its predecessor last believed it led (before its stepdown and
+// release in execution order), which the tenure checker, working from
+// instants, cannot order (C1 "overlap 0.000ms", 2026-11-28).
+const noticeHop = time.Millisecond
+
+// push delivers a published message to a subscriber after noticeHop, held
+// by a pause or a partition as a reply is, and dropped with a connection
+// that is gone.
+func (s *Server) push(ss *session, b []byte) {
+	time.Sleep(noticeHop)
+	if s.w.hold(s, ss, false) {
+		ss.write(b)
+	}
+}
+
 func (s *Server) subscribe(ss *session, name string, chans []string) any {
 	var out []byte
 	set, prefix, kind := &ss.subs, "", name
-	if strings.HasPrefix(name, "s") {
+	if name == "ssubscribe" || name == "sunsubscribe" { // (not "subscribe")
 		set, prefix = &ss.ssubs, "s:"
 	}
 	if *set == nil {
