@@ -74,12 +74,8 @@ func (a *acquirer) released(payload string) (int, bool) {
 	case m.Kind != notice.Released:
 		return 0, false
 	}
-	for i := range a.k {
-		if permitkey.Key(a.key, i) == m.Value {
-			return i, true
-		}
-	}
-	return 0, false
+	i, ok := permitkey.Index(a.key, m.Value)
+	return i, ok && i < a.k
 }
 
 // drained drops the notices already queued on sub, mostly the other

@@ -7,6 +7,7 @@ package permitkey
 import (
 	"fmt"
 	"strconv"
+	"strings"
 
 	"github.com/redlease/redlease/internal/keycheck"
 )
@@ -27,6 +28,24 @@ func Key(name string, i int) string {
 		return name
 	}
 	return name + suffix + strconv.Itoa(i)
+}
+
+// Index returns i when key is the key of permit i of the semaphore
+// called name (Key(name, i) == key), and false when it is none of its
+// permits' keys.
+func Index(name, key string) (int, bool) {
+	if key == name {
+		return 0, true
+	}
+	rest, ok := strings.CutPrefix(key, name+suffix)
+	if !ok {
+		return 0, false
+	}
+	i, err := strconv.Atoi(rest)
+	if err != nil || i <= 0 || Key(name, i) != key { // "+1", "01": not a key Key makes
+		return 0, false
+	}
+	return i, true
 }
 
 // Problem returns what is wrong with k permits on name ("" when nothing
