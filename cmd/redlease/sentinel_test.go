@@ -58,3 +58,27 @@ func TestDoctorCLISentinel(t *testing.T) {
 	assert.Contains(t, f.Found, "3 of 3 sentinels answered, all naming the master "+m.Addr())
 	assert.Equal(t, doctor.OK, nodeFinding(t, rep, doctor.CheckRole).Severity, "the group's master is checked")
 }
+
+// Three Sentinel groups are three nodes for every command: bootstrap
+// names them as redlock does (by position: every FailoverClient has the
+// address "FailoverClient"), and status reads the election through their
+// masters.
+func TestStatusSentinelGroups(t *testing.T) {
+	g := redistest.Start(t, 3)
+	masters := map[string]string{}
+	for i, s := range g.Servers() {
+		masters["g"+string(rune('0'+i))] = s.Addr()
+	}
+	ss := redistest.StartSentinels(t, 1, masters)
+	var specs []string
+	for _, name := range ss.Groups() {
+		specs = append(specs, "redis://"+ss.Addrs()[0]+"?master_name="+name)
+	}
+	nodes := strings.Join(specs, ",")
+	code, stdout, stderr := runCLI(t, "bootstrap", "--nodes", nodes)
+	require.Equal(t, exitOK, code, stderr)
+	assert.Equal(t, "bootstrapped: failover#0, failover#1, failover#2 vote now\n", stdout)
+	code, stdout, stderr = runCLI(t, "status", "--name", "sg", "--nodes", nodes)
+	require.Equal(t, exitOK, code, stderr)
+	assert.Contains(t, stdout, "verdict: no leader; 3 of 3 nodes answered, 2 needed")
+}
