@@ -26,10 +26,16 @@ func check(ctx context.Context, cfg *Config, n Node) *nodeState {
 		s.add(Finding{ID: CheckReachable, Severity: Fail, Found: "no answer: " + err.Error(),
 			Risk: "the node cannot vote: the majority has one fault fewer to spare",
 			Fix:  "check the address, the network, the credentials and that the server runs"})
+		if n.Sentinel != nil {
+			s.add(sentinel(ctx, cfg, n.Sentinel))
+		}
 		return s
 	}
 	s.report.Reachable = true
 	s.add(Finding{ID: CheckReachable, Severity: OK, Found: "answers PING"})
+	if n.Sentinel != nil {
+		s.add(sentinel(ctx, cfg, n.Sentinel))
+	}
 	info, infoErr := readInfo(ctx, n.Client)
 	s.runID = info["run_id"]
 	s.report.Server = serverName(info)

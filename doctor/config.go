@@ -52,6 +52,7 @@ type Config struct {
 // The IDs of the checks, which Finding.ID and Config.Accept name.
 const (
 	CheckReachable   = "reachable"
+	CheckSentinel    = "sentinel" // a Sentinel group's sentinels (Node.Sentinel)
 	CheckConfig      = "config"
 	CheckPersistence = "persistence"
 	CheckAppendfsync = "appendfsync"
@@ -77,10 +78,11 @@ const (
 // a network one may know to be slow. The others stay: a replica as a node,
 // one server twice, an evicting policy, a denied command, a clock of
 // another rate or a missing feature break locks whatever the reason.
-var Acceptable = []string{CheckConfig, CheckAppendfsync, CheckReplicas, CheckVersion, CheckClockOffset, CheckLatency, CheckCoverage}
+var Acceptable = []string{CheckConfig, CheckAppendfsync, CheckReplicas, CheckVersion, CheckClockOffset, CheckLatency, CheckCoverage,
+	CheckSentinel}
 
 // Checks are every check's ID, in report order.
-var Checks = []string{CheckReachable, CheckConfig, CheckPersistence, CheckAppendfsync, CheckEviction, CheckReplicas,
+var Checks = []string{CheckReachable, CheckSentinel, CheckConfig, CheckPersistence, CheckAppendfsync, CheckEviction, CheckReplicas,
 	CheckRole, CheckDistinct, CheckVersion, CheckScripting, CheckACL, CheckClockOffset, CheckClockRate, CheckLatency,
 	CheckMarker, CheckMaxTTL, CheckCoverage, CheckPlacement, CheckLayout}
 

@@ -106,7 +106,11 @@ func (r *Report) Reachable() int {
 type Node struct {
 	Name   string
 	Client redis.UniversalClient
-	scope  scope // where redlease keeps its keys there (RunCluster's); zero: a standalone node
+	// Sentinel, for a Client made by redis.NewFailoverClient, is its
+	// FailoverOptions: the group's sentinels are asked who the master is
+	// (check "sentinel"). Nil for a server.
+	Sentinel *redis.FailoverOptions
+	scope    scope // where redlease keeps its keys there (RunCluster's); zero: a standalone node
 }
 
 // Run checks every node, at once, and the nodes against each other. Its

@@ -225,10 +225,15 @@ func (c *candidate) see(l redlock.Holder) {
 	c.sawLeader(l)
 	c.maxToken = max(c.maxToken, l.Token)
 	if c.hasView && l.Value == c.view.Value {
+		// The same term; reported again, once, when its token shows after
+		// a read that came before it was written back (Token 0), as a
+		// Watch does (observer).
+		known := c.view.Token == 0 && l.Token != 0
 		c.view = l
-		return
-	}
-	if c.hasView { // a change, not the first look
+		if !known {
+			return
+		}
+	} else if c.hasView { // a change, not the first look
 		c.e.observe(redlock.Event{Kind: EventLeaderChanged, Token: l.Token})
 	}
 	c.view, c.hasView = l, true

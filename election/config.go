@@ -184,6 +184,8 @@ func (c Config) withDefaults() Config {
 // (lease.Config.Resolve).
 func (c Config) validate() error {
 	switch {
+	case c.Lease.Permits > 1:
+		return fmt.Errorf("%w: Lease.Permits (%d): an election has one leader; a semaphore is lease.Acquire's", errInvalidConfig, c.Lease.Permits)
 	case c.ResignDelay < 0:
 		return fmt.Errorf("%w: ResignDelay (%s) must not be negative", errInvalidConfig, c.ResignDelay)
 	case c.StopTimeout < 0:

@@ -27,6 +27,7 @@ func TestConfigValidate(t *testing.T) {
 		{"negative event buffer", Config{EventBuffer: -1}, "EventBuffer (-1) must not be negative"},
 		{"negative handover window", Config{HandoverWindow: -time.Second}, "HandoverWindow (-1s) must not be negative"},
 		{"negative yield after", Config{YieldAfter: -time.Second}, "YieldAfter (-1s) must not be negative"},
+		{"a semaphore", Config{Lease: lease.Config{Permits: 3}}, "Lease.Permits (3): an election has one leader"},
 		{"no place to lead", Config{Leaderships: make(chan struct{})}, "Leaderships has capacity 0"},
 		{"negative ttl", Config{Lease: lease.Config{TTL: -time.Second}}, "TTL (-1s) must not be negative"},
 		{"ttl not in ms", Config{Lease: lease.Config{TTL: 1500 * time.Microsecond}}, "TTL (1.5ms) must be a whole number of milliseconds"},

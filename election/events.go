@@ -20,7 +20,10 @@ const (
 	EventDemoted redlock.EventKind = "demoted"
 	// EventLeaderChanged: the elector saw another leader, or nobody
 	// (OnLeaderChange is called). Its own terms are EventElected instead.
-	// Hooks: Token is the new leader's (0: nobody leads).
+	// A term read before its token was written back comes with Token 0
+	// (not known yet) and again, once, with its token when a read shows
+	// it (as a Watch reports it: observer). Hooks: Token is the new
+	// leader's (0: nobody leads), once per term.
 	EventLeaderChanged redlock.EventKind = "leader_changed"
 )
 

@@ -7,26 +7,22 @@ import (
 	"log"
 	"time"
 
-	"github.com/alicebob/miniredis/v2"
-	"github.com/redis/go-redis/v9"
-
 	"github.com/redlease/redlease/election"
+	"github.com/redlease/redlease/internal/testing/testnodes"
 	"github.com/redlease/redlease/lease"
 	"github.com/redlease/redlease/redlock"
 )
+
+// embedded starts n in-process Redis servers for the examples.
+var embedded = testnodes.Embedded
 
 // A complete leader-elected service on three embedded Redis nodes: it does
 // its work while it leads, under the term's context, and steps down
 // cleanly when it stops.
 func Example() {
 	ctx, stop := context.WithCancel(context.Background())
-	var nodes []redis.UniversalClient
-	for range 3 {
-		m, _ := miniredis.Run()
-		defer m.Close()
-		nodes = append(nodes, redis.NewClient(&redis.Options{Addr: m.Addr()}))
-		defer nodes[len(nodes)-1].Close()
-	}
+	nodes, closeNodes := embedded(3)
+	defer closeNodes()
 	client, err := redlock.New(ctx, redlock.Config{NodeTimeout: 500 * time.Millisecond}, nodes...)
 	if err != nil {
 		log.Fatal(err)

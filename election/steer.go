@@ -32,9 +32,9 @@ func (e *Elector) successorOf(to []string) (string, error) {
 	return to[0], nil
 }
 
-// handTo marks t as handed over to id (once; ""), unless t is ending
-// already; it reports whether t is handed to id. id must be a live
-// candidate.
+// handTo marks t as handed over to id (nothing to do for ""). Its error
+// says why not: id is no live candidate (ErrInvalidArgument), or t is
+// ending or handed over already (ErrNotHeld).
 func (e *Elector) handTo(t *term, id string) error {
 	if id == "" {
 		return nil

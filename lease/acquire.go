@@ -11,6 +11,7 @@ import (
 	"github.com/redlease/redlease/internal/keycheck"
 	"github.com/redlease/redlease/internal/lockrule"
 	"github.com/redlease/redlease/internal/notice"
+	"github.com/redlease/redlease/internal/permitkey"
 	"github.com/redlease/redlease/internal/redlockx"
 	"github.com/redlease/redlease/redlock"
 )
@@ -23,11 +24,13 @@ import (
 // forged by anyone who can PUBLISH, so a receiver confirms with a majority
 // read (redlock.Client.Inspect) or an attempt of its own. An expired lease sends none.
 
-// Acquire waits until it holds the lease on key, or ctx ends.
+// Acquire waits until it holds the lease on key (one of the permits of
+// the semaphore called key, when Config.Permits is above 1), or ctx ends.
 //
-// It makes an attempt at once; while the key is held elsewhere it listens
-// to the key's change notices and tries again as soon as a release notice
-// arrives, or after a delay that backs off exponentially with jitter from
+// It makes an attempt at once (at every permit, from a random one on);
+// while the key (every permit) is held elsewhere it listens to the key's
+// change notices and tries again as soon as a release notice arrives (the
+// released permit first), or after a delay that backs off exponentially with jitter from
 // Config.RetryDelay (capped at 8 x RetryDelay) otherwise. When ctx
 // ends first, the error joins the last attempt's error (matching
 // redlock.ErrNotAcquired, with every node's answer) and ctx.Err() (and its
@@ -49,7 +52,7 @@ func Acquire(ctx context.Context, client *redlock.Client, key string, cfg Config
 	if err != nil {
 		return nil, err
 	}
-	l, err := a.try(ctx)
+	l, err := a.try(ctx, -1)
 	if err == nil {
 		return l, nil
 	}
@@ -61,31 +64,34 @@ func Acquire(ctx context.Context, client *redlock.Client, key string, cfg Config
 		return nil, errors.Join(err, serr)
 	}
 	defer sub.Close()
-	for {
-		// The first pass tries again at once: a release between the first
-		// attempt and the subscription sent its notice to nobody.
-		if l, err = a.try(ctx); err == nil {
+	// The first pass tries again at once (every permit): a release between
+	// the first attempt and the subscription sent its notice to nobody.
+	for permit := -1; ; {
+		if l, err = a.try(ctx, permit); err == nil {
 			return l, nil
 		}
 		if stop := a.stop(ctx, err); stop != nil {
 			return nil, stop
 		}
-		if werr := a.wait(ctx, sub); werr != nil {
+		var werr error
+		if permit, werr = a.wait(ctx, sub); werr != nil {
 			return nil, errors.Join(err, werr)
 		}
 	}
 }
 
-// TryAcquire makes one attempt to acquire the lease on key; see [Acquire],
-// whose rules it follows (the lease is bound to ctx). It fails with an
-// error matching redlock.ErrNotAcquired when the key is held elsewhere or a
-// majority of nodes could not be reached. It is safe for concurrent use.
+// TryAcquire makes one attempt to acquire the lease on key (one attempt at
+// each permit, from a random one on, when Config.Permits is above 1); see
+// [Acquire], whose rules it follows (the lease is bound to ctx). It fails
+// with an error matching redlock.ErrNotAcquired when the key (every permit)
+// is held elsewhere or a majority of nodes could not be reached. It is safe
+// for concurrent use.
 func TryAcquire(ctx context.Context, client *redlock.Client, key string, cfg Config) (*Lease, error) {
 	a, err := prepare(client, key, cfg)
 	if err != nil {
 		return nil, err
 	}
-	l, err := a.try(ctx)
+	l, err := a.try(ctx, -1)
 	if err != nil && ctx.Err() != nil && !errors.Is(err, ctx.Err()) {
 		err = errors.Join(err, ctxErr(ctx))
 	}
@@ -96,11 +102,12 @@ func TryAcquire(ctx context.Context, client *redlock.Client, key string, cfg Con
 type acquirer struct {
 	client  *redlock.Client
 	key     string
-	cfg     Config // validated, defaults filled in
-	fields  string // encoded ID and Metadata
-	channel string
-	opts    []redlock.AcquireOption // the value, the release notice, the refreshes' wait
+	cfg     Config                  // validated, defaults filled in
+	fields  string                  // encoded ID and Metadata
+	channel string                  // key's notice channel (every permit's)
+	opts    []redlock.AcquireOption // the value, the refreshes' wait (permitOpts adds the release notice)
 	retry   backoff.Exp             // Acquire's waits between attempts
+	k       int                     // permits to take from (permits.go); 1 for a plain lease
 }
 
 func prepare(client *redlock.Client, key string, cfg Config) (*acquirer, error) {
@@ -113,14 +120,16 @@ func prepare(client *redlock.Client, key string, cfg Config) (*acquirer, error) 
 	if err := cfg.validateFor(client); err != nil {
 		return nil, err
 	}
+	if p := permitkey.Problem("Permits", key, cfg.Permits); p != "" {
+		return nil, fmt.Errorf("%w: %s", errInvalidConfig, p)
+	}
 	cfg = cfg.withClient(client)
 	cfg.Metadata = maps.Clone(cfg.Metadata)
 	a := &acquirer{client: client, key: key, cfg: cfg,
 		fields: notice.EncodeHolder(cfg.ID, cfg.Metadata), channel: notice.Channel(key),
-		retry: backoff.Exp{Base: cfg.RetryDelay}}
+		retry: backoff.Exp{Base: cfg.RetryDelay}, k: permits(client, cfg)}
 	a.opts = []redlock.AcquireOption{
 		redlockx.Value(func(nonce string) string { return notice.EncodeValue(nonce, a.fields) }),
-		redlockx.ReleaseNotice(a.channel, notice.Message{Kind: notice.Released}.Encode()),
 		// Refreshes wait up to RetryInterval for a majority (scheduler.go).
 		redlockx.ExtendWait(cfg.RetryInterval),
 	}
@@ -135,19 +144,33 @@ func (a *acquirer) acquiredAt(lock *redlock.Lock) time.Time {
 	return lock.ValidUntil().Add(-(a.cfg.TTL - lockrule.Drift(a.cfg.TTL, a.client.Config().DriftFactor)))
 }
 
-// try is one attempt. A lock whose validity does not outlast the safety
-// margin (a very slow acquisition) is released and counts as not acquired.
-func (a *acquirer) try(ctx context.Context) (*Lease, error) {
-	lock, err := a.client.TryAcquire(ctx, a.key, a.cfg.TTL, a.opts...)
+// try is one attempt: at permit, or, when permit is -1, at every permit
+// (scan; a plain lease has one, permit 0).
+func (a *acquirer) try(ctx context.Context, permit int) (*Lease, error) {
+	switch {
+	case a.k == 1:
+		return a.tryPermit(ctx, 0)
+	case permit < 0:
+		return a.scan(ctx)
+	}
+	return a.tryPermit(ctx, permit)
+}
+
+// tryPermit is one attempt at permit i (the key itself for a plain lease).
+// A lock whose validity does not outlast the safety margin (a very slow
+// acquisition) is released and counts as not acquired.
+func (a *acquirer) tryPermit(ctx context.Context, i int) (*Lease, error) {
+	key := permitkey.Key(a.key, i)
+	lock, err := a.client.TryAcquire(ctx, key, a.cfg.TTL, a.permitOpts(i)...)
 	if err != nil {
 		return nil, err
 	}
 	if left := time.Until(lock.ValidUntil()); left <= a.cfg.SafetyMargin {
 		_ = lock.Release(context.WithoutCancel(ctx))
 		return nil, fmt.Errorf("%w: %q: validity left after acquiring (%s) is not above SafetyMargin (%s)",
-			redlock.ErrNotAcquired, a.key, left, a.cfg.SafetyMargin)
+			redlock.ErrNotAcquired, key, left, a.cfg.SafetyMargin)
 	}
-	return newLease(ctx, a, lock), nil
+	return newLease(ctx, a, lock, i), nil
 }
 
 // stop returns the error Acquire ends with after a failed attempt, or nil
@@ -166,22 +189,24 @@ func (a *acquirer) stop(ctx context.Context, err error) error {
 }
 
 // wait sleeps the next delay of the backoff (from RetryDelay), or until a
-// release notice (or one of a kind it does not know) arrives, or until ctx
-// ends (then it returns the context's error). Acquire notices and an
-// election's steering notices (internal/notice) say nothing of a release.
-func (a *acquirer) wait(ctx context.Context, sub redlockx.Subscription) error {
+// release notice of one of our permits (or a notice of a kind it does not
+// know) arrives, or until ctx ends (then it returns the context's error).
+// It returns the permit to try (-1: every permit, as after the delay).
+// Acquire notices and an election's steering notices (internal/notice)
+// say nothing of a release.
+func (a *acquirer) wait(ctx context.Context, sub redlockx.Subscription) (int, error) {
 	t := time.NewTimer(a.retry.Next())
 	defer t.Stop()
 	for {
 		select {
 		case <-t.C:
-			return nil
+			return -1, nil
 		case n := <-sub.C():
-			if k := notice.Parse(n.Payload).Kind; k == notice.Released || k == notice.Other {
-				return nil
+			if i, ok := a.released(n.Payload); ok {
+				return a.drained(sub, i), nil
 			}
 		case <-ctx.Done():
-			return ctxErr(ctx)
+			return -1, ctxErr(ctx)
 		}
 	}
 }
@@ -198,16 +223,17 @@ func ctxErr(ctx context.Context) error {
 // newLease starts the lease on a freshly acquired lock: its context, its
 // acquire notice, its deadline timer and its place in the client's
 // refresh scheduler.
-func newLease(ctx context.Context, a *acquirer, lock *redlock.Lock) *Lease {
+func newLease(ctx context.Context, a *acquirer, lock *redlock.Lock, permit int) *Lease {
 	lctx, cancel := context.WithCancelCause(ctx)
 	l := &Lease{
 		client:     a.client,
 		lock:       lock,
-		key:        a.key,
+		key:        permitkey.Key(a.key, permit), // the key itself for a plain lease
 		log:        a.cfg.Logger,
 		renew:      a.cfg.RenewInterval,
 		retry:      a.cfg.RetryInterval,
 		margin:     a.cfg.SafetyMargin,
+		permit:     uint16(permit), // below permitkey.Max+1
 		ctx:        lctx,
 		cancel:     cancel,
 		validUntil: lock.ValidUntil(),

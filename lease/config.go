@@ -11,6 +11,7 @@ import (
 	"github.com/redlease/redlease/internal/lockrule"
 	"github.com/redlease/redlease/internal/logx"
 	"github.com/redlease/redlease/internal/notice"
+	"github.com/redlease/redlease/internal/permitkey"
 	"github.com/redlease/redlease/redlock"
 )
 
@@ -81,6 +82,20 @@ type Config struct {
 	// framing), which is sent on every acquire, refresh and release;
 	// Acquire reports the size when they do not. Default: none.
 	Metadata map[string]string
+
+	// Permits, above 1, makes the key the name of a semaphore of Permits
+	// permits and the lease one of them: at most Permits holders hold at
+	// once. Permit i is a plain lease on a key of its own (permit 0 on the
+	// key itself, permit i on "<key>:permit:<i>"): held on a majority, refreshed, fenced and lost exactly like a lease
+	// on one key; its Token orders the holders of that permit only.
+	// [Lease.Holder] says which permit is held (Key, Permit). [Acquire]
+	// starts at a random permit and tries each in turn, then waits for a
+	// release notice naming a permit; [TryAcquire] tries each once. Every
+	// client of a semaphore should use the same Permits: lowering it is
+	// safe only once the holders of the permits above the new value have
+	// ended (docs/design.md §5.3). At most 1024. Default: 1 (0 and 1: a
+	// plain lease on the key, which is also permit 0 of any semaphore).
+	Permits int
 
 	// Logger receives the lease's logs with stable keys (key, token,
 	// validity, elapsed, error). Default: the client's logger
@@ -165,6 +180,8 @@ func (c Config) validate() error {
 		return fmt.Errorf("%w: RetryInterval (%s) must not be negative", errInvalidConfig, c.RetryInterval)
 	case c.SafetyMargin < 0:
 		return fmt.Errorf("%w: SafetyMargin (%s) must not be negative", errInvalidConfig, c.SafetyMargin)
+	case c.Permits < 0 || c.Permits > permitkey.Max:
+		return fmt.Errorf("%w: Permits (%d) must be between 0 and %d", errInvalidConfig, c.Permits, permitkey.Max)
 	case c.RetryDelay < 0:
 		return fmt.Errorf("%w: RetryDelay (%s) must not be negative", errInvalidConfig, c.RetryDelay)
 	case c.RenewInterval >= c.TTL:

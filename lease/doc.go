@@ -48,6 +48,22 @@
 // from any goroutine. Cancelling the context given to Acquire does the same,
 // with the context's cause as the reason.
 //
+// # Semaphores
+//
+// With Config.Permits = K above 1, the key names a semaphore of K permits
+// and a lease holds one of them: permit i is a lease of its own on its own
+// key (permit 0 on the key itself, so a plain lease on the key is its
+// permit 0; permit i on "<key>:permit:<i>"), held, refreshed, fenced and
+// lost exactly as described here, so at most K holders hold at once.
+// [Lease.Holder] says which permit (Key, Permit); [Lease.Token] orders the
+// holders of that permit only. Acquire starts at a random permit, tries
+// each in turn, and then waits for a release notice, which names the
+// permit freed. Every client of a semaphore should use the same K.
+// Lowering K from K0 to K1: clients with K1 take permits below K1 only,
+// but a holder of a permit at or above K1 keeps it until it releases,
+// stops or loses it; until then up to K0 hold at once, and at most K1 once
+// they have all ended (docs/design.md §5.3).
+//
 // # Guarantees
 //
 // While Held is true (and while the lease's Context is not cancelled, up to the moment the timer

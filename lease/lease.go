@@ -51,10 +51,11 @@ type Lease struct {
 
 	// Guarded by sched.mu (scheduler.go). (The small fields sit beside
 	// others to leave no padding: a Lease is 256 bytes.)
-	gone  bool // ended: never scheduled again
-	sched *scheduler
-	due   monoTime    // when the next refresh is due
-	round *roundState // the batch in flight that carries the lease, if any
+	gone   bool   // ended: never scheduled again
+	permit uint16 // the semaphore permit held (0 for a plain lease); constant
+	sched  *scheduler
+	due    monoTime    // when the next refresh is due
+	round  *roundState // the batch in flight that carries the lease, if any
 
 	stopParent  func() bool    // unregisters the parent-context callback (nil if none); under mu
 	exited      sync.WaitGroup // done when ended has run and the acquire notice was sent
@@ -63,14 +64,15 @@ type Lease struct {
 	releaseErr  error          // result of deleting the keys, set in releaseOnce
 }
 
-// Holder returns the lease as others see it: its key, the value stored in
-// its keys (unique per acquisition), the ID and Metadata published in it,
-// its token, and its validity now (Remaining, and Expires: ValidUntil).
-// Every call returns a fresh copy.
+// Holder returns the lease as others see it: its key (of the permit held,
+// for a semaphore's lease: Config.Permits), the permit's index (Permit),
+// the value stored in its keys (unique per acquisition), the ID and
+// Metadata published in it, its token, and its validity now (Remaining,
+// and Expires: ValidUntil). Every call returns a fresh copy.
 func (l *Lease) Holder() redlock.Holder {
 	d := notice.DecodeValue(l.lock.Value()) // (decoded on demand: not kept in every lease)
 	vu := l.ValidUntil()
-	return redlock.Holder{Key: l.key, Value: l.lock.Value(), ID: d.ID, Metadata: d.Metadata,
+	return redlock.Holder{Key: l.key, Permit: int(l.permit), Value: l.lock.Value(), ID: d.ID, Metadata: d.Metadata,
 		Token: l.Token(), Remaining: max(0, time.Until(vu)), Expires: vu}
 }
 

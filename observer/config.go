@@ -7,6 +7,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/redlease/redlease/internal/logx"
+	"github.com/redlease/redlease/internal/permitkey"
 	"github.com/redlease/redlease/redlock"
 )
 
@@ -46,6 +47,14 @@ type Config struct {
 	// to [Observer.Leader], which is one read. Default: 1s.
 	UnknownGrace time.Duration
 
+	// Permits, above 1, makes the name that of a semaphore of Permits
+	// permits (lease.Config.Permits) rather than an election's: the
+	// events of a [Watch] then list the holder of every permit
+	// (Event.Holders), and [Observer.Leader], which reads one key, refuses.
+	// It should be the semaphore's own Permits. At most 1024. Default: 1
+	// (an election, or a plain lease).
+	Permits int
+
 	// Logger receives the observer's logs with stable keys (key, node,
 	// error). Default: the client's logger (redlock.Config.Logger).
 	Logger hclog.Logger
@@ -76,6 +85,8 @@ func (c Config) validate() error {
 		return fmt.Errorf("%w: PollInterval (%s) must be at least 1ms", errInvalidConfig, c.PollInterval)
 	case c.EventBuffer < 0:
 		return fmt.Errorf("%w: EventBuffer (%d) must not be negative", errInvalidConfig, c.EventBuffer)
+	case c.Permits < 0 || c.Permits > permitkey.Max:
+		return fmt.Errorf("%w: Permits (%d) must be between 0 and %d", errInvalidConfig, c.Permits, permitkey.Max)
 	case c.UnknownGrace < 0:
 		return fmt.Errorf("%w: UnknownGrace (%s) must not be negative", errInvalidConfig, c.UnknownGrace)
 	}

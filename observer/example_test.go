@@ -6,26 +6,22 @@ import (
 	"log"
 	"time"
 
-	"github.com/alicebob/miniredis/v2"
-	"github.com/redis/go-redis/v9"
-
+	"github.com/redlease/redlease/internal/testing/testnodes"
 	"github.com/redlease/redlease/lease"
 	"github.com/redlease/redlease/observer"
 	"github.com/redlease/redlease/redlock"
 )
+
+// embedded starts n in-process Redis servers for the examples.
+var embedded = testnodes.Embedded
 
 // A standby that never campaigns follows the leader of "reports/leader":
 // who leads now, then every change.
 func Example() {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	var nodes []redis.UniversalClient
-	for range 3 {
-		m, _ := miniredis.Run()
-		defer m.Close()
-		nodes = append(nodes, redis.NewClient(&redis.Options{Addr: m.Addr()}))
-		defer nodes[len(nodes)-1].Close()
-	}
+	nodes, closeNodes := embedded(3)
+	defer closeNodes()
 	client, err := redlock.New(ctx, redlock.Config{NodeTimeout: 500 * time.Millisecond}, nodes...)
 	if err != nil {
 		log.Fatal(err)

@@ -12,6 +12,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/redlease/redlease/internal/named"
+	"github.com/redlease/redlease/internal/permitkey"
 	"github.com/redlease/redlease/internal/splitbrain"
 	"github.com/redlease/redlease/internal/unfenced"
 	"github.com/redlease/redlease/redlock"
@@ -48,6 +49,9 @@ func New(client *redlock.Client, name string, cfg Config) (*Observer, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
+	if p := permitkey.Problem("Permits", name, cfg.Permits); p != "" {
+		return nil, fmt.Errorf("%w: %s", errInvalidConfig, p)
+	}
 	if cfg.Logger == nil {
 		cfg.Logger = client.Config().Logger
 	}
@@ -64,7 +68,9 @@ func describe(l redlock.Holder) string {
 }
 
 // Leader returns the current leader from a majority read of the election's
-// key (redlock.Client.Inspect). It fails with an error matching
+// key (redlock.Client.Inspect); an observer of a semaphore (Config.Permits
+// above 1) has none, and Leader fails with an error matching
+// redlock.ErrInvalidArgument (a [Watch] reports its holders). It fails with an error matching
 // redlock.ErrNoHolder when a majority of nodes answered and nobody holds
 // the key on a majority, with [ErrUnknown] when fewer than a majority
 // could answer, and with the context's error or redlock.ErrClosed
@@ -75,6 +81,10 @@ func describe(l redlock.Holder) string {
 // Token 0 (not known yet) if its token still has not shown, never with
 // another term's (see redlock.Holder.Token).
 func (o *Observer) Leader(ctx context.Context) (redlock.Holder, error) {
+	if o.cfg.Permits > 1 {
+		return redlock.Holder{}, fmt.Errorf("%w: %q is a semaphore of %d permits (Config.Permits): it has holders, not a leader (Event.Holders of a Watch)",
+			errInvalidConfig, o.name, o.cfg.Permits)
+	}
 	l, shown, err := unfenced.Read(ctx, func() (redlock.Holder, error) { return o.checkedRead(ctx) }, o.unfenced)
 	if errors.Is(err, unfenced.ErrCut) {
 		return redlock.Holder{}, ctxErr(ctx)

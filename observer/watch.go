@@ -17,8 +17,14 @@ import (
 // Event is a plain value.
 type Event struct {
 	// Leader is the new leader; the zero Holder (Value empty) when nobody
-	// leads or when who leads is unknown.
+	// leads, when who leads is unknown, and for a semaphore.
 	Leader redlock.Holder
+	// Holders is, for an observer of a semaphore (Config.Permits above 1),
+	// the holder of each permit, Holders[i] of permit i (Permit i, Key its
+	// permit's key; Value empty and nothing else set for a free permit); nil
+	// when unknown (Err) and for an election. A new event is sent when any
+	// permit changes.
+	Holders []redlock.Holder
 	// Err is nil when the read could tell who leads (Leader, or nobody),
 	// and otherwise says why it could not: it matches [ErrUnknown] (fewer
 	// than a majority of nodes answered), or, in the last event before
@@ -29,11 +35,14 @@ type Event struct {
 }
 
 // String describes the event on one line: "leader worker-1 (token 3)",
-// "no leader", "unknown: ...".
+// "no leader", "unknown: ..."; for a semaphore "2 of 4 permits held (2
+// free): 0 worker-1 (token 3), 3 worker-5 (token 9)".
 func (e Event) String() string {
 	switch {
 	case e.Err != nil:
 		return "unknown: " + strings.ReplaceAll(e.Err.Error(), "\n", "; ")
+	case e.Holders != nil:
+		return describePermits(e.Holders)
 	case e.Leader.Value == "":
 		return "no leader"
 	}
@@ -101,14 +110,13 @@ func (o *Observer) watch(ctx context.Context, out chan<- Event) error {
 	var streak unknownStreak
 	first := true
 	for {
-		l, err := o.Leader(ctx)
+		ev, err := o.read(ctx)
 		if final(ctx, err) {
 			if ctx.Err() != nil {
 				return ctxErr(ctx)
 			}
 			return err
 		}
-		ev := event(l, err)
 		if again, d := streak.hold(ev, !first && last.unknown(), o.cfg.UnknownGrace); again {
 			timer.Reset(d) // no majority answered: read again before saying unknown
 			if err := o.wait(ctx, sub, timer, last.Leader); err != nil {
@@ -124,7 +132,7 @@ func (o *Observer) watch(ctx context.Context, out chan<- Event) error {
 			}
 			last, first = ev, false
 		}
-		timer.Reset(o.nextRead(ev.Leader))
+		timer.Reset(o.nextRead(lapsing(ev)))
 		if err := o.wait(ctx, sub, timer, ev.Leader); err != nil {
 			return err
 		}
@@ -154,6 +162,16 @@ func (o *Observer) wait(ctx context.Context, sub redlockx.Subscription, timer *t
 			return ctxErr(ctx)
 		}
 	}
+}
+
+// read is one read of a watch: of the leader ([Observer.Leader]), or of
+// every permit of a semaphore (readPermits).
+func (o *Observer) read(ctx context.Context) (Event, error) {
+	if o.cfg.Permits > 1 {
+		return o.readPermits(ctx)
+	}
+	l, err := o.Leader(ctx)
+	return event(l, err), err
 }
 
 // nextRead is the time to the next poll: a jittered PollInterval, or just
@@ -205,6 +223,9 @@ func event(l redlock.Holder, err error) Event {
 func changed(last, ev Event) bool {
 	if last.unknown() || ev.unknown() {
 		return last.unknown() != ev.unknown()
+	}
+	if last.Holders != nil || ev.Holders != nil {
+		return permitsChanged(last.Holders, ev.Holders)
 	}
 	if last.Leader.Value == ev.Leader.Value && ev.Leader.Value != "" {
 		return ev.Leader.Token > last.Leader.Token

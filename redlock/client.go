@@ -144,7 +144,8 @@ func emptyClient(cfg Config, quorum int) *Client {
 // embedded miniredis use it). Never run it after a crash or a restart: a
 // node that lost its locks would vote again while those locks may still be
 // held elsewhere. Nodes that already vote are left as they are. Bootstrap
-// returns an error naming every node it could not reach.
+// waits up to 5s (or 4 x NodeTimeout, if longer) for each node's answer,
+// and returns an error naming every node it could not reach.
 func (c *Client) Bootstrap(ctx context.Context) error {
 	return checkNodes(ctx, c, true)
 }

@@ -24,9 +24,7 @@ func TestLostCopiesOnFiveNodes(t *testing.T) {
 	cfg := unitCfg
 	cfg.Logger = hclog.New(&hclog.LoggerOptions{Level: hclog.Info, Output: logs})
 	c := newClient(t, cfg, nodes)
-	l, err := c.TryAcquire(ctx, "five", 10*time.Second)
-	require.NoError(t, err)
-	testnodes.WaitValue(t, ms, "five", l.Value())
+	l := acquired(t, c, ms, "five", 10*time.Second)
 	assert.Equal(t, 2, l.spare())
 
 	// Every node answers before the next Extend counts: the late ones

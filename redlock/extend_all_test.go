@@ -22,15 +22,11 @@ import (
 // 10s lock had lapsed before ExtendAll.)
 func TestExtendAll(t *testing.T) {
 	ctx := context.Background()
-	ms, nodes := testnodes.Minis(t, 5)
-	c := newClient(t, unitCfg, nodes)
+	ms, c := unitNodes(t, 5)
 	const n = MaxExtendBatch + 10
 	locks := make([]*Lock, n)
 	for i := range locks {
-		l, err := c.TryAcquire(ctx, fmt.Sprint("ea-", i), DefaultMaxTTL)
-		require.NoError(t, err)
-		testnodes.WaitValue(t, ms, l.key, l.Value())
-		locks[i] = l
+		locks[i] = acquired(t, c, ms, fmt.Sprint("ea-", i), DefaultMaxTTL)
 	}
 	for _, m := range ms[:3] {
 		m.Del("ea-1") // gone on a majority
@@ -117,14 +113,10 @@ var extendAllTTLs = []time.Duration{3 * time.Second, 7 * time.Second, 3 * time.S
 // startExtendAllLocks takes a lock "ttl-i" of each of extendAllTTLs on
 // three nodes, the last of which then holds a hash instead.
 func startExtendAllLocks(t *testing.T) ([]*miniredis.Miniredis, *Client, []*Lock) {
-	ms, nodes := testnodes.Minis(t, 3)
-	c := newClient(t, unitCfg, nodes)
+	ms, c := unitNodes(t, 3)
 	locks := make([]*Lock, len(extendAllTTLs))
 	for i, ttl := range extendAllTTLs {
-		l, err := c.TryAcquire(context.Background(), fmt.Sprint("ttl-", i), ttl)
-		require.NoError(t, err)
-		testnodes.WaitValue(t, ms, l.key, l.Value())
-		locks[i] = l
+		locks[i] = acquired(t, c, ms, fmt.Sprint("ttl-", i), ttl)
 	}
 	for _, m := range ms {
 		m.Del("ttl-4")

@@ -90,33 +90,31 @@ func (r fenceRig) counter(t *testing.T, i int, key string) string {
 	return v
 }
 
-// grants gives every node the value "v" of "k" with the given counters,
-// and returns the fencing step of an acquisition whose grants replied them.
-func (r fenceRig) grants(t *testing.T, counters ...int64) fenceStep {
+// grantedToken gives every node the value "v" of "k" with the given
+// counters, and returns the token of the fencing step of an acquisition
+// whose grants replied them.
+func (r fenceRig) grantedToken(t *testing.T, counters ...int64) uint64 {
 	t.Helper()
 	answers := make([]answer, len(counters))
 	for i, c := range counters {
 		r.set(t, i, "k", "v", c)
 		answers[i] = answer{vote: voteYes, counter: c}
 	}
-	return newFenceStep(r.c, r.c.nodes, "k", "v", answers)
+	f := newFenceStep(r.c, r.c.nodes, "k", "v", answers)
+	tok, err := f.token(context.Background())
+	require.NoError(t, err)
+	return tok
 }
 
 func TestFenceStepFastPathWritesNothing(t *testing.T) {
 	r := newFenceRig(t)
-	f := r.grants(t, 6, 6, 4)
-	tok, err := f.token(context.Background())
-	require.NoError(t, err)
-	assert.Equal(t, uint64(6), tok)
+	assert.Equal(t, uint64(6), r.grantedToken(t, 6, 6, 4))
 	assert.Equal(t, "4", r.counter(t, 2, "k"), "a majority held the token: no write-back")
 }
 
 func TestFenceStepWritesBack(t *testing.T) {
 	r := newFenceRig(t)
-	f := r.grants(t, 9, 5, 5)
-	tok, err := f.token(context.Background())
-	require.NoError(t, err)
-	assert.Equal(t, uint64(9), tok)
+	assert.Equal(t, uint64(9), r.grantedToken(t, 9, 5, 5))
 	// The step returns once a majority holds 9; the other write may land
 	// later.
 	testnodes.WaitValue(t, r.ms[1:], "k:fence", "9")

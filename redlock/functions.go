@@ -24,10 +24,10 @@ func (p prober) functionsFor(ctx context.Context, n *node) (bool, string) {
 	}
 	err := scripts.LoadLibrary(ctx, n.client)
 	if c, ok := replyClass(err); ok && c == rediserr.Permission {
-		return true, err.Error()
+		return true, firstLine(err.Error())
 	}
 	if err != nil {
-		return false, err.Error()
+		return false, firstLine(err.Error())
 	}
 	return true, ""
 }

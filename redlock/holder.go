@@ -15,8 +15,14 @@ import (
 // [ErrNoHolder]. A Holder is a plain value; its Metadata map must not be
 // modified once shared.
 type Holder struct {
-	// Key is the key held.
+	// Key is the key held: for a semaphore's permit (lease.Config.Permits),
+	// the permit's own key.
 	Key string
+	// Permit is the index of the semaphore permit held, in [0, Permits)
+	// (lease.Config.Permits), as a lease and an observer of the semaphore
+	// report it; 0 for a plain lock or lease (its one permit) and from
+	// [Client.Inspect], which reads one key.
+	Permit int
 	// Value is the value stored in the key: unique per acquisition, so
 	// two Holders with the same Value are the same acquisition (the same
 	// term of an election). Empty for nobody.

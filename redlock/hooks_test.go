@@ -8,10 +8,12 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/assert"
+
+	"github.com/redlease/redlease/internal/testing/testnodes"
 )
 
 // reply is a server's error reply, classified as redlock receives it.
-func reply(msg string) error { return classify(replyErr(msg)) }
+func reply(msg string) error { return classify(testnodes.ReplyError(msg)) }
 
 func TestEventOutcome(t *testing.T) {
 	qe := func(need int, votes ...NodeResult) error {

@@ -20,6 +20,19 @@ func inspectNodes(n int) []*node {
 	return nodes
 }
 
+// holding is the answers of nodes that hold value "a" with counters; node
+// silent (-1: none) timed out instead.
+func holding(counters []int64, silent int) []answer {
+	answers := make([]answer, len(counters))
+	for i, c := range counters {
+		answers[i] = answer{vote: voteYes, value: "a", ms: 900, counter: c, ready: true}
+	}
+	if silent >= 0 {
+		answers[silent] = answer{vote: voteError, err: errNodeTimeout{D: 50 * time.Millisecond, NodeTimeout: true}}
+	}
+	return answers
+}
+
 // noDrift leaves the remaining validity as the nodes tell it.
 func noDrift(time.Duration) time.Duration { return 0 }
 
@@ -84,14 +97,7 @@ func TestInspectionTokenWithSilentNode(t *testing.T) {
 	nodes := inspectNodes(3)
 	counters := []int64{42, 22, 42}
 	for silent := -1; silent < len(nodes); silent++ {
-		answers := make([]answer, len(nodes))
-		for i, c := range counters {
-			answers[i] = answer{vote: voteYes, value: "a", ms: 900, counter: c, ready: true}
-		}
-		if silent >= 0 {
-			answers[silent] = answer{vote: voteError, err: errNodeTimeout{D: 50 * time.Millisecond, NodeTimeout: true}}
-		}
-		in, err := inspection("k", nodes, answers, 2, 0, noDrift)
+		in, err := inspection("k", nodes, holding(counters, silent), 2, 0, noDrift)
 		require.NoError(t, err, "node %d silent", silent)
 		assert.Equal(t, uint64(42), in.Token, "node %d silent", silent)
 	}
@@ -109,14 +115,7 @@ func TestInspectionTokenWithSilentNode(t *testing.T) {
 func TestInspectionTokenWithLateSpares(t *testing.T) {
 	nodes := inspectNodes(5)
 	read := func(counters []int64, silent int) uint64 {
-		answers := make([]answer, len(nodes))
-		for i, c := range counters {
-			answers[i] = answer{vote: voteYes, value: "a", ms: 900, counter: c, ready: true}
-		}
-		if silent >= 0 {
-			answers[silent] = answer{vote: voteError, err: errNodeTimeout{D: 50 * time.Millisecond, NodeTimeout: true}}
-		}
-		in, err := inspection("k", nodes, answers, 3, 0, noDrift)
+		in, err := inspection("k", nodes, holding(counters, silent), 3, 0, noDrift)
 		require.NoError(t, err)
 		return in.Token
 	}
@@ -127,10 +126,7 @@ func TestInspectionTokenWithLateSpares(t *testing.T) {
 
 	// Spares granted (15) before the last of the token's majority (10):
 	// node 2 not yet the holder's.
-	answers := make([]answer, len(nodes))
-	for i, c := range []int64{10, 10, 0, 15, 15} {
-		answers[i] = answer{vote: voteYes, value: "a", ms: 900, counter: c, ready: true}
-	}
+	answers := holding([]int64{10, 10, 0, 15, 15}, -1)
 	answers[2].value = ""
 	in, err := inspection("k", nodes, answers, 3, 0, noDrift)
 	require.NoError(t, err)

@@ -76,6 +76,16 @@ func checkReply(t *testing.T, err error, code string, class rediserr.Class) {
 	assert.Equal(t, class, re.Class, "reply %q: class %v, want %v", err, re.Class, class)
 }
 
+// appEval and adminEval are cases' calls: script run by the app user or
+// by the admin.
+func appEval(script string, keys ...string) func(e *replyServers) error {
+	return func(e *replyServers) error { return e.app.Eval(context.Background(), script, keys).Err() }
+}
+
+func adminEval(script string, keys ...string) func(e *replyServers) error {
+	return func(e *replyServers) error { return e.admin.Eval(context.Background(), script, keys).Err() }
+}
+
 // serverReplyCases are the replies one call provokes.
 var serverReplyCases = []struct {
 	name  string
@@ -88,23 +98,15 @@ var serverReplyCases = []struct {
 	{"channel refused", func(e *replyServers) error {
 		return e.app.Publish(context.Background(), "other:ch", "m").Err()
 	}, "NOPERM", rediserr.Permission},
-	{"command refused in a script", func(e *replyServers) error {
-		return e.app.Eval(context.Background(), "return redis.call('TIME')", nil).Err()
-	}, "ERR", rediserr.Permission},
-	{"key refused in a script", func(e *replyServers) error {
-		return e.app.Eval(context.Background(), "return redis.call('GET', 'other:k')", nil).Err()
-	}, "ERR", rediserr.Permission},
+	{"command refused in a script", appEval("return redis.call('TIME')"), "ERR", rediserr.Permission},
+	{"key refused in a script", appEval("return redis.call('GET', 'other:k')"), "ERR", rediserr.Permission},
 	{"wrong type", func(e *replyServers) error { return e.admin.Get(context.Background(), "app:hash").Err() }, "WRONGTYPE", rediserr.WrongType},
-	{"wrong type in a script", func(e *replyServers) error {
-		return e.admin.Eval(context.Background(), "return redis.call('GET', KEYS[1])", []string{"app:hash"}).Err()
-	}, "WRONGTYPE", rediserr.WrongType},
+	{"wrong type in a script", adminEval("return redis.call('GET', KEYS[1])", "app:hash"), "WRONGTYPE", rediserr.WrongType},
 	{"unknown command", func(e *replyServers) error { return e.admin.Do(context.Background(), "FROB").Err() }, "ERR", rediserr.Unsupported},
 	{"unknown subcommand", func(e *replyServers) error {
 		return e.admin.Do(context.Background(), "CONFIG", "FROB").Err()
 	}, "ERR", rediserr.Unsupported},
-	{"unknown command in a script", func(e *replyServers) error {
-		return e.admin.Eval(context.Background(), "return redis.call('FROB')", nil).Err()
-	}, "ERR", rediserr.Unsupported},
+	{"unknown command in a script", adminEval("return redis.call('FROB')"), "ERR", rediserr.Unsupported},
 	{"no script", func(e *replyServers) error {
 		return e.admin.EvalSha(context.Background(), strings.Repeat("0", 40), nil).Err()
 	}, "NOSCRIPT", rediserr.NoScript},
@@ -112,12 +114,8 @@ var serverReplyCases = []struct {
 		// A TTL of 1s on a node whose MaxTTL is 10ms.
 		return scripts.Extend.Run(context.Background(), e.admin, []string{"app:lock", "app:marker"}, "v", 1000, 10, "1").Err()
 	}, rediserr.ScriptCode, rediserr.Script},
-	{"script does not compile", func(e *replyServers) error {
-		return e.admin.Eval(context.Background(), "return 1 +", nil).Err()
-	}, "ERR", rediserr.Script},
-	{"script raises", func(e *replyServers) error {
-		return e.admin.Eval(context.Background(), "error('boom')", nil).Err()
-	}, "ERR", rediserr.Script},
+	{"script does not compile", adminEval("return 1 +"), "ERR", rediserr.Script},
+	{"script raises", adminEval("error('boom')"), "ERR", rediserr.Script},
 	{"wrong password", func(e *replyServers) error {
 		return e.admin.Do(context.Background(), "AUTH", "app", "wrong").Err()
 	}, "WRONGPASS", rediserr.Auth},

@@ -12,12 +12,6 @@ import (
 	"github.com/redlease/redlease/internal/testing/testnodes"
 )
 
-// replyErr is an error reply as go-redis reports it (proto.RedisError).
-type replyErr string
-
-func (e replyErr) Error() string { return string(e) }
-func (replyErr) RedisError()     {}
-
 // TestNewRefusesServerWithoutLua: a node that does not know EVALSHA (a
 // server without Lua scripting) is refused by New with an error naming it,
 // rather than accepted as a node that never votes.

@@ -40,6 +40,11 @@ func checkNodes(ctx context.Context, c *Client, bootstrap bool) error {
 	// calls saw (after Bootstrap, nothing waits).
 	c.guard.Ready.Restart(time.Now().UnixNano())
 	s := startupOf(c)
+	if bootstrap {
+		// An operator's act, rare and waited for: a node slow to answer
+		// (a loaded host, a first connection over TLS) is not "unreachable".
+		s.wait = max(bootstrapWait, 4*c.cfg.NodeTimeout)
+	}
 	infos, errs := s.probeAll(ctx, bootstrap)
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("redlock: nodes not checked: %w", err)
@@ -107,6 +112,10 @@ type startup struct {
 	longest                          time.Duration // the longest quarantine left
 	byRunID                          map[string]*node
 }
+
+// bootstrapWait is how long Bootstrap waits for a node's answer at least
+// (New waits max(1s, NodeTimeout): a silent node must not stall start-up).
+const bootstrapWait = 5 * time.Second
 
 // startupOf is a start-up check of c's nodes, with c's settings.
 func startupOf(c *Client) *startup {

@@ -73,7 +73,7 @@ func TestStartupUnreachable(t *testing.T) {
 func TestStartupAccessDenied(t *testing.T) {
 	s, nodes, _ := newStartup(t, 3)
 	require.NoError(t, s.node(nodes[0], probeInfo{raised: true}, nil))
-	require.NoError(t, s.node(nodes[1], probeInfo{}, replyErr("WRONGPASS invalid username-password pair")))
+	require.NoError(t, s.node(nodes[1], probeInfo{}, testnodes.ReplyError("WRONGPASS invalid username-password pair")))
 	require.NoError(t, s.node(nodes[2], probeInfo{}, errors.New("connection refused")))
 	err := s.verdict(false)
 	require.ErrorIs(t, err, ErrAccessDenied)

@@ -265,17 +265,14 @@ func TestExtendAfterDeadline(t *testing.T) {
 
 func TestExtendNeverRecreates(t *testing.T) {
 	ctx := context.Background()
-	ms, nodes := testnodes.Minis(t, 5)
-	c := newClient(t, unitCfg, nodes)
-	l, err := c.TryAcquire(ctx, "x", 10*time.Second)
-	require.NoError(t, err)
-	// TryAcquire returns at a majority: a straggler's SET could land after
-	// the deletes below and make the majority whole again.
-	testnodes.WaitValue(t, ms, "x", l.Value())
+	ms, c := unitNodes(t, 5)
+	// On every node: a straggler's SET could land after the deletes below
+	// and make the majority whole again.
+	l := acquired(t, c, ms, "x", 10*time.Second)
 	for _, m := range ms[:3] {
 		m.Del("x")
 	}
-	err = l.Extend(ctx, 0)
+	err := l.Extend(ctx, 0)
 	require.ErrorIs(t, err, ErrNotExtended)
 	for _, m := range ms[:3] {
 		assert.False(t, m.Exists("x"), "extend re-created an expired key")
@@ -285,8 +282,7 @@ func TestExtendNeverRecreates(t *testing.T) {
 
 func TestWrongTypeIsFinal(t *testing.T) {
 	ctx := context.Background()
-	ms, nodes := testnodes.Minis(t, 3)
-	c := newClient(t, unitCfg, nodes)
+	ms, c := unitNodes(t, 3)
 	for _, m := range ms {
 		_, err := m.Lpush("list", "a")
 		require.NoError(t, err)
@@ -304,8 +300,7 @@ func TestWrongTypeIsFinal(t *testing.T) {
 
 func TestGarbageCounter(t *testing.T) {
 	ctx := context.Background()
-	ms, nodes := testnodes.Minis(t, 3)
-	c := newClient(t, unitCfg, nodes)
+	ms, c := unitNodes(t, 3)
 	for _, m := range ms {
 		require.NoError(t, m.Set("g:fence", "not-a-number"))
 	}
@@ -459,13 +454,8 @@ func TestAcquireUntilContextEnds(t *testing.T) {
 
 func TestInspect(t *testing.T) {
 	ctx := context.Background()
-	ms, nodes := testnodes.Minis(t, 5)
-	c := newClient(t, unitCfg, nodes)
-	l, err := c.TryAcquire(ctx, "seen", 10*time.Second)
-	require.NoError(t, err)
-	// TryAcquire returns at a majority; the other nodes' SETs may land a
-	// moment later, and the loop below expects the value on every node.
-	testnodes.WaitValue(t, ms, "seen", l.Value())
+	ms, c := unitNodes(t, 5)
+	l := acquired(t, c, ms, "seen", 10*time.Second) // the loop below expects it on every node
 	in, err := c.Inspect(ctx, "seen")
 	require.NoError(t, err)
 	assert.Equal(t, l.Value(), in.Value)

@@ -28,6 +28,9 @@ node, each finding with its severity (ok, info, warn, fail), what it risks
 and how to fix it:
 
   reachable     the node answers
+  sentinel      for a Sentinel group given as a node (a URL with master_name=,
+                see --nodes): its sentinels answer, name one master, see it
+                up and can order a failover (SENTINEL CKQUORUM)
   config        CONFIG GET is allowed (else the next three are not checked)
   persistence   appendonly and save against the quarantine
   appendfsync   everysec or no: a crash loses the last writes
@@ -67,7 +70,7 @@ and the cluster as a whole:
 It writes only scratch keys NAME:doctor-scratch* (when ACL DRYRUN is
 refused; they expire within a second), never a quarantine marker nor the
 cluster's layout. With --accept, the named findings (config, appendfsync,
-replicas, version, clock-offset, latency, coverage) are lowered to info:
+replicas, version, clock-offset, latency, coverage, sentinel) are lowered to info:
 settings a managed service will not let you change.
 
 Exits 0 when every finding is ok or info, 1 with a warning, 2 with a
@@ -129,9 +132,9 @@ func runDoctor(ctx context.Context, cfg doctor.Config, conn *connFlags, set *nod
 	}
 	nodes := make([]doctor.Node, len(set.specs))
 	for i, s := range set.specs {
-		rc := redis.NewClient(s.opts)
+		rc := s.client()
 		defer rc.Close()
-		nodes[i] = doctor.Node{Name: s.opts.Addr, Client: rc}
+		nodes[i] = doctor.Node{Name: s.name(), Client: rc, Sentinel: s.sentinel}
 	}
 	return doctor.Run(ctx, cfg, nodes)
 }

@@ -7,8 +7,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
 	"github.com/redlease/redlease/internal/scripts"
 )
 
@@ -51,16 +49,16 @@ func cmdLibrary(ctx context.Context, args []string, out *outputs) int {
 	var errs []error
 	var done []string
 	for _, s := range set.specs {
-		rc := redis.NewClient(s.opts)
+		rc := s.client()
 		lctx, cancel := context.WithTimeout(ctx, max(c.conn.nodeTimeout, libraryTimeout))
 		err := scripts.LoadLibrary(lctx, rc)
 		cancel()
 		_ = rc.Close()
 		if err != nil {
-			errs = append(errs, fmt.Errorf("%s: %w", s.opts.Addr, err))
+			errs = append(errs, fmt.Errorf("%s: %w", s.name(), err))
 			continue
 		}
-		done = append(done, s.opts.Addr)
+		done = append(done, s.name())
 	}
 	if len(done) > 0 {
 		fmt.Fprintf(out.out, "library redlease_%s loaded: %s\n", scripts.Version, strings.Join(done, ", "))

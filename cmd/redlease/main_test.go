@@ -146,6 +146,14 @@ func runCLI(t testing.TB, args ...string) (code int, stdout, stderr string) {
 	return code, c.stdout.String(), c.stderr.String()
 }
 
+// runOK runs the CLI to its end, requires exit 0, and returns its stdout.
+func runOK(t testing.TB, args ...string) (stdout string) {
+	t.Helper()
+	code, stdout, stderr := runCLI(t, args...)
+	require.Equal(t, exitOK, code, "stdout:\n%s\nstderr:\n%s", stdout, stderr)
+	return stdout
+}
+
 // servers starts n redis-servers and returns them with their node list.
 func servers(t testing.TB, n int, opts ...redistest.Options) (*redistest.Group, string) {
 	t.Helper()

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -47,7 +48,7 @@ type connFlags struct {
 }
 
 func (c *connFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&c.nodes, "nodes", "", "comma-separated `nodes`: host:port, or redis:// and rediss:// (TLS) URLs with an optional user:password@ and /db; default $"+envNodes)
+	fs.StringVar(&c.nodes, "nodes", "", "comma-separated `nodes`: host:port, or redis:// and rediss:// (TLS) URLs with an optional user:password@ and /db; a Sentinel group is a URL of a sentinel with master_name=GROUP, more sentinels as &addr=host:port, the master's credentials as &username= and &password=; default $"+envNodes)
 	fs.BoolVar(&c.cluster, "cluster", false, "the nodes are seed nodes of one Redis Cluster: keep each election as --replicas copies in its hash slots")
 	fs.IntVar(&c.replicas, "replicas", clusterkey.DefaultReplicas, "with --cluster: copies of each election (odd, 1 to 15), each one vote")
 	fs.BoolVar(&c.bootstrap, "bootstrap", false, "declare the nodes brand new, so that they vote at once instead of after --max-ttl; never after a crash or a restart")
@@ -56,10 +57,29 @@ func (c *connFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&c.verbose, "verbose", false, "log at debug level")
 }
 
-// nodeSpec is one node as given, parsed.
+// nodeSpec is one node as given, parsed: a server (opts) or a Sentinel
+// group (sentinel; see sentinel.go).
 type nodeSpec struct {
-	raw  string // as given; never printed (see displaySpec)
-	opts *redis.Options
+	raw      string // as given; never printed (see displaySpec)
+	opts     *redis.Options
+	sentinel *redis.FailoverOptions
+}
+
+// name is the node's address, or its Sentinel group's name.
+func (s nodeSpec) name() string {
+	if s.sentinel != nil {
+		return sentinelName(s.sentinel)
+	}
+	return s.opts.Addr
+}
+
+// client makes the node's go-redis client: a FailoverClient for a
+// Sentinel group.
+func (s nodeSpec) client() redis.UniversalClient {
+	if s.sentinel != nil {
+		return redis.NewFailoverClient(s.sentinel)
+	}
+	return redis.NewClient(s.opts)
 }
 
 // nodeSet is the parsed node list, with where it came from.
@@ -89,18 +109,16 @@ func (c *connFlags) resolveNodes(getenv func(string) string) (*nodeSet, error) {
 	}
 	seen := map[string]int{}
 	for i, raw := range raws {
-		o, err := parseNode(raw)
+		s, err := parseSpec(raw)
 		if err != nil {
 			return set, usagef("%s: node %d (%s): %v", set.source, i+1, displaySpec(raw), err)
 		}
-		if j, dup := seen[o.Addr]; dup {
-			return set, usagef("%s: node %d (%s) is node %d again: one server, one vote", set.source, i+1, o.Addr, j)
+		if j, dup := seen[s.name()]; dup {
+			return set, usagef("%s: node %d (%s) is node %d again: one server, one vote", set.source, i+1, s.name(), j)
 		}
-		seen[o.Addr] = i + 1
-		if o.Password != "" {
-			set.secrets = append(set.secrets, o.Password)
-		}
-		set.specs = append(set.specs, nodeSpec{raw: raw, opts: o})
+		seen[s.name()] = i + 1
+		set.secrets = append(set.secrets, s.passwords()...)
+		set.specs = append(set.specs, s)
 	}
 	if c.cluster {
 		if err := set.checkCluster(); err != nil {
@@ -108,6 +126,28 @@ func (c *connFlags) resolveNodes(getenv func(string) string) (*nodeSet, error) {
 		}
 	}
 	return set, nil
+}
+
+// parseSpec parses one node spec: a server or a Sentinel group.
+func parseSpec(raw string) (nodeSpec, error) {
+	if isSentinelSpec(raw) {
+		fo, err := parseSentinel(raw)
+		return nodeSpec{raw: raw, sentinel: fo}, err
+	}
+	o, err := parseNode(raw)
+	return nodeSpec{raw: raw, opts: o}, err
+}
+
+// passwords are the spec's passwords as parsed, for the output filter.
+func (s nodeSpec) passwords() []string {
+	var out []string
+	if s.opts != nil {
+		out = append(out, s.opts.Password)
+	}
+	if fo := s.sentinel; fo != nil {
+		out = append(out, fo.Password, fo.SentinelPassword)
+	}
+	return slices.DeleteFunc(out, func(p string) bool { return p == "" })
 }
 
 // parseNode parses one node spec. Its errors never quote the spec (the
@@ -171,6 +211,11 @@ func withDefaults(o *redis.Options) *redis.Options {
 // checkCluster checks that the seeds of a cluster share one set of
 // credentials and TLS, and database 0: a cluster client has one of each.
 func (s *nodeSet) checkCluster() error {
+	for i, n := range s.specs {
+		if n.sentinel != nil {
+			return usagef("%s: node %d (%s) is a Sentinel group: --cluster takes the cluster's seed nodes", s.source, i+1, n.name())
+		}
+	}
 	first := s.specs[0].opts
 	for i, n := range s.specs {
 		o := n.opts
@@ -237,7 +282,7 @@ func (c *connFlags) connect(ctx context.Context, set *nodeSet, log hclog.Logger)
 		n.client, err = redlock.NewCluster(ctx, cfg, cc, c.replicas)
 	} else {
 		for _, s := range set.specs {
-			n.redises = append(n.redises, redis.NewClient(s.opts))
+			n.redises = append(n.redises, s.client())
 		}
 		n.client, err = redlock.New(ctx, cfg, n.redises...)
 	}

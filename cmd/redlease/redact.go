@@ -27,11 +27,17 @@ const redacted = "REDACTED"
 // '/' or '@'; a space or a comma cannot be in a node spec).
 var userinfo = regexp.MustCompile(`([A-Za-z][A-Za-z0-9+.-]*://[^/@:\s,"]*:)[^\s,]*@`)
 
-// redactURL returns raw with the password of its userinfo replaced by
-// REDACTED. It works on strings that do not parse as URLs, and returns
-// anything without a password unchanged.
+// queryPassword matches a password given as a URL's query parameter (a
+// Sentinel group's URL gives the master's so: password=).
+var queryPassword = regexp.MustCompile(`([?&]password=)([^&\s,]*)`)
+
+// redactURL returns raw with the password of its userinfo, and of a
+// password= query parameter, replaced by REDACTED. It works on strings
+// that do not parse as URLs, and returns anything without a password
+// unchanged.
 func redactURL(raw string) string {
-	return userinfo.ReplaceAllString(raw, "${1}"+redacted+"@")
+	raw = userinfo.ReplaceAllString(raw, "${1}"+redacted+"@")
+	return queryPassword.ReplaceAllString(raw, "${1}"+redacted)
 }
 
 // displaySpec is how a node spec is shown in errors: redactURL of a URL,
@@ -61,7 +67,17 @@ func specSecrets(spec string) []string {
 		}
 		return nil
 	}
-	return urlPassword(spec)
+	out := urlPassword(spec)
+	for _, m := range queryPassword.FindAllStringSubmatch(spec, -1) {
+		if m[2] == "" {
+			continue
+		}
+		out = append(out, m[2])
+		if dec, err := url.QueryUnescape(m[2]); err == nil && dec != m[2] {
+			out = append(out, dec)
+		}
+	}
+	return out
 }
 
 // urlPassword returns the password of a URL-looking string as written

@@ -22,7 +22,7 @@ import (
 	"github.com/redlease/redlease/redlock"
 )
 
-const runUsage = `Usage: redlease run --name NAME [--ttl 10s] [--id ID] [--grace TTL/4] [--restart] [--wait-majority 30s] [--priority 0] [--yield-after 0] [--metrics-addr ADDR] [node flags] -- COMMAND [ARGS...]
+const runUsage = `Usage: redlease run --name NAME [--ttl 10s] [--id ID] [--grace TTL/4] [--restart] [--wait-majority 30s] [--priority 0] [--yield-after 0] [--permits 1] [--metrics-addr ADDR] [node flags] -- COMMAND [ARGS...]
 
 Campaigns for NAME. When elected, starts COMMAND with REDLEASE_TOKEN (the
 term's fencing token: pass it to what COMMAND writes, and have that refuse
@@ -50,6 +50,13 @@ again instead (after 1s, so that another candidate may take over).
 other candidates stand aside meanwhile); --priority orders the candidates
 waiting at a release, and with --yield-after the leader hands over to a
 higher priority that has campaigned that long.
+
+With --permits K above 1, NAME is a semaphore of K permits: COMMAND runs
+on at most K candidates at once across the fleet, each holding one permit
+(a lease of its own, with its own token), with the same deadline, watchdog
+and grace as a term; REDLEASE_PERMIT (0 to K-1) says which. A permit freed
+is taken at once by a waiting candidate. --priority and --yield-after
+apply to elections only. All candidates of NAME must use the same K.
 
 SIGINT and SIGTERM are forwarded to COMMAND's group (SIGKILL after --grace);
 redlease then resigns and exits with COMMAND's code, or 0 if it was not
@@ -97,6 +104,7 @@ func cmdRun(ctx context.Context, args []string, out *outputs) int {
 	priority := c.fs.Int("priority", 0, "this candidate's `priority`: of the candidates waiting at a release, a higher one goes first")
 	yieldAfter := c.fs.Duration("yield-after", 0, "hand the term over to a higher --priority candidate campaigning for this long (0: never)")
 	metricsAddr := c.fs.String("metrics-addr", "", "serve Prometheus metrics at http://`ADDR`/metrics (host:port; default: none)")
+	permits := c.fs.Int("permits", 1, "run COMMAND on at most `K` candidates at once across the fleet, each holding one of K permits (1: one leader)")
 	waitMajority := c.fs.Duration("wait-majority", defaultWaitMajority,
 		"exit with code 1 when no majority of the nodes has answered for this long (0: campaign forever)")
 	if code := c.parse(args); code >= 0 {
@@ -123,14 +131,15 @@ func cmdRun(ctx context.Context, args []string, out *outputs) int {
 	if err != nil {
 		return c.fail(err)
 	}
-	if err := firstErr(nonNegative("wait-majority", *waitMajority), nonNegative("yield-after", *yieldAfter)); err != nil {
+	if err := firstErr(nonNegative("wait-majority", *waitMajority), nonNegative("yield-after", *yieldAfter), checkPermits(c.fs, *name, *permits)); err != nil {
 		return c.fail(err)
 	}
 	if _, err := exec.LookPath(argv[0]); err != nil {
 		fmt.Fprintf(out.err, "redlease run: COMMAND: %v\n", err)
 		return exitNoStart
 	}
-	r := &runner{name: *name, argv: argv, plan: p, restart: *restart, priority: *priority, yieldAfter: *yieldAfter, stdout: out.rawOut, stderr: out.rawErr,
+	r := &runner{name: *name, argv: argv, plan: p, restart: *restart, priority: *priority, yieldAfter: *yieldAfter, permits: *permits,
+		stdout: out.rawOut, stderr: out.rawErr,
 		exited: make(chan int, 1), watchdog: watchdogAvailable && out.getenv(envNoWatchdog) != "1"}
 	return runCampaign(ctx, c, out, set, r, *id, *metricsAddr, *waitMajority)
 }
@@ -234,6 +243,7 @@ type runner struct {
 	restart        bool
 	priority       int           // --priority
 	yieldAfter     time.Duration // --yield-after
+	permits        int           // --permits: above 1, a semaphore's permit instead of an election (permits.go)
 	watchdog       bool          // COMMAND runs under a watchdog (see startWatched)
 	stdout, stderr io.Writer     // the child's: not filtered, its output is its own
 	log            hclog.Logger
@@ -252,9 +262,12 @@ type runner struct {
 // campaign runs the election until COMMAND exits (without --restart) or
 // ctx ends, and returns the exit code; an error when the election failed.
 func (r *runner) campaign(ctx context.Context, client *redlock.Client, id string) (int, error) {
+	id = cmp.Or(id, defaultID()) // chosen here so that the log names it
+	if r.permits > 1 {
+		return r.contend(ctx, client, id)
+	}
 	runCtx, stop := context.WithCancelCause(ctx)
 	defer stop(nil)
-	id = cmp.Or(id, defaultID()) // chosen here so that the log names it
 	e, err := election.New(client, r.name, election.Config{
 		Lease:       lease.Config{ID: id, TTL: r.plan.ttl, RenewInterval: r.plan.renew, SafetyMargin: r.plan.margin, Logger: r.log},
 		ResignDelay: restartDelay,
@@ -312,12 +325,37 @@ func (r *runner) lastCode() int {
 
 // onElected runs COMMAND for one term, and stops it when the term ends.
 func (r *runner) onElected(ctx context.Context, t election.Term) {
-	env := append(os.Environ(), "REDLEASE_TOKEN="+strconv.FormatUint(t.Token, 10), "REDLEASE_NAME="+r.name, "REDLEASE_ID="+t.ID)
-	c, err := r.start(env, t)
+	resign := func(ctx context.Context) error { return r.e.Resign(ctx) }
+	r.serve(ctx, tenure{validUntil: t.ValidUntil, token: t.Token, id: t.ID, permit: -1, resign: resign})
+}
+
+// tenure is what one run of COMMAND is held by: an elector's term, or a
+// permit of a semaphore (--permits, permits.go).
+type tenure struct {
+	validUntil func() time.Time                // the term's validity, moved by each refresh
+	token      uint64                          // REDLEASE_TOKEN
+	id         string                          // REDLEASE_ID
+	permit     int                             // REDLEASE_PERMIT; -1: none (an election)
+	resign     func(ctx context.Context) error // hands the term over; its context ends
+}
+
+// env is COMMAND's environment for the tenure.
+func (r *runner) env(t tenure) []string {
+	env := append(os.Environ(), "REDLEASE_TOKEN="+strconv.FormatUint(t.token, 10), "REDLEASE_NAME="+r.name, "REDLEASE_ID="+t.id)
+	if t.permit >= 0 {
+		env = append(env, "REDLEASE_PERMIT="+strconv.Itoa(t.permit))
+	}
+	return env
+}
+
+// serve runs COMMAND for one tenure, whose context is ctx, and stops it
+// when the tenure ends.
+func (r *runner) serve(ctx context.Context, t tenure) {
+	c, err := r.start(r.env(t), t)
 	if errors.Is(err, errTermExpired) {
 		r.log.Error("the term's validity ended before the command started (was this process paused?); not starting it",
-			"token", t.Token)
-		_ = r.e.Resign(ctx) // campaign again
+			"token", t.token)
+		_ = t.resign(ctx) // campaign again
 		return
 	}
 	if err != nil {
@@ -326,16 +364,16 @@ func (r *runner) onElected(ctx context.Context, t election.Term) {
 		<-ctx.Done() // until campaign hands the term over
 		return
 	}
-	r.log.Info("command started", "pid", c.pid(), "token", t.Token, "watchdog", c.watchdog != nil)
+	r.log.Info("command started", "pid", c.pid(), "token", t.token, "watchdog", c.watchdog != nil)
 	pw := newPauseWatch(r.plan.tick)
 	if !r.hold(ctx, t, c, pw) || !c.killedAtDeadline().at.IsZero() {
 		r.endTerm(ctx, t, c, pw)
 		return
 	}
-	r.log.Info("command exited", "pid", c.pid(), "code", c.code, "token", t.Token)
+	r.log.Info("command exited", "pid", c.pid(), "code", c.code, "token", t.token)
 	if r.restart {
 		r.log.Info("resigning; campaigning again (--restart)", "delay", restartDelay)
-		_ = r.e.Resign(ctx) // returns at once: the handover follows our return
+		_ = t.resign(ctx) // returns at once: the handover follows our return
 		return
 	}
 	r.exited <- c.code
@@ -343,9 +381,9 @@ func (r *runner) onElected(ctx context.Context, t election.Term) {
 }
 
 // start starts COMMAND for term t, under a watchdog unless it is off.
-func (r *runner) start(env []string, t election.Term) (*child, error) {
+func (r *runner) start(env []string, t tenure) (*child, error) {
 	if r.watchdog {
-		return startWatched(r.argv, env, r.stdout, r.stderr, t.ValidUntil(), r.plan.watchdogMargin)
+		return startWatched(r.argv, env, r.stdout, r.stderr, t.validUntil(), r.plan.watchdogMargin)
 	}
 	return startChild(r.argv, env, r.stdout, r.stderr)
 }
@@ -353,10 +391,10 @@ func (r *runner) start(env []string, t election.Term) (*child, error) {
 // hold waits until COMMAND exits (true) or the term ends (false). Every
 // plan.tick it tells the watchdog the term's validity when a refresh has
 // moved it, and ticks pw: a tick late by seconds is a pause of redlease.
-func (r *runner) hold(ctx context.Context, t election.Term, c *child, pw *pauseWatch) (exited bool) {
+func (r *runner) hold(ctx context.Context, t tenure, c *child, pw *pauseWatch) (exited bool) {
 	tick := time.NewTicker(r.plan.tick)
 	defer tick.Stop()
-	sent := t.ValidUntil()
+	sent := t.validUntil()
 	for {
 		select {
 		case <-c.done:
@@ -367,7 +405,7 @@ func (r *runner) hold(ctx context.Context, t election.Term, c *child, pw *pauseW
 			return false
 		case <-tick.C:
 			pw.tick(time.Now())
-			if vu := t.ValidUntil(); vu.After(sent) {
+			if vu := t.validUntil(); vu.After(sent) {
 				sent = vu
 				c.extendTo(vu)
 			}
@@ -378,20 +416,20 @@ func (r *runner) hold(ctx context.Context, t election.Term, c *child, pw *pauseW
 // endTerm stops COMMAND as its term ends (ctx is cancelled), or after the
 // watchdog killed it at the term's deadline; it reports whether COMMAND
 // was stopped in time, and why not.
-func (r *runner) endTerm(ctx context.Context, t election.Term, c *child, pw *pauseWatch) {
+func (r *runner) endTerm(ctx context.Context, t tenure, c *child, pw *pauseWatch) {
 	cause := context.Cause(ctx)
 	if cause == nil {
 		cause = errWatchdogKilled
 	}
 	sig := stopSignal(cause)
 	r.log.Info("term ending; stopping the command", "pid", c.pid(), "signal", sig, "grace", r.plan.grace, "cause", cause)
-	code, killed := c.stop(sig, r.plan.grace, t.ValidUntil().Add(-r.plan.slack/2))
+	code, killed := c.stop(sig, r.plan.grace, t.validUntil().Add(-r.plan.slack/2))
 	r.mu.Lock()
 	r.last = code
 	r.mu.Unlock()
 	r.reportStop(t, c, code, killed, pw)
 	if ctx.Err() == nil {
-		_ = r.e.Resign(ctx) // the watchdog ended the command: hand the term over
+		_ = t.resign(ctx) // the watchdog ended the command: hand the term over
 	}
 	if errors.Is(cause, context.Canceled) { // Run's context ended
 		return
@@ -402,11 +440,11 @@ func (r *runner) endTerm(ctx context.Context, t election.Term, c *child, pw *pau
 // reportStop logs whether COMMAND stopped before its term's validity
 // ended, and when it did not, why: redlease paused (SIGSTOP, a stalled
 // host), the watchdog's kill, or a --grace too long for the --ttl.
-func (r *runner) reportStop(t election.Term, c *child, code int, killed bool, pw *pauseWatch) {
+func (r *runner) reportStop(t tenure, c *child, code int, killed bool, pw *pauseWatch) {
 	k := c.killedAtDeadline()
 	pause, paused := pw.paused(r.plan.slack)
 	pauseMsg := fmt.Sprintf("this process was paused for %s (SIGSTOP or a stalled host?)", logx.RoundDuration(pause))
-	left := time.Until(t.ValidUntil())
+	left := time.Until(t.validUntil())
 	kv := []any{"pid", c.pid(), "code", code}
 	switch {
 	case !k.at.IsZero() && paused:

@@ -22,8 +22,7 @@ func TestStatus(t *testing.T) {
 	leader := campaign(t, client, "status-test", "cand-1")
 	token := leader.term(t).Token
 
-	code, stdout, stderr := runCLI(t, "status", "--name", "status-test", "--nodes", nodes)
-	require.Equal(t, exitOK, code, stderr)
+	stdout := runOK(t, "status", "--name", "status-test", "--nodes", nodes)
 	lines := strings.Split(strings.TrimSpace(stdout), "\n")
 	require.Len(t, lines, 5, stdout) // header, 3 nodes, verdict
 	assert.Regexp(t, `^NODE\s+HOLDER\s+TTL\s+TOKEN\s+QUARANTINE\s+ERROR$`, lines[0])
@@ -32,8 +31,7 @@ func TestStatus(t *testing.T) {
 	}
 	assert.Regexp(t, fmt.Sprintf(`^verdict: leader cand-1 \(token %d\), about \S+ left; 3 of 3 nodes answered, 2 needed$`, token), lines[4])
 
-	code, stdout, stderr = runCLI(t, "status", "--name", "status-test", "--nodes", nodes, "--json")
-	require.Equal(t, exitOK, code, stderr)
+	stdout = runOK(t, "status", "--name", "status-test", "--nodes", nodes, "--json")
 	var rep statusReport
 	require.NoError(t, json.Unmarshal([]byte(stdout), &rep), stdout)
 	assert.Equal(t, "status-test", rep.Name)
@@ -52,8 +50,7 @@ func TestStatus(t *testing.T) {
 	// One node frozen: its row names its error, the verdict stands.
 	t.Cleanup(func() { _ = g.Server(2).Resume() })
 	require.NoError(t, g.Server(2).Pause())
-	code, stdout, stderr = runCLI(t, "status", "--name", "status-test", "--nodes", nodes)
-	require.Equal(t, exitOK, code, stderr)
+	stdout = runOK(t, "status", "--name", "status-test", "--nodes", nodes)
 	assert.Regexp(t, regexp.QuoteMeta(g.Addrs()[2])+`\s+-\s+-\s+-\s+-\s+no answer within NodeTimeout`, stdout)
 	assert.Contains(t, stdout, fmt.Sprintf("verdict: leader cand-1 (token %d)", token))
 	assert.Contains(t, stdout, "2 of 3 nodes answered, 2 needed")
@@ -65,12 +62,11 @@ func TestStatus(t *testing.T) {
 func TestStatusNoLeaderAndUnknown(t *testing.T) {
 	g, nodes := servers(t, 3)
 	t.Setenv(envNodes, nodes)
-	code, stdout, stderr := runCLI(t, "status", "--name", "nobody", "--bootstrap")
-	require.Equal(t, exitOK, code, stderr)
+	stdout := runOK(t, "status", "--name", "nobody", "--bootstrap")
 	assert.Contains(t, stdout, "verdict: no leader; 3 of 3 nodes answered, 2 needed")
 
 	dead := []string{g.Addrs()[0], "127.0.0.1:1", "127.0.0.1:2"}
-	code, stdout, _ = runCLI(t, "status", "--name", "nobody", "--nodes", strings.Join(dead, ","))
+	code, stdout, _ := runCLI(t, "status", "--name", "nobody", "--nodes", strings.Join(dead, ","))
 	assert.Equal(t, exitError, code)
 	assert.Contains(t, stdout, "verdict: unknown: 1 of 3 nodes could answer, 2 needed")
 	assert.Regexp(t, `127\.0\.0\.1:1\s+-\s+-\s+-\s+-\s+.*connection refused`, stdout)
@@ -80,7 +76,7 @@ func TestStatusNoLeaderAndUnknown(t *testing.T) {
 	assert.NotContains(t, stdout, "configuration check")
 
 	// --bootstrap names the node it could not reach.
-	code, _, stderr = runCLI(t, "status", "--name", "nobody", "--bootstrap", "--nodes", strings.Join(dead, ","))
+	code, _, stderr := runCLI(t, "status", "--name", "nobody", "--bootstrap", "--nodes", strings.Join(dead, ","))
 	assert.Equal(t, exitError, code)
 	assert.Contains(t, stderr, "--bootstrap")
 	assert.Contains(t, stderr, "127.0.0.1:1: dial tcp")
@@ -91,8 +87,7 @@ func TestStatusNoLeaderAndUnknown(t *testing.T) {
 func TestStatusCluster(t *testing.T) {
 	cl := redistest.StartCluster(t, 3, 0)
 	nodes := strings.Join(cl.Addrs(), ",")
-	code, stdout, stderr := runCLI(t, "status", "--name", "on-cluster", "--cluster", "--bootstrap", "--nodes", nodes)
-	require.Equal(t, exitOK, code, stderr)
+	stdout := runOK(t, "status", "--name", "on-cluster", "--cluster", "--bootstrap", "--nodes", nodes)
 	lines := strings.Split(strings.TrimSpace(stdout), "\n")
 	require.Len(t, lines, 5, stdout)
 	for i, l := range lines[1:4] {
@@ -123,11 +118,9 @@ func TestStatusWaiting(t *testing.T) {
 	assert.Zero(t, rep.Verdict.Answered)
 	assert.InDelta(t, 30_000, rep.Verdict.WaitMs, 5_000)
 
-	code, stdout, stderr = runCLI(t, "bootstrap", "--nodes", nodes)
-	require.Equal(t, exitOK, code, "%s\n%s", stdout, stderr)
+	runOK(t, "bootstrap", "--nodes", nodes)
 	require.NoError(t, g.Server(0).Restart(true))
-	code, stdout, stderr = runCLI(t, "status", "--name", "fresh", "--nodes", nodes)
-	require.Equal(t, exitOK, code, stderr)
+	stdout = runOK(t, "status", "--name", "fresh", "--nodes", nodes)
 	assert.Contains(t, stdout, "verdict: no leader; 2 of 3 nodes answered, 1 quarantined, 2 needed")
 
 	require.NoError(t, g.Server(1).Restart(true))

@@ -14,14 +14,9 @@ import (
 	"github.com/stretchr/testify/assert"
 
 	"github.com/redlease/redlease/internal/rediserr"
+	"github.com/redlease/redlease/internal/testing/testnodes"
 	"github.com/redlease/redlease/redlock"
 )
-
-// replyErr is an error reply as go-redis returns it (a redis.Error).
-type replyErr string
-
-func (e replyErr) Error() string { return string(e) }
-func (replyErr) RedisError()     {}
 
 func TestThrottle(t *testing.T) {
 	now := time.Unix(0, 0)
@@ -63,9 +58,9 @@ func TestCause(t *testing.T) {
 	assert.Equal(t, "connection refused", cause(refused))
 	assert.Equal(t, "connection lost", cause(fmt.Errorf("read: %w", io.EOF)))
 	assert.Equal(t, "access denied", cause(fmt.Errorf("x: %w", redlock.ErrAccessDenied)))
-	assert.Equal(t, cause(rediserr.Classify(replyErr("READONLY You can't write against a read only replica."))),
-		cause(rediserr.Classify(replyErr("LOADING Redis is loading the dataset in memory"))), "one class")
-	assert.NotEqual(t, cause(rediserr.Classify(replyErr("READONLY You can't write"))),
-		cause(rediserr.Classify(replyErr("WRONGTYPE Operation against a key"))))
+	assert.Equal(t, cause(rediserr.Classify(testnodes.ReplyError("READONLY You can't write against a read only replica."))),
+		cause(rediserr.Classify(testnodes.ReplyError("LOADING Redis is loading the dataset in memory"))), "one class")
+	assert.NotEqual(t, cause(rediserr.Classify(testnodes.ReplyError("READONLY You can't write"))),
+		cause(rediserr.Classify(testnodes.ReplyError("WRONGTYPE Operation against a key"))))
 	assert.Equal(t, "*errors.errorString", cause(errors.New("something else")))
 }

@@ -12,13 +12,15 @@ import (
 	"github.com/redlease/redlease/observer"
 )
 
-const watchUsage = `Usage: redlease watch --name NAME [--json] [--poll 1s] [node flags]
+const watchUsage = `Usage: redlease watch --name NAME [--json] [--poll 1s] [--permits 1] [node flags]
 
 Prints every change of NAME's leader, one line each with a timestamp, until
 interrupted (SIGINT or SIGTERM): the state first, then a new leader (a new
 term, even of the same ID, with its fencing token), no leader, or unknown
 (fewer than a majority of nodes answered). Changes are seen within a round
 trip of the leader's change notices; --poll catches what Pub/Sub missed.
+With --permits K above 1, NAME is a semaphore of K permits (redlease run
+--permits): each line lists who holds which permit and how many are free.
 Exits 0 when interrupted, 1 on an error.`
 
 // timeLayout is the timestamp of watch's lines: RFC 3339, milliseconds.
@@ -27,11 +29,20 @@ const timeLayout = "2006-01-02T15:04:05.000Z07:00"
 // watchLine is one line of `redlease watch --json`.
 type watchLine struct {
 	Time        string `json:"time"`
-	State       string `json:"state"` // "leader", "no leader" or "unknown"
+	State       string `json:"state"` // "leader", "no leader", "permits" or "unknown"
 	Leader      string `json:"leader,omitempty"`
 	Token       uint64 `json:"token,omitempty"`
 	RemainingMs int64  `json:"remaining_ms,omitempty"`
 	Error       string `json:"error,omitempty"`
+	// Permits: with --permits, the holder of each permit ("" when free).
+	Permits []watchPermit `json:"permits,omitempty"`
+}
+
+// watchPermit is one permit of a semaphore in `redlease watch --json`.
+type watchPermit struct {
+	Permit int    `json:"permit"`
+	Holder string `json:"holder,omitempty"`
+	Token  uint64 `json:"token,omitempty"`
 }
 
 func cmdWatch(ctx context.Context, args []string, out *outputs) int {
@@ -39,6 +50,7 @@ func cmdWatch(ctx context.Context, args []string, out *outputs) int {
 	name := c.fs.String("name", "", "the election's `name` (required)")
 	asJSON := c.fs.Bool("json", false, "print one JSON object per change")
 	poll := c.fs.Duration("poll", time.Second, "mean time between two reads when no change notice arrives")
+	permits := c.fs.Int("permits", 1, "NAME is a semaphore of `K` permits (redlease run --permits K)")
 	if code := c.parse(args); code >= 0 {
 		return code
 	}
@@ -47,6 +59,9 @@ func cmdWatch(ctx context.Context, args []string, out *outputs) int {
 	}
 	if *poll < time.Millisecond {
 		return c.fail(usagef("--poll (%s) must be at least 1ms", *poll))
+	}
+	if err := checkPermits(c.fs, *name, *permits); err != nil {
+		return c.fail(err)
 	}
 	set, err := c.nodeSet()
 	if err != nil {
@@ -61,7 +76,7 @@ func cmdWatch(ctx context.Context, args []string, out *outputs) int {
 	if !c.conn.bootstrap {
 		hintQuarantine(ctx, ns.client, *name, log)
 	}
-	o, err := observer.New(ns.client, *name, observer.Config{PollInterval: *poll, Logger: log})
+	o, err := observer.New(ns.client, *name, observer.Config{PollInterval: *poll, Permits: *permits, Logger: log})
 	if err != nil {
 		return c.fail(err)
 	}
@@ -103,12 +118,24 @@ func fenced(ctx context.Context, o *observer.Observer, ev observer.Event) observ
 	return ev
 }
 
+// statePermits is the state of a semaphore's line (--permits).
+const statePermits = "permits"
+
 // printEvent prints one change.
 func printEvent(w io.Writer, ev observer.Event, asJSON bool) {
 	line := watchLine{Time: ev.At.Format(timeLayout), State: stateNoLeader}
 	switch {
 	case ev.Err != nil:
 		line.State, line.Error = stateUnknown, ev.Err.Error()
+	case ev.Holders != nil:
+		line.State = statePermits
+		for _, h := range ev.Holders {
+			p := watchPermit{Permit: h.Permit, Token: h.Token}
+			if h.Value != "" {
+				p.Holder = h.String()
+			}
+			line.Permits = append(line.Permits, p)
+		}
 	case ev.Leader.Value != "":
 		line.State = stateLeader
 		line.Leader, line.Token, line.RemainingMs = ev.Leader.String(), ev.Leader.Token, ev.Leader.Remaining.Milliseconds()
@@ -124,6 +151,8 @@ func printEvent(w io.Writer, ev observer.Event, asJSON bool) {
 			ev.Leader.Remaining.Round(time.Millisecond))
 	case stateNoLeader:
 		fmt.Fprintf(w, "%s  no leader\n", line.Time)
+	case statePermits:
+		fmt.Fprintf(w, "%s  %s\n", line.Time, ev)
 	default:
 		fmt.Fprintf(w, "%s  unknown: %s\n", line.Time, line.Error)
 	}

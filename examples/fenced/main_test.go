@@ -1,13 +1,10 @@
 package main
 
 import (
-	"bytes"
-	"context"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 
 	"github.com/redlease/redlease/internal/testing/testnodes"
 )
@@ -18,12 +15,7 @@ func TestMain(m *testing.M) { testnodes.Main(m) }
 // The example must keep telling its story: the late write of the first
 // leader is refused, the second leader's value stays.
 func TestFenced(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	var out bytes.Buffer
-	require.NoError(t, run(ctx, &out))
-	s := out.String()
-	t.Log(s)
+	s := testnodes.RunExample(t, 30*time.Second, run)
 	assert.Regexp(t, `(?m)^alice writes "v1" with token (\d+): ok$`, s)
 	assert.Regexp(t, `(?m)^bob writes "v2" with token \d+: ok$`, s)
 	assert.Regexp(t, `(?m)^alice writes "v1, edited \(late\)" with token \d+: refused: fence: stale token \d+ for resource "report": it has accepted token \d+$`, s)

@@ -1,8 +1,8 @@
 package main
 
 import (
-	"bytes"
 	"context"
+	"io"
 	"regexp"
 	"strconv"
 	"testing"
@@ -11,6 +11,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
+
+	"github.com/redlease/redlease/internal/testing/testnodes"
 )
 
 // The leader runs the job; when its process stops in the middle of a run,
@@ -19,12 +21,9 @@ import (
 func TestLeaderJob(t *testing.T) {
 	defer goleak.VerifyNone(t)
 	t.Setenv("REDLEASE_NODES", "")
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	var out bytes.Buffer
-	require.NoError(t, run(ctx, &out, 100*time.Millisecond, 4))
-	t.Log(out.String())
-	s := out.String()
+	s := testnodes.RunExample(t, 20*time.Second, func(ctx context.Context, out io.Writer) error {
+		return run(ctx, out, 100*time.Millisecond, 4)
+	})
 	assert.Contains(t, s, "interrupted: the term ended")
 	assert.Contains(t, s, "term over")
 	// The other worker took over, with a higher token (not a fixed one: an

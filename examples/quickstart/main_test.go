@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"regexp"
 	"strconv"
@@ -23,14 +22,7 @@ func TestMain(m *testing.M) { testnodes.Main(m) }
 // and checks the story it tells.
 func TestQuickstart(t *testing.T) {
 	t.Setenv("REDLEASE_NODES", "")
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	var out bytes.Buffer
-	start := time.Now()
-	require.NoError(t, run(ctx, &out))
-	t.Logf("%s in %s", out.String(), time.Since(start))
-
-	s := out.String()
+	s := testnodes.RunExample(t, 20*time.Second, run)
 	assert.Contains(t, s, "crashes")
 	assert.Regexp(t, `took over after the crash, in \S+`, s)
 	assert.Regexp(t, `waking up late, writes with token \d+: refused: true`, s)

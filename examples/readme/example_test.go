@@ -122,6 +122,32 @@ func Example_lease() {
 	// job: <nil>
 }
 
+// crawl takes one of 4 permits of a semaphore: at most 4 crawlers at once.
+func crawl(ctx context.Context, client *redlock.Client) error {
+	l, err := lease.Acquire(ctx, client, "crawlers", lease.Config{ID: "worker-1", Permits: 4}) // waits for a free permit
+	if err != nil {
+		return err
+	}
+	defer l.Release(ctx)
+	h := l.Holder() // h.Permit: which of the 4 (h.Key is its key); h.Token orders that permit's holders
+	return crawlShard(l.Context(), h.Permit, h.Token)
+}
+
+func Example_semaphore() {
+	client := dial()
+	defer client.Close()
+	fmt.Println("crawl:", crawl(context.Background(), client))
+	// Output:
+	// crawling one of 4 shards: true
+	// crawl: <nil>
+}
+
+// crawlShard stands for work done under one permit.
+func crawlShard(ctx context.Context, permit int, token uint64) error {
+	fmt.Println("crawling one of 4 shards:", permit >= 0 && permit < 4 && token > 0 && ctx.Err() == nil)
+	return nil
+}
+
 // work stands for a job done under a lease: the channel closes when it is
 // done.
 func work(ctx context.Context, token uint64) <-chan struct{} {

@@ -303,6 +303,9 @@ func caughtOverlap(t *testing.T, rep *report, what string) string {
 	t.Helper()
 	require.NotEmpty(t, rep.c1, "C1 did not catch %s", what)
 	assert.Contains(t, strings.Join(rep.c1, "\n"), "tenures overlap")
+	if len(rep.alarms) > 0 {
+		t.Logf("the candidates raised the split-brain alarm %d times; the first: %s", len(rep.alarms), rep.alarms[0])
+	}
 	return rep.c1[0]
 }
 

@@ -47,14 +47,7 @@ func TestACLLeastPrivilegeCluster(t *testing.T) {
 	assert.NotContains(t, logs.String(), "did not answer")
 	require.NoError(t, c.Bootstrap(ctx))
 
-	l, err := c.TryAcquire(ctx, "app:lock", 5*time.Second)
-	require.NoError(t, err)
-	require.NoError(t, l.Extend(ctx, 0))
-	in, err := c.Inspect(ctx, "app:lock")
-	require.NoError(t, err)
-	assert.Equal(t, l.Value(), in.Value)
-	err = l.Release(ctx)
-	require.NoError(t, err)
+	lockCycle(t, c, "app:lock")
 
 	const key = "app:lease"
 	sub, err := c.Internal().Subscribe(ctx, notice.Channel(key))

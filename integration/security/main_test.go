@@ -3,11 +3,13 @@ package security
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/redlease/redlease/internal/testing/testnodes"
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/redlease/redlease/internal/testing/redistest"
@@ -43,6 +45,20 @@ func bootstrap(t *testing.T, g *redistest.Group) {
 	require.NoError(t, err)
 	defer c.Close()
 	require.NoError(t, c.Bootstrap(ctx))
+}
+
+// lockCycle acquires key on c, extends it, reads it back with Inspect and
+// releases it: each call must succeed.
+func lockCycle(t *testing.T, c *redlock.Client, key string) {
+	t.Helper()
+	ctx := context.Background()
+	l, err := c.TryAcquire(ctx, key, 5*time.Second)
+	require.NoError(t, err)
+	require.NoError(t, l.Extend(ctx, 0))
+	in, err := c.Inspect(ctx, key)
+	require.NoError(t, err)
+	assert.Equal(t, l.Value(), in.Value)
+	require.NoError(t, l.Release(ctx))
 }
 
 // testLogger sends a client's logs to t.Log.

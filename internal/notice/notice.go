@@ -37,6 +37,9 @@ const (
 	// Acquired: a holder acquired the key; Message.Value is its value.
 	Acquired
 	// Released: the key was deleted on the node that sent the notice.
+	// Message.Value is the key for a semaphore's permit (its channel is
+	// the semaphore's, shared by every permit: package lease), "" for a
+	// plain lease (the channel's own key).
 	Released
 	// Handover: the leader is about to release for the named successor
 	// (Message.ID); the other candidates stand aside for Message.Window.
@@ -70,7 +73,7 @@ type Message struct {
 	Since    time.Time
 }
 
-// The payloads: "acquired <value>" and "released".
+// The payloads: "acquired <value>", "released" and "released <key>".
 const (
 	acquiredWord = "acquired"
 	releasedWord = "released"
@@ -83,6 +86,9 @@ func (m Message) Encode() string {
 	case Acquired:
 		return acquiredWord + " " + m.Value
 	case Released:
+		if m.Value != "" {
+			return releasedWord + " " + m.Value
+		}
 		return releasedWord
 	case Roll:
 		return rollWord
@@ -104,6 +110,9 @@ func Parse(payload string) Message {
 	}
 	if v, ok := strings.CutPrefix(payload, acquiredWord+" "); ok {
 		return Message{Kind: Acquired, Value: v}
+	}
+	if k, ok := strings.CutPrefix(payload, releasedWord+" "); ok && k != "" {
+		return Message{Kind: Released, Value: k}
 	}
 	if m, ok := parseSteer(payload); ok {
 		return m

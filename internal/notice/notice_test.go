@@ -12,6 +12,7 @@ func TestMessageRoundTrip(t *testing.T) {
 		{Kind: Acquired, Value: ""},
 		{Kind: Acquired, Value: "a value with spaces and acquired released"},
 		{Kind: Released},
+		{Kind: Released, Value: "jobs:permit:3"},
 		{Kind: Other, Value: "ping"},
 	} {
 		assert.Equal(t, m, Parse(m.Encode()), "payload %q", m.Encode())
@@ -24,6 +25,8 @@ func TestParse(t *testing.T) {
 		"acquired rl1:n:id=x": {Kind: Acquired, Value: "rl1:n:id=x"},
 		"acquired":            {Kind: Other, Value: "acquired"}, // no value: not an acquire notice
 		"releasedx":           {Kind: Other, Value: "releasedx"},
+		"released jobs":       {Kind: Released, Value: "jobs"}, // a semaphore's permit
+		"released ":           {Kind: Other, Value: "released "},
 		"":                    {Kind: Other},
 	} {
 		assert.Equal(t, want, Parse(payload), "payload %q", payload)

@@ -56,6 +56,11 @@ type Off struct {
 	// (a retry storm under a fault).
 	NoRefreshBudget bool
 
+	// PermitsPlusOne: a semaphore of K permits (lease.Config.Permits)
+	// takes its permits among K+1 keys (an off-by-one in the permit
+	// index), so K+1 holders can hold at once.
+	PermitsPlusOne bool
+
 	// ClockSanity: the replies' server TIME is not checked against the
 	// monotonic clock, so a node whose clock jumped forward keeps counting
 	// toward the validity of the locks held there until their deadline

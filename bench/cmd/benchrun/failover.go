@@ -120,19 +120,6 @@ func (c *cluster) latest(id string, leader int) int {
 	}
 }
 
-func waitGroupFor(wg *sync.WaitGroup, d time.Duration) bool {
-	done := make(chan struct{})
-	go func() { wg.Wait(); close(done) }()
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-done:
-		return true
-	case <-t.C:
-		return false
-	}
-}
-
 // candidateClients are the failover candidates' clients: per candidate, 5
 // go-redis clients straight to the servers and 5 through the candidate's
 // own proxies (the crash case), and a bootstrapped redlock.Client over each
@@ -140,6 +127,14 @@ func waitGroupFor(wg *sync.WaitGroup, d time.Duration) bool {
 type candidateClients struct {
 	direct, proxied     [][]*redis.Client
 	rlDirect, rlProxied []*redlock.Client
+}
+
+// pick returns a if cond holds, else b.
+func pick[T any](cond bool, a, b T) T {
+	if cond {
+		return a
+	}
+	return b
 }
 
 func (e *env) candidates(ctx context.Context, direct []string, proxied [][]string) (*candidateClients, error) {
@@ -197,10 +192,7 @@ func failoverLibs(cc *candidateClients) []*lib {
 // OnElected reports the term's start and waits for the term's end.
 func redleaseElection(cc *candidateClients) func(name string, proxied bool) (*cluster, error) {
 	return func(name string, proxied bool) (*cluster, error) {
-		rcs := cc.rlDirect
-		if proxied {
-			rcs = cc.rlProxied
-		}
+		rcs := pick(proxied, cc.rlProxied, cc.rlDirect)
 		c := &cluster{elected: make(chan electedAt, 256), pace: redleaseResignDelay + paceMargin}
 		els := make([]*election.Elector, len(rcs))
 		for i, rc := range rcs {
@@ -228,7 +220,7 @@ func redleaseElection(cc *candidateClients) func(name string, proxied bool) (*cl
 			t0 := time.Now()
 			return t0, els[i].Resign(rctx)
 		}
-		c.stop = func() bool { cancel(); return waitGroupFor(&wg, stopWait) }
+		c.stop = func() bool { cancel(); return returnsWithin(stopWait, wg.Wait) }
 		return c, nil
 	}
 }
@@ -244,10 +236,7 @@ type resigned struct {
 // redsyncCandidate.
 func redsyncElection(cc *candidateClients) func(name string, proxied bool) (*cluster, error) {
 	return func(name string, proxied bool) (*cluster, error) {
-		sets := cc.direct
-		if proxied {
-			sets = cc.proxied
-		}
+		sets := pick(proxied, cc.proxied, cc.direct)
 		c := &cluster{elected: make(chan electedAt, 256), pace: redsyncStandAside + paceMargin}
 		ctx, cancel := context.WithCancel(context.Background())
 		var wg sync.WaitGroup
@@ -277,7 +266,7 @@ func redsyncElection(cc *candidateClients) func(name string, proxied bool) (*clu
 				return time.Time{}, fmt.Errorf("redsync candidate %d: Unlock did not return within %s", i, failoverWait)
 			}
 		}
-		c.stop = func() bool { cancel(); return waitGroupFor(&wg, stopWait) }
+		c.stop = func() bool { cancel(); return returnsWithin(stopWait, wg.Wait) }
 		return c, nil
 	}
 }

@@ -19,7 +19,6 @@ import (
 	"fmt"
 	"os"
 	"runtime"
-	"runtime/pprof"
 	"strconv"
 	"strings"
 	"sync"
@@ -116,7 +115,9 @@ func scaleRun(c scaleCase) (scaleResult, error) {
 		}
 	}
 	r.heapWhole = float64(heapAlloc()-heap0) / float64(c.leases)
-	if err := writeScaleHeapProfile(); err != nil {
+	// The heap profile, to BENCH_SCALE_HEAPPROFILE if set: what the leases
+	// keep (go tool pprof -sample_index=inuse_space).
+	if err := writeProfile(os.Getenv("BENCH_SCALE_HEAPPROFILE"), "heap"); err != nil {
 		return r, err
 	}
 	r.load = loadavg()
@@ -251,22 +252,6 @@ func measureScale(c scaleCase, leases []*lease.Lease, admin []*redis.Client, r *
 	}
 }
 
-// writeScaleHeapProfile writes the heap profile to
-// BENCH_SCALE_HEAPPROFILE, if set: what the leases keep (go tool pprof
-// -sample_index=inuse_space).
-func writeScaleHeapProfile() error {
-	p := os.Getenv("BENCH_SCALE_HEAPPROFILE")
-	if p == "" {
-		return nil
-	}
-	f, err := os.Create(p)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	return pprof.Lookup("heap").WriteTo(f, 0)
-}
-
 // onEach calls f(i) for every i in [from, to) on 64 goroutines; a
 // goroutine whose call returns false takes no more.
 func onEach(from, to int, f func(i int) bool) {
@@ -295,45 +280,47 @@ func heapAlloc() int64 {
 // serverCPU sums used_cpu_sys + used_cpu_user over the servers.
 func serverCPU(admin []*redis.Client) time.Duration {
 	var total float64
-	for _, c := range admin {
-		info, err := c.Info(context.Background(), "cpu").Result()
-		if err != nil {
-			continue
+	eachInfoField(admin, "cpu", func(k, v string) {
+		if k == "used_cpu_sys" || k == "used_cpu_user" {
+			f, _ := strconv.ParseFloat(v, 64)
+			total += f
 		}
-		for line := range strings.SplitSeq(info, "\n") {
-			k, v, ok := strings.Cut(strings.TrimSpace(line), ":")
-			if ok && (k == "used_cpu_sys" || k == "used_cpu_user") {
-				f, _ := strconv.ParseFloat(v, 64)
-				total += f
-			}
-		}
-	}
+	})
 	return time.Duration(total * float64(time.Second))
 }
 
 // scriptStats sums the calls and usec of evalsha and eval over the servers.
 func scriptStats(admin []*redis.Client) (calls, usec float64) {
+	eachInfoField(admin, "commandstats", func(k, v string) {
+		if k != "cmdstat_evalsha" && k != "cmdstat_eval" && k != "cmdstat_fcall" {
+			return
+		}
+		for f := range strings.SplitSeq(v, ",") {
+			fk, fv, _ := strings.Cut(f, "=")
+			x, _ := strconv.ParseFloat(fv, 64)
+			switch fk {
+			case "calls":
+				calls += x
+			case "usec":
+				usec += x
+			}
+		}
+	})
+	return calls, usec
+}
+
+// eachInfoField calls f with every "key:value" line of the INFO section of
+// each server; a server that does not answer is passed over.
+func eachInfoField(admin []*redis.Client, section string, f func(k, v string)) {
 	for _, c := range admin {
-		info, err := c.Info(context.Background(), "commandstats").Result()
+		info, err := c.Info(context.Background(), section).Result()
 		if err != nil {
 			continue
 		}
 		for line := range strings.SplitSeq(info, "\n") {
-			k, v, ok := strings.Cut(strings.TrimSpace(line), ":")
-			if !ok || (k != "cmdstat_evalsha" && k != "cmdstat_eval" && k != "cmdstat_fcall") {
-				continue
-			}
-			for f := range strings.SplitSeq(v, ",") {
-				fk, fv, _ := strings.Cut(f, "=")
-				x, _ := strconv.ParseFloat(fv, 64)
-				switch fk {
-				case "calls":
-					calls += x
-				case "usec":
-					usec += x
-				}
+			if k, v, ok := strings.Cut(strings.TrimSpace(line), ":"); ok {
+				f(k, v)
 			}
 		}
 	}
-	return calls, usec
 }

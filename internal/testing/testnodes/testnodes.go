@@ -1,7 +1,8 @@
 // Package testnodes holds the helpers that the unit tests of every package
-// share: embedded miniredis nodes, a logger writing to t.Log, and the goleak
-// option for go-redis's own redial goroutine. It does not import redlock,
-// so that redlock's in-package tests can use it too.
+// share: embedded miniredis nodes, a logger writing to t.Log, the goleak
+// option for go-redis's own redial goroutine, a server's error reply
+// (ReplyError) and the run of an example program (RunExample). It does not
+// import redlock, so that redlock's in-package tests can use it too.
 //
 // docs/design.md §7.1 describes the suites that use it.
 package testnodes

@@ -3,8 +3,6 @@
 package unsafetest
 
 import (
-	"testing"
-
 	"github.com/redlease/redlease/internal/unsafeopt"
 	"github.com/redlease/redlease/redlock"
 )
@@ -12,12 +10,6 @@ import (
 // Build reports whether this build has the switches (the redlease_unsafe
 // tag).
 const Build = true
-
-// TurnOff turns the guards of off off in cfg.
-func TurnOff(t testing.TB, cfg *redlock.Config, off unsafeopt.Off) {
-	t.Helper()
-	redlock.SetUnsafe(cfg, off)
-}
 
 // Set turns the guards of off off in cfg, for a caller without a
 // testing.TB (the simulator, whose TestMain checks [Build]).

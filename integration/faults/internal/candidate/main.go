@@ -160,6 +160,7 @@ func run(o options) error {
 	if err != nil {
 		return err
 	}
+	cfg.Hooks = c.hook
 	client, err := newClient(ctx, o, cfg, cc, nodes)
 	if err != nil {
 		c.emit(wire.Event{Ev: wire.Refused, PID: os.Getpid(), Cause: err.Error(), OK: errors.Is(err, redlock.ErrInvalidArgument)})
@@ -282,6 +283,13 @@ func clusterClient(o options) (*redis.ClusterClient, error) {
 			return d.DialContext(ctx, network, addr)
 		},
 	}), nil
+}
+
+// hook reports the split-brain alarm (docs/design.md §6.3) on stdout.
+func (c *candidate) hook(ev redlock.Event) {
+	if ev.Kind == redlock.EventSplitBrain {
+		c.emit(wire.Event{Ev: wire.Alarm, Token: ev.Token, Cause: fmt.Sprintf("%s: %v", ev.Evidence, ev.Err)})
+	}
 }
 
 func (c *candidate) emit(ev wire.Event) {

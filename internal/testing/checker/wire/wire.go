@@ -40,6 +40,10 @@ const (
 	Refused = "refused"
 	// Failure: something the test must hear about (Cause).
 	Failure = "failure"
+	// Alarm: the candidate's client raised the split-brain alarm
+	// (redlock.EventSplitBrain; Cause: its evidence and error). A history
+	// within the safety model has none.
+	Alarm = "alarm"
 )
 
 // Event is one line of a candidate's stdout. Times are CLOCK_MONOTONIC
