@@ -88,7 +88,7 @@ func TestReleaseRacesRefresh(t *testing.T) {
 		}
 		require.ErrorIs(t, context.Cause(l.Context()), ErrReleased)
 		require.False(t, l.Held())
-		testnodes.WaitValue(t, ms, key, "") // a refresh in flight cannot bring it back: extends never create keys
+		testnodes.WaitValue(t, ms, key, "") // a refresh in flight cannot bring it back: extends never create keys, and a restore that lands after the release is deleted
 	}
 }
 

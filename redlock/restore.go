@@ -89,10 +89,25 @@ func restoreOn(c *Client, t0 time.Time, n *node, ttl time.Duration, locks []*Loc
 		}
 		for j, l := range held {
 			if vs[j] == 1 {
-				l.noteRestored(sent, n.idx)
+				l.restored(sent, n)
 			}
 		}
 	})
+}
+
+// restored handles a restore of l's copy on n, sent at t, that made it:
+// noted, or deleted again when l was released or lost meanwhile. Release
+// marks the lock gone before it sends its deletions, and this reads gone
+// after the restore ran, so a restore that landed after a release's
+// deletion on n is deleted here, and one that landed before, by the
+// release (as an acquisition's stragglers, docs/design.md §4.3): no
+// restored copy outlives a release by more than its own request.
+func (l *Lock) restored(t time.Time, n *node) {
+	if l.strag != nil && l.strag.gone.Load() {
+		n.runAlone(l.c.cfg.NodeTimeout, releaseCall(n.lockKey(l.key), l.value, "", "", "0"))
+		return
+	}
+	l.noteRestored(t, n.idx)
 }
 
 // restorable reports whether l is held, with the deadline set by its
