@@ -7,7 +7,7 @@ require (
 	github.com/go-redsync/redsync/v4 v4.18.1
 	github.com/redis/go-redis/v9 v9.23.0
 	github.com/redis/rueidis v1.0.79
-	github.com/redlease/redlease v0.0.0-20261128115802-c70fc299e3f5
+	github.com/redlease/redlease v0.0.0-20261128142031-3e357ccbc623
 )
 
 require (

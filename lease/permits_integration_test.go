@@ -99,60 +99,22 @@ func contendPermits(t *testing.T, k int, off unsafeopt.Off, fault func(*redistes
 	for range 4 {
 		clients = append(clients, newClient(t, ccfg, rig.Nodes))
 	}
-	fill := k
+	ct := &contention{t: t, fill: k, full: make(chan struct{})}
 	if off.PermitsPlusOne {
-		fill = k + 1
+		ct.fill = k + 1
 	}
-	var holding atomic.Int32
-	full := make(chan struct{})
-	var once sync.Once
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	var mu sync.Mutex
-	var out []permitTenure
 	var wg sync.WaitGroup
 	for i := range 24 {
 		c := clients[i%len(clients)]
 		cfg := Config{Permits: k, ID: fmt.Sprintf("c%d", i), RetryDelay: 20 * time.Millisecond, Logger: testLogger(t)}
-		wg.Go(func() {
-			for round := range 8 {
-				l, err := Acquire(ctx, c, "sem-many", cfg)
-				if err != nil {
-					t.Errorf("contender %d: %v", i, err)
-					return
-				}
-				tn := permitTenure{Tenure: checker.Tenure{Start: time.Now(), Token: l.Token()}, permit: l.Holder().Permit}
-				if holding.Add(1) >= int32(fill) {
-					once.Do(func() { close(full) })
-				}
-				hold := time.NewTimer(2 * time.Millisecond)
-				if round == 0 {
-					hold.Reset(time.Hour) // until the semaphore is full
-				}
-				select {
-				case <-full:
-					if round > 0 {
-						<-hold.C
-					}
-				case <-hold.C:
-				case <-l.Context().Done():
-				case <-ctx.Done():
-				}
-				hold.Stop()
-				holding.Add(-1)
-				// The holder stops now, or stopped at its deadline if that came first.
-				tn.End = earlier(time.Now(), l.ValidUntil().Add(-cfg.withDefaults().SafetyMargin))
-				_ = l.Release(context.Background())
-				mu.Lock()
-				out = append(out, tn)
-				mu.Unlock()
-			}
-		})
+		wg.Go(func() { ct.contend(ctx, c, cfg) })
 	}
 	if fault != nil {
 		wg.Go(func() {
 			select {
-			case <-full:
+			case <-ct.full:
 				fault(rig)
 			case <-ctx.Done():
 			}
@@ -160,11 +122,60 @@ func contendPermits(t *testing.T, k int, off unsafeopt.Off, fault func(*redistes
 	}
 	wg.Wait()
 	select {
-	case <-full:
+	case <-ct.full:
 	default:
-		t.Fatalf("the semaphore was never full (%d holders at once)", fill)
+		t.Fatalf("the semaphore was never full (%d holders at once)", ct.fill)
 	}
-	return out
+	return ct.out
+}
+
+// contention is what contendPermits' contenders share: full is closed
+// once fill of them hold at once; out collects their tenures.
+type contention struct {
+	t       *testing.T
+	fill    int
+	holding atomic.Int32
+	full    chan struct{}
+	once    sync.Once
+	mu      sync.Mutex
+	out     []permitTenure
+}
+
+// contend takes a permit 8 times, as cfg.ID on c: the first time it holds
+// until the semaphore is full, then 2ms each.
+func (ct *contention) contend(ctx context.Context, c *redlock.Client, cfg Config) {
+	for round := range 8 {
+		l, err := Acquire(ctx, c, "sem-many", cfg)
+		if err != nil {
+			ct.t.Errorf("contender %s: %v", cfg.ID, err)
+			return
+		}
+		tn := permitTenure{Tenure: checker.Tenure{Start: time.Now(), Token: l.Token()}, permit: l.Holder().Permit}
+		if ct.holding.Add(1) >= int32(ct.fill) {
+			ct.once.Do(func() { close(ct.full) })
+		}
+		hold := time.NewTimer(2 * time.Millisecond)
+		if round == 0 {
+			hold.Reset(time.Hour) // until the semaphore is full
+		}
+		select {
+		case <-ct.full:
+			if round > 0 {
+				<-hold.C
+			}
+		case <-hold.C:
+		case <-l.Context().Done():
+		case <-ctx.Done():
+		}
+		hold.Stop()
+		ct.holding.Add(-1)
+		// The holder stops now, or stopped at its deadline if that came first.
+		tn.End = earlier(time.Now(), l.ValidUntil().Add(-cfg.withDefaults().SafetyMargin))
+		_ = l.Release(context.Background())
+		ct.mu.Lock()
+		ct.out = append(ct.out, tn)
+		ct.mu.Unlock()
+	}
 }
 
 func earlier(a, b time.Time) time.Time {

@@ -3,7 +3,7 @@ module github.com/redlease/redlease/contrib/otel
 go 1.26.0
 
 require (
-	github.com/redlease/redlease v0.0.0-20261128115802-c70fc299e3f5
+	github.com/redlease/redlease v0.0.0-20261128142031-3e357ccbc623
 	github.com/stretchr/testify v1.12.1
 	go.opentelemetry.io/otel v1.47.0
 	go.opentelemetry.io/otel/metric v1.47.0

@@ -4,7 +4,7 @@ go 1.26.0
 
 require (
 	github.com/prometheus/client_model v0.6.3
-	github.com/redlease/redlease v0.0.0-20261128115802-c70fc299e3f5
+	github.com/redlease/redlease v0.0.0-20261128142031-3e357ccbc623
 	github.com/stretchr/testify v1.12.1
 )
 
