@@ -41,19 +41,26 @@ func CK(ts []*Term, k int) []string {
 	return out
 }
 
-// Semaphore judges the history of a semaphore of k permits: CK over all
-// its terms, and C1 (and C2, with fencing) per permit, each violation
-// naming its permit; orphans are Terms' (C1 violations).
-func Semaphore(ts []*Term, orphans []string, k int, fencing bool) []string {
-	out := slices.Concat(slices.Clone(orphans), CK(ts, k))
+// PerPermit runs check over the terms of each permit (ByPermit), and
+// names the permit in each violation it returns.
+func PerPermit(ts []*Term, check func([]*Term) []string) []string {
+	var out []string
 	for _, per := range ByPermit(ts) {
-		v := C1(per, nil)
-		if fencing {
-			v = append(v, C2(per)...)
-		}
-		for _, s := range v {
+		for _, s := range check(per) {
 			out = append(out, fmt.Sprintf("permit %d: %s", per[0].Permit, s))
 		}
+	}
+	return out
+}
+
+// Semaphore judges the history of a semaphore of k permits: CK over all
+// its terms, and C1 (and C2, with fencing) per permit; orphans are
+// Terms' (C1 violations).
+func Semaphore(ts []*Term, orphans []string, k int, fencing bool) []string {
+	out := slices.Concat(slices.Clone(orphans), CK(ts, k))
+	out = append(out, PerPermit(ts, func(per []*Term) []string { return C1(per, nil) })...)
+	if fencing {
+		out = append(out, PerPermit(ts, C2)...)
 	}
 	return out
 }
