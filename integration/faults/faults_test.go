@@ -357,14 +357,20 @@ func scPauseLeader(t *testing.T, bin string) {
 func scPauseServer(t *testing.T, bin string) {
 	r := newRig(t, bin, rigOptions{resignAfter: 300 * time.Millisecond})
 	r.start()
-	v := r.rng.IntN(r.o.nodes)
-	at := r.pauseServer(v)
-	r.waitTerms(2, at, waitLong)
-	sleepUntil(at + (2 * ttl).Nanoseconds())
-	r.resumeServer(v)
-	r.waitTerms(2, wire.Now(), waitLong)
+	pauseServerTwoTTLs(r, 2)
 	rep := r.finish()
 	r.expect(rep)
+}
+
+// pauseServerTwoTTLs stops a random server (SIGSTOP) for 2 TTLs, waiting
+// for n terms during the pause and n after it.
+func pauseServerTwoTTLs(r *rig, n int) {
+	v := r.rng.IntN(r.o.nodes)
+	at := r.pauseServer(v)
+	r.waitTerms(n, at, waitLong)
+	sleepUntil(at + (2 * ttl).Nanoseconds())
+	r.resumeServer(v)
+	r.waitTerms(n, wire.Now(), waitLong)
 }
 
 // waitQuarantine waits for two terms that began after the forgetful

@@ -45,12 +45,7 @@ func scPermitsKill9Server(t *testing.T, bin string) {
 // while the holders come and go.
 func scPermitsSigstopServer(t *testing.T, bin string) {
 	r := semRig(t, bin, false)
-	v := r.rng.IntN(r.o.nodes)
-	at := r.pauseServer(v)
-	r.waitTerms(3, at, waitLong)
-	sleepUntil(at + (2 * ttl).Nanoseconds())
-	r.resumeServer(v)
-	r.waitTerms(3, wire.Now(), waitLong)
+	pauseServerTwoTTLs(r, 3)
 	r.expect(r.finish())
 }
 

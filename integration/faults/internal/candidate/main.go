@@ -196,7 +196,7 @@ func (c *candidate) campaign(ctx context.Context) error {
 	sampled := make(chan struct{})
 	go func() {
 		defer close(sampled)
-		c.sample(sctx)
+		c.sample(sctx, c.belief, c.holding)
 	}()
 	c.emit(wire.Event{Ev: wire.Ready, PID: os.Getpid()})
 	err := c.e.Run(ctx)
@@ -444,10 +444,28 @@ func (c *candidate) call(op string, token uint64, ts int64, base int64) (int64, 
 	return v, resp.StatusCode
 }
 
-// sample looks at the candidate's belief every millisecond while it leads
-// (every 10ms otherwise) and reports each run of "leader" samples when it
-// ends, and each move of the term's validity.
-func (c *candidate) sample(ctx context.Context) {
+// tenure is what the sampler knows of the term (or permit) held: its
+// start (TS), token and validity.
+type tenure struct {
+	ts         int64
+	token      uint64
+	validUntil time.Time
+}
+
+// holding is the term the elector holds (from OnElected to OnDemoted).
+func (c *candidate) holding() (tenure, bool) {
+	h := c.cur.Load()
+	if h == nil {
+		return tenure{}, false
+	}
+	return tenure{ts: h.ts, token: h.term.Token, validUntil: h.term.ValidUntil()}, true
+}
+
+// sample looks at the candidate's belief (ok, in the term that began at
+// ts, under token) every millisecond while it leads or holds (every 10ms
+// otherwise) and reports each run of "leader" samples when it ends, and
+// each move of the validity of the tenure held.
+func (c *candidate) sample(ctx context.Context, belief func() (bool, int64, uint64), holding func() (tenure, bool)) {
 	var (
 		active bool
 		run    wire.Event
@@ -462,7 +480,7 @@ func (c *candidate) sample(ctx context.Context) {
 	defer flush()
 	for ctx.Err() == nil {
 		tb := wire.Now()
-		ok, ts, token := c.belief()
+		ok, ts, token := belief()
 		if active && (!ok || ts != run.TS) {
 			flush()
 		}
@@ -473,11 +491,11 @@ func (c *candidate) sample(ctx context.Context) {
 			run.Last, run.N = tb, run.N+1
 		}
 		period := 10 * time.Millisecond
-		if h := c.cur.Load(); h != nil {
+		if h, held := holding(); held {
 			period = time.Millisecond
-			if vu := c.clock.Of(h.term.ValidUntil()); vu != lastVU {
+			if vu := c.clock.Of(h.validUntil); vu != lastVU {
 				lastVU = vu
-				c.emit(wire.Event{Ev: wire.Refresh, TS: h.ts, Token: h.term.Token, VU: vu, DL: c.clock.Of(h.term.ValidUntil().Add(-c.o.margin()))})
+				c.emit(wire.Event{Ev: wire.Refresh, TS: h.ts, Token: h.token, VU: vu, DL: c.clock.Of(h.validUntil.Add(-c.o.margin()))})
 			}
 		}
 		if active {

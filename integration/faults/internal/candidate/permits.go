@@ -31,9 +31,10 @@ func (c *candidate) holdPermits(ctx context.Context, client *redlock.Client, cfg
 	var cur atomic.Pointer[permitHeld]
 	sctx, stopSampler := context.WithCancel(context.Background())
 	sampled := make(chan struct{})
+	belief, holding := permitSampler(&cur)
 	go func() {
 		defer close(sampled)
-		c.samplePermit(sctx, &cur)
+		c.sample(sctx, belief, holding)
 	}()
 	c.emit(wire.Event{Ev: wire.Ready, PID: os.Getpid()})
 	var err error
@@ -85,41 +86,21 @@ func (c *candidate) holdPermit(ctx context.Context, l *lease.Lease) string {
 	}
 }
 
-// samplePermit looks at the permit held every millisecond (every 10ms
-// while none is) and reports each run of samples that said it holds
-// (Lease.Held) when it ends, and each move of its validity.
-func (c *candidate) samplePermit(ctx context.Context, cur *atomic.Pointer[permitHeld]) {
-	var (
-		active bool
-		run    wire.Event
-		lastVU int64
-	)
-	flush := func() {
-		if active {
-			c.emit(run)
-			active = false
+// permitSampler is what the sampler looks at under -permits: the permit
+// held (Lease.Held says whether the candidate believes it holds it).
+func permitSampler(cur *atomic.Pointer[permitHeld]) (belief func() (bool, int64, uint64), holding func() (tenure, bool)) {
+	belief = func() (bool, int64, uint64) {
+		if h := cur.Load(); h != nil && h.l.Held() {
+			return true, h.ts, h.l.Token()
 		}
+		return false, 0, 0
 	}
-	defer flush()
-	for ctx.Err() == nil {
-		tb := wire.Now()
+	holding = func() (tenure, bool) {
 		h := cur.Load()
-		ok := h != nil && h.l.Held()
-		if active && (!ok || h.ts != run.TS) {
-			flush()
+		if h == nil {
+			return tenure{}, false
 		}
-		period := 10 * time.Millisecond
-		if ok {
-			if !active {
-				run, active = wire.Event{Ev: wire.Belief, TS: h.ts, Token: h.l.Token(), First: tb}, true
-			}
-			run.Last, run.N = tb, run.N+1
-			if vu := c.clock.Of(h.l.ValidUntil()); vu != lastVU {
-				lastVU = vu
-				c.emit(wire.Event{Ev: wire.Refresh, TS: h.ts, Token: h.l.Token(), VU: vu, DL: c.clock.Of(h.l.ValidUntil().Add(-c.o.margin()))})
-			}
-			period = time.Millisecond
-		}
-		time.Sleep(period)
+		return tenure{ts: h.ts, token: h.l.Token(), validUntil: h.l.ValidUntil()}, true
 	}
+	return belief, holding
 }
