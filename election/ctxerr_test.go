@@ -137,6 +137,10 @@ var ctxCalls = []struct {
 		_, err := f.obs.Leader(ctx)
 		return err
 	}},
+	{"Observer.Candidates", nil, nil, func(ctx context.Context, t *testing.T, f *ctxFixture) error {
+		_, err := f.obs.Candidates(ctx)
+		return err
+	}},
 	{"Observer.Watch", nil, nil, func(ctx context.Context, t *testing.T, f *ctxFixture) error {
 		for range f.obs.Watch(ctx) {
 		}

@@ -28,8 +28,13 @@ type Candidate struct {
 // campaigning (at its Config.Leaderships cap, or stopped) does not. None
 // answering is an empty list and a nil error. Like [Observer.Leader], the
 // answer is a snapshot for display and routing: the roll call is a Pub/Sub
-// message, so a candidate whose nodes it did not reach is missing.
+// message, so a candidate whose nodes it did not reach is missing. When ctx
+// ends first, the error matches the context's error.
 func (o *Observer) Candidates(ctx context.Context) ([]Candidate, error) {
+	if ctx.Err() != nil {
+		return nil, ctxErr(ctx)
+	}
+	parent := ctx
 	ctx, cancel := context.WithTimeout(ctx, 2*o.client.Config().NodeTimeout)
 	defer cancel()
 	ch := notice.Channel(o.name)
@@ -55,6 +60,9 @@ func (o *Observer) Candidates(ctx context.Context) ([]Candidate, error) {
 			}
 		case <-ctx.Done():
 		}
+	}
+	if parent.Err() != nil { // the caller's context, not the listening time
+		return nil, ctxErr(parent)
 	}
 	out := make([]Candidate, 0, len(seen))
 	for _, c := range seen {

@@ -165,6 +165,10 @@ func faultScenarios(t *testing.T) []faultScenario {
 		{"evicting_policy", "leader on a bare majority; one of its nodes switched to volatile-random, then under memory pressure", all + "; the node refused at run time and by New", scEvictingPolicy},
 		{"duplicate_server", "a candidate given two addresses of one server", all + "; New refuses the nodes", scDuplicateServer},
 		{"reset_peer_and_killed_leader", "every connection reset 15 times, the leader killed -9", all + "; no stray keys", scResetKilledLeader},
+		{"permits_kill9_server", "semaphore of 2 permits, 5 holders: kill -9 a redis-server, down 2 TTLs, restart it empty", semChecks, scPermitsKill9Server},
+		{"permits_sigstop_server", "semaphore of 2 permits, 5 holders: one redis-server SIGSTOPped for 2 TTLs", semChecks, scPermitsSigstopServer},
+		{"permits_restart_empty", "semaphore of 2 permits, 5 holders: kill -9 a redis-server, restart it empty at once", semChecks, scPermitsRestartEmpty},
+		{"permits_kill9_holder", "semaphore of 2 permits, 5 holders: a holder killed -9", semChecks, scPermitsKill9Holder},
 		{"control/C1_C4_candidates_ignore_deadline", "leader partitioned; candidates ignore their deadline", "C1 and C4 must fail", ctlIgnoreDeadline},
 		{"control/C2_fencing_disabled", "fencing off: every token 0", "C2 must fail", ctlNoFencing},
 		{"control/C3_unfenced_store", "the clock jump, with a store that checks no token", "C3 must fail", ctlUnfencedStore},
@@ -172,6 +176,7 @@ func faultScenarios(t *testing.T) []faultScenario {
 		{"control/C1_cluster_failover_without_quarantine", "the cluster failover, quarantine off", "C1 must fail", ctlClusterFailoverNoQuarantine},
 		{"control/C1_failback_without_replication_id_check", "the failback, the quarantine comparing run_ids only", "C1 must fail", ctlFailbackNoReplicationIDCheck},
 		{"control/C1_evicting_with_AllowEviction", "the evicting node, candidates with AllowEviction: it evicts the leader's key", "C1 must fail", ctlEvictingAllowEviction},
+		{"control/CK_permits_plus_one", "the semaphore, holders taking permits among K+1 keys", "CK must fail", ctlPermitsPlusOne},
 		{"soak", fmt.Sprintf("a random fault every 5s for %s", soakLength(t)), all + "; no stray keys", scSoak},
 	}
 	if os.Getenv(envSoakCluster) != "" {
@@ -352,14 +357,20 @@ func scPauseLeader(t *testing.T, bin string) {
 func scPauseServer(t *testing.T, bin string) {
 	r := newRig(t, bin, rigOptions{resignAfter: 300 * time.Millisecond})
 	r.start()
-	v := r.rng.IntN(r.o.nodes)
-	at := r.pauseServer(v)
-	r.waitTerms(2, at, waitLong)
-	sleepUntil(at + (2 * ttl).Nanoseconds())
-	r.resumeServer(v)
-	r.waitTerms(2, wire.Now(), waitLong)
+	pauseServerTwoTTLs(r, 2)
 	rep := r.finish()
 	r.expect(rep)
+}
+
+// pauseServerTwoTTLs stops a random server (SIGSTOP) for 2 TTLs, waiting
+// for n terms during the pause and n after it.
+func pauseServerTwoTTLs(r *rig, n int) {
+	v := r.rng.IntN(r.o.nodes)
+	at := r.pauseServer(v)
+	r.waitTerms(n, at, waitLong)
+	sleepUntil(at + (2 * ttl).Nanoseconds())
+	r.resumeServer(v)
+	r.waitTerms(n, wire.Now(), waitLong)
 }
 
 // waitQuarantine waits for two terms that began after the forgetful

@@ -59,6 +59,12 @@ type rigOptions struct {
 	noQuarantine  bool // redlock DisableQuarantine: forgetful nodes vote at once
 	noReplIDCheck bool // the quarantine compares run_ids only (internal/unsafeopt)
 	allowEviction bool // redlock AllowEviction: evicting nodes vote
+	// permits, above 0: the candidates hold permits of a semaphore of
+	// this many (candidate -permits) instead of campaigning, judged by CK
+	// and per permit by C1 and C2; plusOne (a negative control) takes
+	// them among one key more.
+	permits int
+	plusOne bool
 	// sentinel: every node is a Sentinel group (a master and one
 	// replica, watched by three sentinels), reached by the candidates
 	// through go-redis FailoverClients, without proxies (see sentinel_test.go).
@@ -348,10 +354,14 @@ func (r *rig) candidateArgs(sl *slot, id string) []string {
 		{r.o.noQuarantine, "-disable-quarantine"},
 		{r.o.allowEviction, "-allow-eviction"},
 		{r.o.noReplIDCheck, "-no-replication-id-check"},
+		{r.o.plusOne, "-unsafe-permits-plus-one"},
 	} {
 		if f.on {
 			args = append(args, f.flag)
 		}
+	}
+	if r.o.permits > 0 {
+		args = append(args, "-permits", strconv.Itoa(r.o.permits))
 	}
 	return args
 }
@@ -717,6 +727,7 @@ func (r *rig) awaitStop(p *proc) {
 type report struct {
 	terms          []*checker.Term
 	c1, c2, c3, c4 []string
+	ck             []string // a semaphore's: never more than rigOptions.permits at once
 	alarms         []string // the split-brain alarms the candidates raised
 	failovers      []time.Duration
 	path           string
@@ -757,13 +768,7 @@ func (r *rig) finish() *report {
 			rep.alarms = append(rep.alarms, fmt.Sprintf("candidate %s: split-brain alarm (token %d): %s", ev.ID, ev.Token, ev.Cause))
 		}
 	}
-	var orphans []string
-	rep.terms, orphans = checker.Terms(evs)
-	rep.c1 = checker.C1(rep.terms, orphans)
-	rep.c2 = checker.C2(rep.terms)
-	rep.c3 = r.store.check()
-	rep.c4 = checker.C4(rep.terms, c4Slack)
-	rep.failovers = checker.Failovers(rep.terms)
+	r.judge(rep, evs)
 	record(t.Name(), rep)
 	value, accepted, refused, _ := r.store.stats()
 	ids := map[string]bool{}
@@ -777,6 +782,26 @@ func (r *rig) finish() *report {
 	t.Logf("%d terms held by %d candidates; store: counter %d, %d writes accepted, %d requests refused; failovers after a lost term: %s; validity left when a holder saw its term end: min %s; split-brain alarms: %d",
 		len(rep.terms), len(ids), value, accepted, refused, durs(rep.failovers), minDur(margins), len(rep.alarms))
 	return rep
+}
+
+// judge runs the checkers over the history evs. A semaphore's terms
+// (rigOptions.permits) are judged per permit by C1 and C2, and all
+// together by CK; they have no failovers (a term's successor is on
+// another permit as often as not).
+func (r *rig) judge(rep *report, evs []wire.Event) {
+	var orphans []string
+	rep.terms, orphans = checker.Terms(evs)
+	rep.c3 = r.store.check()
+	rep.c4 = checker.C4(rep.terms, c4Slack)
+	if k := r.o.permits; k > 0 {
+		rep.c1 = append(orphans, checker.PerPermit(rep.terms, func(per []*checker.Term) []string { return checker.C1(per, nil) })...)
+		rep.c2 = checker.PerPermit(rep.terms, checker.C2)
+		rep.ck = checker.CK(rep.terms, k)
+		return
+	}
+	rep.c1 = checker.C1(rep.terms, orphans)
+	rep.c2 = checker.C2(rep.terms)
+	rep.failovers = checker.Failovers(rep.terms)
 }
 
 // dump writes the history (and the store's log) to a file, and returns its
@@ -807,7 +832,7 @@ func (r *rig) expect(rep *report, skip ...string) {
 	for _, c := range []struct {
 		name string
 		v    []string
-	}{{"C1", rep.c1}, {"C2", rep.c2}, {"C3", rep.c3}, {"C4", rep.c4}, {"alarm", rep.alarms}} {
+	}{{"C1", rep.c1}, {"C2", rep.c2}, {"C3", rep.c3}, {"C4", rep.c4}, {"CK", rep.ck}, {"alarm", rep.alarms}} {
 		// A scenario that makes two leaders on purpose (C1 skipped) may
 		// raise the alarm: that is what it is for.
 		if slices.Contains(skip, c.name) || (c.name == "alarm" && slices.Contains(skip, "C1")) || len(c.v) == 0 {

@@ -90,7 +90,7 @@ func (p *proc) work(ctx context.Context) {
 	switch p.r.s.kind {
 	case "election":
 		p.elect(ctx)
-	case "lease":
+	case "lease", "permits":
 		p.leases(ctx)
 	default:
 		p.locks(ctx)
@@ -206,7 +206,8 @@ func (p *proc) electBelief(e *election.Elector, flag *atomic.Pointer[held]) (hel
 	return held{ts: p.r.of(t.Start), vu: p.r.of(t.ValidUntil()), token: t.Token}, true
 }
 
-// leases acquires a lease, holds it a while, releases it, and again.
+// leases acquires a lease (a semaphore's permit, in schedules of kind
+// "permits"), holds it a while, releases it, and again.
 func (p *proc) leases(ctx context.Context) {
 	var cur atomic.Pointer[lease.Lease]
 	var believed atomic.Pointer[held]
@@ -232,13 +233,14 @@ func (p *proc) leases(ctx context.Context) {
 	defer wg.Wait()
 	for ctx.Err() == nil {
 		p.gate()
-		l, err := lease.Acquire(ctx, p.rc, "lease", lease.Config{TTL: p.r.s.ttl, ID: p.name, SafetyMargin: p.margin()})
+		l, err := lease.Acquire(ctx, p.rc, "lease", lease.Config{TTL: p.r.s.ttl, ID: p.name, SafetyMargin: p.margin(), Permits: p.r.s.permits})
 		if err != nil {
 			sleep(ctx, p.rnd.dur(10*time.Millisecond, 100*time.Millisecond)) // (a final error returns at once)
 			continue
 		}
 		h := &held{ts: p.r.now(), vu: p.r.of(l.ValidUntil()), token: l.Token()}
-		p.r.emit(wire.Event{Ev: wire.Elected, ID: p.name, PID: p.pid, TS: h.ts, Token: h.token, VU: h.vu, DL: p.r.of(l.ValidUntil().Add(-p.margin()))})
+		p.r.emit(wire.Event{Ev: wire.Elected, ID: p.name, PID: p.pid, TS: h.ts, Token: h.token, VU: h.vu, DL: p.r.of(l.ValidUntil().Add(-p.margin())),
+			Permit: l.Holder().Permit})
 		believed.Store(h)
 		cur.Store(l)
 		p.holdLease(ctx, l, h, &believed)

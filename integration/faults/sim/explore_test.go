@@ -19,7 +19,7 @@ import (
 var (
 	seedFlag    = flag.Uint64("seed", 0, "TestSimReplay: the seed to replay")
 	controlFlag = flag.String("control", "", "TestSimReplay: the negative control to replay under")
-	modeFlag    = flag.String("mode", "", "TestSimReplay: the mode (\"\", failback, reload, steer, clock or majority-loss)")
+	modeFlag    = flag.String("mode", "", "TestSimReplay: the mode (\"\", failback, reload, steer, permits, clock or majority-loss)")
 	triesFlag   = flag.Int("tries", 1, "TestSimReplay: runs of the seed until one violates a check")
 	serverLog   = flag.Bool("serverlog", false, "TestSimReplay: trace every script the servers run")
 	randFlag    = flag.Uint64("rand", 0, "TestSimReplay under wasip1: the seed wasi/run.mjs gave the Go runtime's random source (set by run.mjs)")
@@ -183,14 +183,15 @@ func seeds(t *testing.T, n, short int) int {
 // (DEBUG RELOAD of older snapshots, where the no-token control is found)
 // nor in the steer mode (election candidates with priorities and
 // YieldAfter, whose leaders resign to a named successor, under the default
-// menu).
+// menu) nor in the permits mode (a semaphore of K permits taken by more
+// than K lease holders, under the default menu, judged by checker.Semaphore).
 // `make test` runs it: 24 seeds per menu (REDLEASE_SIM_SEEDS sets the
 // count; -short: 4), the same schedules on every run, whatever the
 // machine's speed (a time budget made it run fewer on a slow machine, and
 // fail below 10); `make sim` is the long exploration, from a random seed.
 func TestSimExplore(t *testing.T) {
 	n := seeds(t, 24, 4)
-	for _, mode := range []string{"", "failback", "reload", "steer"} {
+	for _, mode := range []string{"", "failback", "reload", "steer", "permits"} {
 		ex := explore(t, 1, n, "", mode, stuckAfter, false)
 		t.Logf("mode %q: %d schedules (seeds 1..%d) in %s: %.0f per second, %d terms; faults by kind: %v",
 			mode, ex.ran, ex.ran, ex.elapsed.Round(time.Millisecond), ex.perSec(), ex.terms, ex.faults)
@@ -215,7 +216,7 @@ const controlSeeds = 10000
 // slows schedules about tenfold; `make test` runs with it).
 var controlBudget = map[bool]time.Duration{false: 60 * time.Second, true: 240 * time.Second}[raceEnabled]
 
-var controls = []string{"no-quarantine", "no-failback-check", "fencing-minority", "extend-recreates", "ignore-deadline", "no-token"}
+var controls = []string{"no-quarantine", "no-failback-check", "fencing-minority", "extend-recreates", "ignore-deadline", "no-token", "permits-plus-one"}
 
 // mustFind explores the control or mode (a negative control) from the
 // control seeds, stopping at the first violation, and fails the test if

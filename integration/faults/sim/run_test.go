@@ -189,7 +189,7 @@ func (r *run) redlockConfig(rnd *lockedRand) redlock.Config {
 	// and the reload.
 	off := unsafeopt.Off{CounterTTL: r.s.counterTTL, FastPathMinority: r.s.control == "fencing-minority",
 		IncarnationToken: r.s.control == "no-failback-check" || r.s.control == "no-token",
-		ClockSanity:      r.s.control == "no-clock-check"}
+		ClockSanity:      r.s.control == "no-clock-check", PermitsPlusOne: r.s.control == "permits-plus-one"}
 	unsafetest.Set(&cfg, off)
 	return cfg
 }
@@ -361,9 +361,13 @@ func (r *run) check() result {
 	r.mu.Unlock()
 	ts, orphans := checker.Terms(evs)
 	var v []string
-	v = append(v, checker.C1(ts, orphans)...)
-	if !r.s.noFencing {
-		v = append(v, checker.C2(ts)...)
+	if r.s.kind == "permits" {
+		v = append(v, checker.Semaphore(ts, orphans, r.s.permits, !r.s.noFencing)...)
+	} else {
+		v = append(v, checker.C1(ts, orphans)...)
+		if !r.s.noFencing {
+			v = append(v, checker.C2(ts)...)
+		}
 	}
 	v = append(v, checker.C4(ts, 0)...)
 	st := r.w.Stats()
@@ -402,6 +406,9 @@ func (r *run) history(evs []wire.Event, notes []string) []string {
 		switch ev.Ev {
 		case wire.Elected:
 			s = fmt.Sprintf("%s holds, token %d, valid until %s", ev.ID, ev.Token, time.Duration(ev.VU))
+			if r.s.permits > 0 {
+				s += fmt.Sprintf(", permit %d", ev.Permit)
+			}
 		case wire.Stepdown:
 			s = fmt.Sprintf("%s sees its term (token %d) end", name[ev.PID], ev.Token)
 		case wire.Demoted:

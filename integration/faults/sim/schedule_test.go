@@ -19,7 +19,8 @@ type schedule struct {
 
 	nodes   int
 	clients int
-	kind    string // "election", "lease" or "lock"
+	kind    string // "election", "lease", "lock" or "permits"
+	permits int    // kind "permits": the semaphore's K (lease.Config.Permits)
 	ttl     time.Duration
 	maxTTL  time.Duration
 	horizon time.Duration
@@ -171,6 +172,13 @@ func newSchedule(seed uint64, control, mode string) *schedule {
 	if mode == "steer" {
 		s.kind, s.steer = "election", newSteering(r, s.clients, s.ttl)
 	}
+	if mode == "permits" || control == "permits-plus-one" {
+		// A semaphore of K permits, with one or two clients more than
+		// K taking them (apps_test.go leases); the control takes them
+		// among K+1 keys.
+		s.kind, s.permits = "permits", 2+r.IntN(2)
+		s.clients = s.permits + 1 + r.IntN(2)
+	}
 	for range nf {
 		s.addFault(r, menu, stepped)
 	}
@@ -264,7 +272,7 @@ func (s *schedule) drawOptions(r *rand.Rand) {
 			replaces = true // a marker copied to another server: only run_id tells
 		}
 	}
-	if s.control == "" && (s.mode == "" || s.mode == "steer") {
+	if s.control == "" && (s.mode == "" || s.mode == "steer" || s.mode == "permits") {
 		s.noQuarantine = !forgets && r.IntN(4) == 0
 		s.denyInfo = !replaces && r.IntN(6) == 0
 	}
@@ -280,6 +288,9 @@ func (s *schedule) drawOptions(r *rand.Rand) {
 func (s *schedule) String() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "seed %d: %d nodes, %d %s clients, TTL %s, MaxTTL %s, %s", s.seed, s.nodes, s.clients, s.kind, s.ttl, s.maxTTL, s.horizon)
+	if s.permits > 0 {
+		fmt.Fprintf(&b, ", K=%d permits", s.permits)
+	}
 	if s.control != "" {
 		fmt.Fprintf(&b, ", control %s", s.control)
 	}

@@ -37,10 +37,10 @@ func TestSimSoak(t *testing.T) {
 	var firsts []*found
 	// Rounds of the default menu, the failback menu and the two limits'
 	// modes would mix findings; the soak runs the menus within the safety
-	// model: the default one two rounds in four, steer and failback one
-	// each.
+	// model: the default one two rounds in five, steer, failback and
+	// permits (a semaphore's holders) one each.
 	for round, from := 0, seed; total.elapsed < d; round++ {
-		mode := [4]string{"", "steer", "", "failback"}[round%4]
+		mode := [5]string{"", "steer", "", "failback", "permits"}[round%5]
 		left := d - total.elapsed
 		ex := explore(t, from, 0, "", mode, min(left, 30*time.Second), false)
 		from += uint64(ex.ran) + 1

@@ -31,12 +31,13 @@ const (
 
 // Term is one tenure as the history shows it; times are CLOCK_MONOTONIC ns.
 type Term struct {
-	ID    string
-	PID   int
-	TS    int64 // Term.Start: the tenure begins
-	Token uint64
-	VU    int64 // the term's validity, the last one reported
-	DL    int64 // its local deadline, the last one reported
+	ID     string
+	PID    int
+	TS     int64 // Term.Start: the tenure begins
+	Token  uint64
+	Permit int   // the semaphore permit held (0 but in a semaphore's history)
+	VU     int64 // the term's validity, the last one reported
+	DL     int64 // its local deadline, the last one reported
 
 	Stepdown int64 // the holder saw the term end (0: never reported)
 	Demoted  int64 // OnDemoted ran (0: never reported)
@@ -75,7 +76,7 @@ func Terms(evs []wire.Event) (ts []*Term, orphans []string) {
 	byKey := map[termKey]*Term{}
 	for _, ev := range evs {
 		if ev.Ev == wire.Elected {
-			tm := &Term{ID: ev.ID, PID: ev.PID, TS: ev.TS, Token: ev.Token, VU: ev.VU, DL: ev.DL}
+			tm := &Term{ID: ev.ID, PID: ev.PID, TS: ev.TS, Token: ev.Token, Permit: ev.Permit, VU: ev.VU, DL: ev.DL}
 			byKey[termKey{ev.PID, ev.TS}] = tm
 			ts = append(ts, tm)
 		}

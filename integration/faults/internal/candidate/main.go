@@ -1,7 +1,8 @@
 // Command candidate is one candidate of the fault tests
 // (integration/faults): it runs an election.Elector on the nodes it is
 // given (the test's fault proxies), does read-modify-writes on the test's
-// fenced store while it leads, and reports what it sees on stdout as JSON
+// fenced store while it leads (or, with -permits K, holds permits of a
+// semaphore again and again: permits.go), and reports what it sees on stdout as JSON
 // lines (see package wire), with CLOCK_MONOTONIC times, so that the test
 // can check a history made of several processes. The test builds it with
 // go build and runs it as a child process, so that it can be paused
@@ -56,6 +57,8 @@ type options struct {
 	noReplIDCheck         bool
 	redisDefaults         bool
 	unsafe                bool
+	permits               int
+	plusOne               bool
 	logLevel              string
 }
 
@@ -90,6 +93,10 @@ func main() {
 		"go-redis clients with their default options (3 retries, 5s dial and 3s read timeouts): redlock must not depend on them")
 	flag.BoolVar(&o.unsafe, "unsafe-ignore-deadline", false,
 		"NEGATIVE CONTROL: believe it leads from OnElected to OnDemoted, ignoring IsLeader and the term's context")
+	flag.IntVar(&o.permits, "permits", 0,
+		"hold one of this many permits of the semaphore -key (lease.Config.Permits), again and again, instead of campaigning (0: campaign)")
+	flag.BoolVar(&o.plusOne, "unsafe-permits-plus-one", false,
+		"NEGATIVE CONTROL: with -permits K, take permits among K+1 keys (internal/unsafeopt PermitsPlusOne)")
 	flag.StringVar(&o.logLevel, "log-level", "debug", "hclog level of the logs on stderr")
 	flag.Parse()
 	err := run(o)
@@ -167,9 +174,13 @@ func run(o options) error {
 		return errRefused
 	}
 	defer client.Close()
+	lcfg := lease.Config{ID: o.id, TTL: o.ttl, RetryDelay: o.retryDelay, Logger: log, SafetyMargin: o.margin()}
+	if o.permits > 0 {
+		lcfg.Permits = o.permits
+		return c.holdPermits(ctx, client, lcfg)
+	}
 	c.e, err = election.New(client, o.key, election.Config{
-		Lease: lease.Config{ID: o.id, TTL: o.ttl, RetryDelay: o.retryDelay, Logger: log,
-			SafetyMargin: o.margin()},
+		Lease:     lcfg,
 		OnElected: c.onElected, OnDemoted: c.onDemoted,
 	})
 	if err != nil {
@@ -185,7 +196,7 @@ func (c *candidate) campaign(ctx context.Context) error {
 	sampled := make(chan struct{})
 	go func() {
 		defer close(sampled)
-		c.sample(sctx)
+		c.sample(sctx, c.belief, c.holding)
 	}()
 	c.emit(wire.Event{Ev: wire.Ready, PID: os.Getpid()})
 	err := c.e.Run(ctx)
@@ -240,6 +251,11 @@ func redlockConfig(o options, log hclog.Logger) (redlock.Config, error) {
 		Logger: log.Named("redlock")}
 	if o.noReplIDCheck {
 		if err := noReplIDCheck(&cfg); err != nil {
+			return cfg, err
+		}
+	}
+	if o.plusOne {
+		if err := permitsPlusOne(&cfg); err != nil {
 			return cfg, err
 		}
 	}
@@ -428,10 +444,28 @@ func (c *candidate) call(op string, token uint64, ts int64, base int64) (int64, 
 	return v, resp.StatusCode
 }
 
-// sample looks at the candidate's belief every millisecond while it leads
-// (every 10ms otherwise) and reports each run of "leader" samples when it
-// ends, and each move of the term's validity.
-func (c *candidate) sample(ctx context.Context) {
+// tenure is what the sampler knows of the term (or permit) held: its
+// start (TS), token and validity.
+type tenure struct {
+	ts         int64
+	token      uint64
+	validUntil time.Time
+}
+
+// holding is the term the elector holds (from OnElected to OnDemoted).
+func (c *candidate) holding() (tenure, bool) {
+	h := c.cur.Load()
+	if h == nil {
+		return tenure{}, false
+	}
+	return tenure{ts: h.ts, token: h.term.Token, validUntil: h.term.ValidUntil()}, true
+}
+
+// sample looks at the candidate's belief (ok, in the term that began at
+// ts, under token) every millisecond while it leads or holds (every 10ms
+// otherwise) and reports each run of "leader" samples when it ends, and
+// each move of the validity of the tenure held.
+func (c *candidate) sample(ctx context.Context, belief func() (bool, int64, uint64), holding func() (tenure, bool)) {
 	var (
 		active bool
 		run    wire.Event
@@ -446,7 +480,7 @@ func (c *candidate) sample(ctx context.Context) {
 	defer flush()
 	for ctx.Err() == nil {
 		tb := wire.Now()
-		ok, ts, token := c.belief()
+		ok, ts, token := belief()
 		if active && (!ok || ts != run.TS) {
 			flush()
 		}
@@ -457,11 +491,11 @@ func (c *candidate) sample(ctx context.Context) {
 			run.Last, run.N = tb, run.N+1
 		}
 		period := 10 * time.Millisecond
-		if h := c.cur.Load(); h != nil {
+		if h, held := holding(); held {
 			period = time.Millisecond
-			if vu := c.clock.Of(h.term.ValidUntil()); vu != lastVU {
+			if vu := c.clock.Of(h.validUntil); vu != lastVU {
 				lastVU = vu
-				c.emit(wire.Event{Ev: wire.Refresh, TS: h.ts, Token: h.term.Token, VU: vu, DL: c.clock.Of(h.term.ValidUntil().Add(-c.o.margin()))})
+				c.emit(wire.Event{Ev: wire.Refresh, TS: h.ts, Token: h.token, VU: vu, DL: c.clock.Of(h.validUntil.Add(-c.o.margin()))})
 			}
 		}
 		if active {

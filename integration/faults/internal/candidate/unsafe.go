@@ -14,3 +14,10 @@ import (
 func noReplIDCheck(*redlock.Config) error {
 	return errors.New("--no-replication-id-check needs a candidate built with -tags redlease_unsafe")
 }
+
+// permitsPlusOne would make a semaphore take one permit too many
+// (--unsafe-permits-plus-one); a build without the redlease_unsafe tag has
+// no such switch.
+func permitsPlusOne(*redlock.Config) error {
+	return errors.New("--unsafe-permits-plus-one needs a candidate built with -tags redlease_unsafe")
+}

@@ -16,3 +16,10 @@ func noReplIDCheck(cfg *redlock.Config) error {
 	redlock.SetUnsafe(cfg, unsafeopt.Off{ReplicationIDCheck: true, IncarnationToken: true})
 	return nil
 }
+
+// permitsPlusOne makes a semaphore take its permits among K+1 keys
+// (--unsafe-permits-plus-one, a negative control): K+1 hold at once.
+func permitsPlusOne(cfg *redlock.Config) error {
+	redlock.SetUnsafe(cfg, unsafeopt.Off{PermitsPlusOne: true})
+	return nil
+}

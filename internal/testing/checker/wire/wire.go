@@ -15,7 +15,8 @@ import (
 const (
 	// Ready: the candidate's client is made and its elector runs (PID).
 	Ready = "ready"
-	// Elected: a term began (TS = Term.Start, Token, VU, DL).
+	// Elected: a term began (TS = Term.Start, Token, VU, DL; Permit: the
+	// semaphore permit held, for a semaphore's holder).
 	Elected = "elected"
 	// Refresh: the term's validity moved (TS, Token, VU, DL).
 	Refresh = "refresh"
@@ -63,6 +64,9 @@ type Event struct {
 	OK     bool   `json:"ok,omitempty"`
 	Status int    `json:"status,omitempty"`
 	Cause  string `json:"cause,omitempty"`
+	// Permit is the semaphore permit a term holds (lease.Config.Permits;
+	// Elected events only; 0 for a lease, a lock or an election).
+	Permit int `json:"permit,omitempty"`
 	// What describes a fault injected by the test (test-side events only).
 	What string `json:"what,omitempty"`
 }
