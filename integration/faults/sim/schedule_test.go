@@ -137,8 +137,22 @@ func newSchedule(seed uint64, control, mode string) *schedule {
 	}
 	nf := 1 + r.IntN(6)
 	stepped := map[int]bool{} // nodes whose clock stepped forward once already
+	menu, nf := s.menu(r, nf)
+	for range nf {
+		s.addFault(r, menu, stepped)
+	}
+	slices.SortStableFunc(s.faults, func(a, b fault) int { return int(a.at - b.at) })
+	s.drawOptions(r)
+	return s
+}
+
+// menu is the fault menu of the schedule's control or mode, and how many
+// faults to draw from it (nf, unless the menu says otherwise); it sets the
+// clients of the modes that have their own (steer, permits). Its draws
+// from r come in a fixed order: a seed's schedule never changes.
+func (s *schedule) menu(r *rand.Rand, nf int) ([]string, int) {
 	menu := faultKinds
-	if control == "no-failback-check" || mode == "failback" {
+	if s.control == "no-failback-check" || s.mode == "failback" {
 		// The failback needs company: a grant that missed one node, then
 		// lost with the failing-back node, then a majority without the
 		// node that kept it. This control's search draws from the faults
@@ -147,7 +161,7 @@ func newSchedule(seed uint64, control, mode string) *schedule {
 		menu = []string{"failover", "failover", "partition", "partition", "pause", "slow"}
 		s.nodes, nf = 3, 4+r.IntN(8)
 	}
-	if control == "no-quarantine" || control == "fencing-minority" {
+	if s.control == "no-quarantine" || s.control == "fencing-minority" {
 		// Both let a node that forgot vote or count at once: their
 		// searches draw the faults that make a node forget, with the
 		// company a double grant or a repeated token needs. The default
@@ -156,12 +170,12 @@ func newSchedule(seed uint64, control, mode string) *schedule {
 		menu = []string{"restart-empty", "flushall", "failover", "partition", "pause", "slow"}
 		s.nodes, nf = 3, 3+r.IntN(6)
 	}
-	if mode == "majority-loss" {
+	if s.mode == "majority-loss" {
 		// Every fault makes a node forget (addFault): with at least
 		// three, two of them often fall within one quarantine.
 		nf = 3 + r.IntN(6)
 	}
-	if control == "no-token" || mode == "reload" {
+	if s.control == "no-token" || s.mode == "reload" {
 		// DEBUG RELOAD of an older snapshot (docs/design.md §4.7.5):
 		// caught by the library's incarnation token alone, so it is
 		// drawn only here, with the company a double grant needs (as
@@ -169,22 +183,17 @@ func newSchedule(seed uint64, control, mode string) *schedule {
 		menu = []string{"reload", "reload", "partition", "partition", "pause", "slow"}
 		s.nodes, nf = 3, 4+r.IntN(8)
 	}
-	if mode == "steer" {
+	if s.mode == "steer" {
 		s.kind, s.steer = "election", newSteering(r, s.clients, s.ttl)
 	}
-	if mode == "permits" || control == "permits-plus-one" {
+	if s.mode == "permits" || s.control == "permits-plus-one" {
 		// A semaphore of K permits, with one or two clients more than
 		// K taking them (apps_test.go leases); the control takes them
 		// among K+1 keys.
 		s.kind, s.permits = "permits", 2+r.IntN(2)
 		s.clients = s.permits + 1 + r.IntN(2)
 	}
-	for range nf {
-		s.addFault(r, menu, stepped)
-	}
-	slices.SortStableFunc(s.faults, func(a, b fault) int { return int(a.at - b.at) })
-	s.drawOptions(r)
-	return s
+	return menu, nf
 }
 
 // addFault draws one fault from menu (and perhaps its failback) and adds
