@@ -81,7 +81,7 @@ func TestScriptSetOddDigest(t *testing.T) {
 	t.Cleanup(func() { _ = rc.Close() })
 	var odd []string
 	require.NoError(t, preloaded.load(context.Background(), rc, func(s *redis.Script) { odd = append(odd, scripts.Name(s)) }))
-	assert.Equal(t, []string{"acquire", "fence", "extend", "extend_many", "release", "raise", "inspect", "settle", "probe"}, odd)
+	assert.Equal(t, []string{"acquire", "fence", "extend", "extend_many", "release", "raise", "inspect", "settle", "restore_many", "probe"}, odd)
 }
 
 // TestScriptSetRefused: a refusal stops the load with an error naming the

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -238,10 +239,17 @@ func scEvictingPolicy(t *testing.T, bin string) {
 	sd, _ := r.waitEv(e.bm.from, waitLong, "the leader's stepdown", ended(wire.Stepdown, l, el.TS))
 	dm, _ := r.waitEv(e.bm.from, waitLong, "the leader's demotion", ended(wire.Demoted, l, el.TS))
 	t.Logf("leader %s saw its term end %s after the switch; demoted: %s", l.id, gap(e.switched, sd.T), dm.Cause)
-	// Positive evidence that the guard acted: the last refresh failed on
-	// v's refusal, not on a vote (no key of L's was evicted: no pressure yet).
-	assert.Contains(t, dm.Cause, "node "+l.slot.proxies[e.v].Addr()+" has maxmemory-policy volatile-random",
-		"the demotion's cause does not name node %d's refusal", e.v)
+	// Positive evidence that the guard acted: a refresh failed on v's
+	// refusal, not on a vote (no key of L's was evicted: no pressure yet).
+	// Usually the last one, the demotion's cause; on a loaded host the
+	// last one may instead have seen no node answer within NodeTimeout, so
+	// the failed refreshes that L logged (at debug) count too.
+	refusal := "node " + l.slot.proxies[e.v].Addr() + " has maxmemory-policy volatile-random"
+	if !strings.Contains(dm.Cause, refusal) {
+		logb, _ := os.ReadFile(l.log)
+		assert.Contains(t, string(logb), refusal,
+			"neither the demotion's cause nor a failed refresh in %s's log names node %d's refusal", l.id, e.v)
+	}
 	l.slot.proxies[e.b].Heal()
 	r.mark("healed %s's link to node %d", l.id, e.b)
 
