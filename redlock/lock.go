@@ -227,14 +227,14 @@ func (l *Lock) extended(t0 time.Time, ttl time.Duration, answers []answer) error
 		// The old deadline passed while we waited: the lock was lost, and
 		// a late yes must not bring it back (docs/design.md S4).
 		l.released = true
-		l.strag.gone.Store(true)
+		l.strag.end(l.unlock())
 		c.wg.Go(func() { l.unlock().all(c.fan, l.nodes) }) // wakes waiters
 		return fmt.Errorf("%w: %q: the local deadline passed during extend", ErrNotHeld, l.key)
 	case yes < c.quorum && l.backersLocked() < c.quorum:
 		// The validity rested on copies that no longer count (a node
 		// whose clock jumped): it ends now (clock.go).
 		l.released = true
-		l.strag.gone.Store(true)
+		l.strag.end(l.unlock())
 		c.wg.Go(func() { l.unlock().all(c.fan, l.nodes) })
 		return fmt.Errorf("%w: %q: its validity rested on a node whose clock jumped forward, and fewer than a majority of the others hold it: %w",
 			ErrNotHeld, l.key, newQuorumError(c.quorum, l.nodes, "extend", l.key, answers, errNotExtended, ""))
@@ -283,7 +283,7 @@ func (l *Lock) release(ctx context.Context) (int, error) {
 		return 0, fmt.Errorf("%w: %q: already released", ErrNotHeld, l.key)
 	}
 	l.released = true
-	l.strag.gone.Store(true)
+	l.strag.end(l.unlock())
 	l.mu.Unlock()
 
 	c := l.c

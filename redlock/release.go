@@ -23,15 +23,11 @@ func (u unlock) on(ctx context.Context, fan *fanout, set []*node, done func([]an
 			}
 		}
 	}
-	plain := releaseCall(u.key, u.value, u.notice, u.msg, "0")
+	plain := u.call(nil)
 	answers := fan.Run(ctx, nodes, func(ctx context.Context, n *node) answer {
 		sc := plain
 		if n.tag != "" {
-			ch, sharded := u.notice, "0"
-			if u.notice != "" {
-				ch, sharded = n.lockKey(u.notice), "1" // SPUBLISH in the copy's slot
-			}
-			sc = releaseCall(n.lockKey(u.key), u.value, ch, u.msg, sharded)
+			sc = u.call(n)
 		}
 		return releaseReply(n.run(ctx, sc))
 	}, done, nil)
@@ -46,6 +42,19 @@ func (u unlock) on(ctx context.Context, fan *fanout, set []*node, done func([]an
 		all[n.idx] = answers[j]
 	}
 	return all
+}
+
+// call is the release on node n (nil: any standalone node); a cluster's
+// copy publishes its notice in the copy's slot (SPUBLISH).
+func (u unlock) call(n *node) *scriptCall {
+	if n == nil || n.tag == "" {
+		return releaseCall(u.key, u.value, u.notice, u.msg, "0")
+	}
+	ch, sharded := u.notice, "0"
+	if u.notice != "" {
+		ch, sharded = n.lockKey(u.notice), "1"
+	}
+	return releaseCall(n.lockKey(u.key), u.value, ch, u.msg, sharded)
 }
 
 // all undoes a failed or lost acquisition on every node, with its own

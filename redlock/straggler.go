@@ -20,8 +20,9 @@ import (
 // sees the other's write, so a finished request is released by Release, a
 // running one by itself, and a request in between perhaps by both.
 type stragglers struct {
-	gone    atomic.Bool   // set before any release of the value is sent
-	running []atomic.Bool // per node: its acquire request has not finished
+	gone    atomic.Bool            // set before any release of the value is sent
+	ended   atomic.Pointer[unlock] // the release that ended a held lock, stored before gone (nil: a failed attempt)
+	running []atomic.Bool          // per node: its acquire request has not finished
 
 	// token is the acquisition's token once handed out (0 before, and
 	// with fencing off); grants[i] the counter of node i's late yes (0:
@@ -60,11 +61,7 @@ func (s *stragglers) acquiring(i int) bool { return s.running[i].Load() }
 // token handed out is lowered to it (see fenced).
 func (s *stragglers) late(c *Client, n *node, a answer, key, value string) {
 	if (a.vote == voteYes || a.vote == voteError) && s.gone.Load() {
-		sc := s.release(key, value)
-		if n.tag != "" {
-			sc = releaseCall(n.lockKey(key), value, "", "", "0")
-		}
-		n.runAlone(c.cfg.NodeTimeout, sc)
+		n.runAlone(c.cfg.NodeTimeout, s.release(n, key, value))
 		return
 	}
 	if a.vote != voteYes || a.counter <= 0 {
@@ -105,9 +102,24 @@ func (s *stragglers) settle(c *Client, n *node, key, value string, t int64) {
 	n.runAlone(c.cfg.NodeTimeout, scripts.NewCall(scripts.Settle, []string{n.lockKey(key), n.fenceKey(key)}, value, strconv.FormatInt(t, 10)))
 }
 
-// release is the release call of a standalone node, shared by the
-// stragglers of one acquisition.
-func (s *stragglers) release(key, value string) *scriptCall {
+// end marks the value gone by the release u of a held lock: a straggler
+// that deletes a copy later publishes u's notice too, so that a waiter
+// hears of the release from every node that held a copy.
+func (s *stragglers) end(u unlock) {
+	s.ended.Store(&u)
+	s.gone.Store(true)
+}
+
+// release is a straggler's release on node n: the ending release's (with
+// its notice), or for a failed attempt a plain one, shared by the
+// standalone nodes of one acquisition.
+func (s *stragglers) release(n *node, key, value string) *scriptCall {
+	if u := s.ended.Load(); u != nil {
+		return u.call(n)
+	}
+	if n.tag != "" {
+		return releaseCall(n.lockKey(key), value, "", "", "0")
+	}
 	s.relOnce.Do(func() { s.rel = releaseCall(key, value, "", "", "0") })
 	return s.rel
 }
