@@ -124,12 +124,9 @@ func startClusterNode(t testing.TB, bin string, o Options) (*Server, int, error)
 		cfgPath: filepath.Join(dir, "redis.conf"),
 	}
 	// Registered after t.TempDir, so it runs before the directory is
-	// removed. Stopping a server that never started does nothing.
-	t.Cleanup(func() {
-		if err := s.Stop(); err != nil {
-			t.Logf("redistest: cleanup: %v", err)
-		}
-	})
+	// removed. Killing a server that never started does nothing; SIGKILL
+	// as for Start's servers (startServer).
+	t.Cleanup(func() { _ = s.Kill() })
 	var err error
 	for range bindAttempts {
 		var ports []int

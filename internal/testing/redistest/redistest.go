@@ -103,13 +103,21 @@ func Start(t testing.TB, n int, opts ...Options) *Group {
 		t.Fatalf("redistest.Start: need n >= 1 and at most one Options, got n=%d and %d Options", n, len(opts))
 	}
 	o, bin := setup(t, opts)
-	g := &Group{}
+	g := &Group{servers: make([]*Server, n)}
+	errs := make([]error, n)
+	var wg sync.WaitGroup
 	for i := range n {
-		s, err := startServer(t, &Server{bin: bin, opts: o})
+		// Each server's directory and cleanup are registered here, in
+		// the test's goroutine; the servers start side by side.
+		s := prepareServer(t, &Server{bin: bin, opts: o})
+		g.servers[i] = s
+		wg.Go(func() { errs[i] = s.startOnFreePort() })
+	}
+	wg.Wait()
+	for i, err := range errs {
 		if err != nil {
 			t.Fatalf("redistest: server %d: %v", i, err)
 		}
-		g.servers = append(g.servers, s)
 	}
 	return g
 }
@@ -133,18 +141,21 @@ func setup(t testing.TB, opts []Options) (Options, string) {
 // startServer gives s its directories, starts it on a free port and
 // registers its stop with t.Cleanup.
 func startServer(t testing.TB, s *Server) (*Server, error) {
+	s = prepareServer(t, s)
+	return s, s.startOnFreePort()
+}
+
+// prepareServer gives s its directory and registers its cleanup.
+func prepareServer(t testing.TB, s *Server) *Server {
 	dir := t.TempDir()
 	s.dataDir = filepath.Join(dir, "data")
 	s.logPath = filepath.Join(dir, "redis.log")
 	s.cfgPath = filepath.Join(dir, "redis.conf")
 	// Registered after t.TempDir, so it runs before the directory is
-	// removed.
-	t.Cleanup(func() {
-		if err := s.Stop(); err != nil {
-			t.Logf("redistest: cleanup: %v", err)
-		}
-	})
-	return s, s.startOnFreePort()
+	// removed. SIGKILL: the data is thrown away, and a graceful stop
+	// waits for the server's next cron tick (up to 100ms at hz 10).
+	t.Cleanup(func() { _ = s.Kill() })
+	return s
 }
 
 // Servers returns the servers in start order.
