@@ -85,13 +85,23 @@ func RunAcquireScript(ctx context.Context, c redis.UniversalClient, key, value s
 // common case: its counter's TTL set recently) or "release" (without a
 // notice).
 func (c *Client) ScriptArgv(script, key, value string, ttl time.Duration) []any {
+	return c.scriptCall(script, key, value, ttl).Argv()
+}
+
+// ScriptFcallArgv is ScriptArgv's call as a node in FCALL mode receives
+// it (FCALL function numkeys keys... args...).
+func (c *Client) ScriptFcallArgv(script, key, value string, ttl time.Duration) []any {
+	return c.scriptCall(script, key, value, ttl).FcallArgv()
+}
+
+func (c *Client) scriptCall(script, key, value string, ttl time.Duration) *scriptCall {
 	switch script {
 	case "acquire":
-		return c.args.acquireCall(key, value, ttl).Argv()
+		return c.args.acquireCall(key, value, ttl)
 	case "extend":
-		return c.args.extendCall(key, value, ttl, false).Argv()
+		return c.args.extendCall(key, value, ttl, false)
 	case "release":
-		return releaseCall(key, value, "", "", "0").Argv()
+		return releaseCall(key, value, "", "", "0")
 	}
 	panic("ScriptArgv: no script " + script)
 }

@@ -5,9 +5,13 @@ package redlock_test
 //	go test -run '^$' -bench ScriptServerTime ./redlock/
 //
 // Each case sends one script, with the command line a redlock Client
-// sends to a node (Client.ScriptArgv: its configuration's arguments), so
-// that every EVALSHA the server counts in the measured stretch is that
-// script. Two columns:
+// sends to a node (Client.ScriptArgv, ScriptFcallArgv: its
+// configuration's arguments), so that every EVALSHA or FCALL the server
+// counts in the measured stretch is that script. The library's cases run
+// in both modes: fcall/ (the Function library, whose acquire checks the
+// node's identity by the loaded copy's incarnation token, docs/design.md
+// §4.7.5) and evalsha/ (the scripts, with the full check: TIME, INFO,
+// the marker). Two columns:
 //
 //   - srv-us/call: a steady stream of the script, commandstats read before
 //     and after only: the server's per-call cost as it is usually quoted
@@ -65,34 +69,46 @@ type scriptCase struct {
 }
 
 func BenchmarkScriptServerTime(b *testing.B) {
-	sb := newScriptBench(b)
-	for _, tc := range sb.cases(b) {
-		b.Run(tc.name, func(b *testing.B) { sb.runCase(b, tc) })
+	s := redistest.Start(b, 1).Server(0)
+	for _, mode := range []string{"fcall", "evalsha"} {
+		b.Run(mode, func(b *testing.B) {
+			sb := newScriptBench(b, s, mode == "fcall")
+			for _, tc := range sb.cases(b) {
+				b.Run(tc.name, func(b *testing.B) { sb.runCase(b, tc) })
+			}
+			b.Run("extend-all-256", sb.extendAll256)
+		})
 	}
-	b.Run("extend-all-256", sb.extendAll256)
 }
 
-// scriptBench is the benchmark's one server and what its cases share.
+// scriptBench is the benchmark's one server and what its cases share in
+// one mode: the library's functions by FCALL (the incarnation token's
+// check in acquire), or the EVALSHA scripts (the full identity check).
 type scriptBench struct {
 	admin, node *redis.Client
 	c           *redlock.Client
+	fcall       bool
 	seq         atomic.Int64 // fresh keys and values across cases and rounds
 	stock       [][2]string  // key and value of held locks
 }
 
 const scriptBenchTTL = redlock.DefaultMaxTTL
 
-func newScriptBench(b *testing.B) *scriptBench {
-	s := redistest.Start(b, 1).Server(0)
-	sb := &scriptBench{admin: s.Client(b)}
+func newScriptBench(b *testing.B, s *redistest.Server, fcall bool) *scriptBench {
+	sb := &scriptBench{admin: s.Client(b), fcall: fcall}
 	sb.node = redis.NewClient(&redis.Options{Addr: s.Addr(), PoolSize: 2 * scriptBenchCallers})
 	b.Cleanup(func() { _ = sb.node.Close() })
-	// New loads the scripts; its probe bootstraps the node's marker.
-	sb.c = newBenchRedlock(b, redlock.Config{NodeTimeout: time.Second}, []redis.UniversalClient{sb.node})
+	// New loads the scripts (and the library); its probe bootstraps the
+	// node's marker and, in FCALL mode, records the loaded copy's token.
+	cfg := redlock.Config{NodeTimeout: time.Second, DisableFunctions: !fcall}
+	sb.c = newBenchRedlock(b, cfg, []redis.UniversalClient{sb.node})
 	return sb
 }
 
 func (sb *scriptBench) argv(script, key, value string) []any {
+	if sb.fcall {
+		return sb.c.ScriptFcallArgv(script, key, value, scriptBenchTTL)
+	}
 	return sb.c.ScriptArgv(script, key, value, scriptBenchTTL)
 }
 
@@ -121,7 +137,7 @@ func regrant(i int) string { return "r" + strconv.Itoa(i%scriptBenchKeys) }
 // HMGET, as quarantine.lua reads them). Their sum bounds the acquire
 // script from below: the hot-path issue's 10us is under it on this
 // machine (docs/design.md §4.14).
-type refScripts struct{ bare, bareExtend, identity string }
+type refScripts struct{ bare, bareExtend, identity, replid string }
 
 func (sb *scriptBench) loadRefs(b *testing.B) refScripts {
 	ref := func(src string) string {
@@ -148,15 +164,20 @@ local m = redis.call('HMGET', KEYS[1], 'r', 'c', 'ok', 'b', 'h', 'mx', 'p')
 local i = string.find(info, 'run_id:', 1, true)
 local j = string.find(info, 'master_replid:', 1, true)
 return {t[1], i, j, m[2]}`)
+	// What the library's acquire keeps of that check beside the token's
+	// HGET (docs/design.md §4.7.5): the replication ID, from INFO
+	// replication.
+	r.replid = ref(`local info = redis.call('INFO', 'replication')
+local i = string.find(info, 'master_replid:', 1, true)
+return string.sub(info, i + 14, i + 53)`)
 	return r
 }
 
 func (sb *scriptBench) cases(b *testing.B) []scriptCase {
 	const ttl = scriptBenchTTL
 	argv, fresh := sb.argv, sb.fresh
-	refs := sb.loadRefs(b)
 	counterTTL := strconv.FormatInt(redlock.CounterTTLFactor*ttl.Milliseconds(), 10)
-	return []scriptCase{
+	cs := []scriptCase{
 		// A grant of a key never locked before: the marker and the
 		// server's identity, the counter from the node's high-water mark,
 		// the key and the counter set, the high-water mark raised.
@@ -183,6 +204,12 @@ func (sb *scriptBench) cases(b *testing.B) []scriptCase {
 		// Each call releases a held lock.
 		{"release", func(b *testing.B, n int) { sb.take(b, n, "l") },
 			func(i int) [][]any { l := sb.stock[i]; return one(argv("release", l[0], l[1])) }},
+	}
+	if sb.fcall {
+		return cs // the references are EVALSHA scripts: measured once
+	}
+	refs := sb.loadRefs(b)
+	return append(cs, []scriptCase{
 		// The references above.
 		{"ref-bare-grant", nil, func(int) [][]any {
 			k := fresh("b")
@@ -195,7 +222,10 @@ func (sb *scriptBench) cases(b *testing.B) []scriptCase {
 		{"ref-identity", nil, func(int) [][]any {
 			return one([]any{"evalsha", refs.identity, 1, markerKey})
 		}},
-	}
+		{"ref-replid", nil, func(int) [][]any {
+			return one([]any{"evalsha", refs.replid, 0})
+		}},
+	}...)
 }
 
 // runCase measures one case: the cold column, then the stream.
@@ -215,9 +245,9 @@ func (sb *scriptBench) runCase(b *testing.B, tc scriptCase) {
 	// middle of calls, and commandstats counts that time as the
 	// script's.
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
-	s0 := evalshaStats(b, sb.admin)
+	s0 := scriptStats(b, sb.admin)
 	sb.stream(b, tc)
-	hot := evalshaStats(b, sb.admin).sub(s0)
+	hot := scriptStats(b, sb.admin).sub(s0)
 	b.StopTimer()
 	if hot.calls < int64(b.N) {
 		b.Fatalf("the server counted %d calls of %d", hot.calls, b.N)
@@ -235,9 +265,9 @@ func (sb *scriptBench) coldCalls(b *testing.B, tc scriptCase) stats {
 		for _, cmd := range cmds[:len(cmds)-1] {
 			run(b, sb.node, cmd)
 		}
-		s0 := evalshaStats(b, sb.admin)
+		s0 := scriptStats(b, sb.admin)
 		run(b, sb.node, cmds[len(cmds)-1])
-		cold = cold.add(evalshaStats(b, sb.admin).sub(s0))
+		cold = cold.add(scriptStats(b, sb.admin).sub(s0))
 	}
 	return cold
 }
@@ -278,13 +308,13 @@ func (sb *scriptBench) extendAll256(b *testing.B) {
 	b.ResetTimer()
 	var s stats
 	for b.Loop() {
-		s0 := evalshaStats(b, sb.admin)
+		s0 := scriptStats(b, sb.admin)
 		for i, err := range sb.c.ExtendAll(ctx, batch) {
 			if err != nil {
 				b.Fatal(i, err)
 			}
 		}
-		s = s.add(evalshaStats(b, sb.admin).sub(s0))
+		s = s.add(scriptStats(b, sb.admin).sub(s0))
 	}
 	b.ReportMetric(s.perCall(), "srv-us/call")
 	b.ReportMetric(s.perCall()/float64(len(batch)), "srv-us/lock")
@@ -314,7 +344,8 @@ func runPipelined(b *testing.B, node *redis.Client, cmds [][]any) {
 	}
 }
 
-// stats are EVALSHA's calls and usec from INFO commandstats.
+// stats are the scripts' calls and usec from INFO commandstats: EVALSHA's
+// and FCALL's together (a case sends one of the two).
 type stats struct{ calls, usec int64 }
 
 func (s stats) sub(o stats) stats { return stats{s.calls - o.calls, s.usec - o.usec} }
@@ -326,15 +357,20 @@ func (s stats) perCall() float64 {
 	return float64(s.usec) / float64(s.calls)
 }
 
-// evalshaStats reads EVALSHA's calls and usec from INFO commandstats.
-func evalshaStats(b *testing.B, admin *redis.Client) stats {
+// scriptStats reads EVALSHA's and FCALL's calls and usec from INFO
+// commandstats, summed.
+func scriptStats(b *testing.B, admin *redis.Client) stats {
 	info, err := admin.Info(context.Background(), "commandstats").Result()
 	if err != nil {
 		b.Fatal(err)
 	}
 	var s stats
 	for line := range strings.SplitSeq(info, "\n") {
-		rest, ok := strings.CutPrefix(strings.TrimSpace(line), "cmdstat_evalsha:")
+		line = strings.TrimSpace(line)
+		rest, ok := strings.CutPrefix(line, "cmdstat_evalsha:")
+		if !ok {
+			rest, ok = strings.CutPrefix(line, "cmdstat_fcall:")
+		}
 		if !ok {
 			continue
 		}
@@ -343,9 +379,9 @@ func evalshaStats(b *testing.B, admin *redis.Client) stats {
 			n, _ := strconv.ParseInt(v, 10, 64)
 			switch k {
 			case "calls":
-				s.calls = n
+				s.calls += n
 			case "usec":
-				s.usec = n
+				s.usec += n
 			}
 		}
 	}
