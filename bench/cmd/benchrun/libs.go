@@ -147,6 +147,14 @@ func (e *env) libs(ctx context.Context, single string) error {
 	if err != nil {
 		return err
 	}
+	// N=1 with a go-redis client as most users make it (default options
+	// but the pool: no ContextTimeoutEnabled), which redlock asks through
+	// a worker goroutine so that NodeTimeout bounds the request (#34).
+	plain := e.clients([]string{e.direct[singleNode].Options().Addr}, poolDirect)
+	rl1d, err := e.redlease(ctx, "redlease (N=1, default options)", "redlease-n1-default", redlock.Config{}, plain)
+	if err != nil {
+		return err
+	}
 	// The scripts by EVALSHA, as before the Function library (#34): the
 	// same client with Config.DisableFunctions, side by side in one run.
 	rlE, err := e.redlease(ctx, "redlease (EVALSHA)", "redlease-evalsha", redlock.Config{DisableFunctions: true}, e.direct)
@@ -166,7 +174,7 @@ func (e *env) libs(ctx context.Context, single string) error {
 		return err
 	}
 	e.uncontended5 = []*lib{rlD, rlE, rlDNF, rsD, fpD, rq3}
-	e.single = []*lib{fs, rl1, bsm, rq1}
+	e.single = []*lib{fs, rl1, rl1d, bsm, rq1}
 	e.proxied5 = []*lib{rlP, rlPNF, rsP, fpP}
 	e.parallel5 = []*lib{rlD, rlE, rlDNF, rsD, fpD}
 	e.parallel1 = []*lib{fs, rl1, bsm, rq1}

@@ -130,6 +130,8 @@ func (rp *reporter) targets() {
 		ratio(r), ratio(rn), verdict(r <= 0.75, r), verdict(rn <= 0.75, rn))
 	r1 := p50("single", "redlease-n1") / p50("single", "bsm-redislock")
 	w("| One server: fenced cycle ≤ 1.5× bsm/redislock's (p50) | redlease N=1 %s | %s |\n", ratio(r1), verdict(r1 <= 1.5, r1))
+	r1 = p50("single", "redlease-n1-default") / p50("single", "bsm-redislock")
+	w("| One server, a go-redis client with default options (no ContextTimeoutEnabled): ≤ 1.5× bsm/redislock's (p50) | redlease N=1 %s | %s |\n", ratio(r1), verdict(r1 <= 1.5, r1))
 	for _, f := range []struct{ sec, what string }{{"delayed", fmt.Sprintf("one node %s late", m.opts.delay)}, {"down", "one node down"}} {
 		r, rn = p50(f.sec, "redlease")/p50("proxied", "redlease"), p50(f.sec, "redlease-nofence")/p50("proxied", "redlease-nofence")
 		rd := p50(f.sec, "redlease") / p50("uncontended", "redlease")
