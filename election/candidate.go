@@ -64,6 +64,7 @@ type candidate struct {
 
 	splits      int           // lost attempts in a row, nobody seen leading
 	floorWait   *backoff.Exp  // tries since the quarantines that kept a majority from voting ended (nil: none yet)
+	quarantined bool          // the last wait was for quarantines or their floors (quarantineDelay)
 	lastAttempt time.Duration // how long the last attempt took
 	lostRace    bool          // the last attempt was lost
 
@@ -313,8 +314,17 @@ func (c *candidate) delay(ld redlock.Holder, rerr error, tried bool) (d time.Dur
 	tryOnTimer = rerr != nil && rerr != errNotRead // nobody leads, or unknown
 	if w, ok := c.e.waiting(time.Time{}, 0); ok {
 		d, tryOnTimer = min(d, c.quarantineDelay(w)), true
+		c.quarantined = true
 	} else {
 		c.floorWait = nil
+		if c.quarantined && rerr != nil {
+			// The quarantines that kept a majority from voting ended and
+			// their floors were raised since the last attempt (by the
+			// readiness pass it started): try again on the scale of an
+			// attempt, not after the back-off.
+			d, tryOnTimer = max(c.lastAttempt, time.Millisecond), true
+		}
+		c.quarantined = false
 	}
 	switch {
 	case rerr == nil:
