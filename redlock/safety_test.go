@@ -305,7 +305,11 @@ func TestSafetyNewRefusesSameServerTwice(t *testing.T) {
 	p, err := faultproxy.New(rig.addr(0))
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = p.Close() })
-	cfg := redlock.Config{MaxTTL: 2 * time.Second, Logger: testLogger(t)}
+	// New waits max(1s, NodeTimeout) for each node's first answer (its
+	// run_id): 5s, as a node that does not answer at start-up is not
+	// checked (seen at load 15, a busy core beside make test). Nothing
+	// here waits on MaxTTL, which must stay above 2 x NodeTimeout.
+	cfg := redlock.Config{NodeTimeout: 5 * time.Second, MaxTTL: 30 * time.Second, Logger: testLogger(t)}
 
 	// Clients with go-redis's default timeouts, not the killable rig's
 	// 200ms: a node that does not answer at start-up is not checked (seen
