@@ -171,8 +171,12 @@ func (r *rig) checkChangeLogs(t *testing.T, name, node string, addrs, runs [2]st
 // sees a change at its first acquisition there after it).
 func (r *rig) everyCandidateLogs(node string, n int) {
 	r.t.Helper()
+	// 3 x waitLong, as for the terms after each fault: a candidate hears
+	// of the change only at its next request to the group (a standby
+	// backing off after failed reads asks rarely); once seen by a clean-
+	// clone run not to log within 10s.
 	for _, sl := range r.slots {
-		r.until(waitLong, fmt.Sprintf("candidate %s logging %d changes of %s...", sl.cur.id, n, node), func() bool {
+		r.until(3*waitLong, fmt.Sprintf("candidate %s logging %d changes of %s...", sl.cur.id, n, node), func() bool {
 			changed, _ := nodeLog(r.t, sl.cur.log, node)
 			return len(changed) >= n
 		})
