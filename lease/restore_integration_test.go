@@ -138,14 +138,8 @@ func (r *restoreRig) values(t *testing.T, l *Lease) []string {
 func (r *restoreRig) waitRestored(t *testing.T) {
 	if !assert.Eventually(t, func() bool { return len(r.absent(t)) == 0 }, 3*r.cfg.TTL, 20*time.Millisecond,
 		"copies still missing on server 0 after 3 TTL") {
-		lost := 0
-		for _, l := range r.leases {
-			if context.Cause(l.Context()) != nil {
-				lost++
-			}
-		}
 		a := append(r.absent(t), 0)
-		t.Fatalf("%d absent, %d lost; first absent %d: held %v, on servers %v", len(a)-1, lost, a[0], r.leases[a[0]].Held(), r.values(t, r.leases[a[0]]))
+		t.Fatalf("%d absent, %d lost; first absent %d: held %v, on servers %v", len(a)-1, r.lost(), a[0], r.leases[a[0]].Held(), r.values(t, r.leases[a[0]]))
 	}
 }
 
@@ -155,6 +149,17 @@ func (r *restoreRig) waitRefreshes(t *testing.T, k int) {
 	a0 := cmdCalls(t, r.Direct[2], "pexpireat")
 	require.Eventually(t, func() bool { return cmdCalls(t, r.Direct[2], "pexpireat") >= a0+int64(k*restoreLeases) },
 		time.Duration(k+2)*r.cfg.TTL, 20*time.Millisecond, "the leases stopped refreshing")
+}
+
+// lost counts the leases lost (their context ended).
+func (r *restoreRig) lost() int {
+	n := 0
+	for _, l := range r.leases {
+		if context.Cause(l.Context()) != nil {
+			n++
+		}
+	}
+	return n
 }
 
 // killAndCount kills server 1, waits until every lease has been refreshed
@@ -173,12 +178,7 @@ func (r *restoreRig) killAndCount(t *testing.T) int {
 		}
 		return true
 	}, 3*r.cfg.TTL, 20*time.Millisecond, "leases neither refreshed nor lost after server 1 was killed")
-	lost := 0
-	for _, l := range r.leases {
-		if context.Cause(l.Context()) != nil {
-			lost++
-		}
-	}
+	lost := r.lost()
 	t.Logf("%d of %d leases lost with server 1 killed", lost, restoreLeases)
 	return lost
 }

@@ -104,7 +104,7 @@ func restoreOn(c *Client, t0 time.Time, n *node, ttl time.Duration, locks []*Loc
 // restored copy outlives a release by more than its own request.
 func (l *Lock) restored(t time.Time, n *node) {
 	if l.strag != nil && l.strag.gone.Load() {
-		n.runAlone(l.c.cfg.NodeTimeout, releaseCall(n.lockKey(l.key), l.value, "", "", "0"))
+		n.runAlone(l.c.cfg.NodeTimeout, unlock{key: l.key, value: l.value}.call(n))
 		return
 	}
 	l.noteRestored(t, n.idx)

@@ -118,7 +118,7 @@ func (s *stragglers) release(n *node, key, value string) *scriptCall {
 		return u.call(n)
 	}
 	if n.tag != "" {
-		return releaseCall(n.lockKey(key), value, "", "", "0")
+		return unlock{key: key, value: value}.call(n)
 	}
 	s.relOnce.Do(func() { s.rel = releaseCall(key, value, "", "", "0") })
 	return s.rel

@@ -57,7 +57,7 @@ func library() (version, source string) {
 	var b strings.Builder
 	b.WriteString(luaQuarantine)
 	b.WriteString(luaLibrary)
-	for _, s := range []*redis.Script{Acquire, Fence, Extend, ExtendMany, Release, Probe, Raise, Inspect, Settle, RestoreMany} {
+	for _, s := range All {
 		a, e := catalogue[s], entries[s]
 		body := strings.TrimPrefix(a.source, luaQuarantine)
 		b.WriteString("\nlocal function redlease_fn_" + a.name + "(KEYS, ARGV)\n" + body + "\nend\n")

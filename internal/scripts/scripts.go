@@ -52,6 +52,10 @@ var (
 	RestoreMany = redis.NewScript(luaRestoreMany)             // lost copies put back
 )
 
+// All is every script, in the order of the Function library's text (its
+// version hashes that text: the order is part of it).
+var All = []*redis.Script{Acquire, Fence, Extend, ExtendMany, Release, Probe, Raise, Inspect, Settle, RestoreMany}
+
 // about describes one script.
 type about struct {
 	source   string // its text, for SCRIPT LOAD and EVAL
