@@ -183,6 +183,7 @@ func TestEveryCallHonoursAnEndedContext(t *testing.T) {
 	for _, tc := range ctxCalls {
 		for how, mk := range ended {
 			t.Run(tc.name+"/"+how, func(t *testing.T) {
+				t.Parallel() // nodes of its own
 				f := newCtxFixture(t)
 				ctx, cancel := mk()
 				defer cancel()

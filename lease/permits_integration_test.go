@@ -25,6 +25,7 @@ func TestIntegrationPermitsManyContenders(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts real redis-server processes")
 	}
+	t.Parallel() // servers of its own
 	const k = 4
 	ts := contendPermits(t, k, unsafeopt.Off{}, nil)
 	require.Empty(t, checker.OverK(tenuresOf(ts), k), "more than %d holders at once", k)
@@ -44,6 +45,7 @@ func TestIntegrationPermitsFaults(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts real redis-server processes")
 	}
+	t.Parallel() // servers of its own
 	const k = 4
 	for name, fault := range map[string]func(*redistest.Rig){
 		"pause": func(r *redistest.Rig) {
@@ -70,6 +72,7 @@ func TestIntegrationPermitsControl(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts real redis-server processes")
 	}
+	t.Parallel() // servers of its own
 	const k = 4
 	ts := contendPermits(t, k, unsafeopt.Off{PermitsPlusOne: true}, nil)
 	require.NotEmpty(t, checker.OverK(tenuresOf(ts), k), "control: K+1 held at once, and the checker saw nothing")
