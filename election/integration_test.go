@@ -339,7 +339,6 @@ func TestIntegrationManyTerms(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts real redis-server processes")
 	}
-	t.Parallel() // servers of its own
 	const terms = 33
 	mt := startManyTerms(t)
 	mt.runTerms(t, terms)

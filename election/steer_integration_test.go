@@ -79,7 +79,6 @@ func percentile(ds []time.Duration, p int) time.Duration {
 // for the window, then one takes over. The tenure checker passes (no two
 // terms at once, tokens increasing, OnElected over before the next term).
 func TestHandover(t *testing.T) {
-	t.Parallel() // servers of its own
 	r := startSteerRig(t, "handover")
 	const window = 400 * time.Millisecond
 	for i := range 4 {
@@ -155,7 +154,6 @@ func TestHandoverBadInput(t *testing.T) {
 // the candidate of the higher priority is elected; and over a few seconds
 // no term changes hands again (no flapping).
 func TestPriority(t *testing.T) {
-	t.Parallel() // servers of its own
 	r := startSteerRig(t, "priority")
 	const yield = 300 * time.Millisecond
 	prio := func(p int) func(*Config) {
@@ -184,7 +182,6 @@ func TestPriority(t *testing.T) {
 // takes over (a record with no candidate behind it) once: after the
 // window it is elected again and keeps the term.
 func TestPriorityYieldsOnce(t *testing.T) {
-	t.Parallel() // servers of its own
 	r := startSteerRig(t, "priority:ghost")
 	const window = 200 * time.Millisecond
 	a := r.add(t, "a", func(c *Config) { c.YieldAfter, c.HandoverWindow = 100*time.Millisecond, window })

@@ -25,7 +25,6 @@ func TestIntegrationLostCopyWarnsOnce(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts real redis-server processes")
 	}
-	t.Parallel() // servers of its own
 	ctx := context.Background()
 	rig := redistest.StartRig(t, 3, redistest.RigOptions{})
 	logs := &testnodes.LogBuffer{T: t}

@@ -40,7 +40,6 @@ func TestIntegrationPausedMajorityEndsLeaseBeforeValidity(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts real redis-server processes")
 	}
-	t.Parallel() // servers of its own
 	ctx := context.Background()
 	g, nodes, c := startServers(t)
 
@@ -101,7 +100,6 @@ func TestIntegrationMinorityDownKeepsLease(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts real redis-server processes")
 	}
-	t.Parallel() // servers of its own
 	ctx := context.Background()
 	g, nodes, c := startServers(t)
 	cfg := Config{TTL: time.Second, RenewInterval: 200 * time.Millisecond, RetryInterval: 50 * time.Millisecond,

@@ -25,7 +25,6 @@ func TestIntegrationPermitsManyContenders(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts real redis-server processes")
 	}
-	t.Parallel() // servers of its own
 	const k = 4
 	ts := contendPermits(t, k, unsafeopt.Off{}, nil)
 	require.Empty(t, checker.OverK(tenuresOf(ts), k), "more than %d holders at once", k)
@@ -45,7 +44,6 @@ func TestIntegrationPermitsFaults(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts real redis-server processes")
 	}
-	t.Parallel() // servers of its own
 	const k = 4
 	for name, fault := range map[string]func(*redistest.Rig){
 		"pause": func(r *redistest.Rig) {
@@ -72,7 +70,6 @@ func TestIntegrationPermitsControl(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts real redis-server processes")
 	}
-	t.Parallel() // servers of its own
 	const k = 4
 	ts := contendPermits(t, k, unsafeopt.Off{PermitsPlusOne: true}, nil)
 	require.NotEmpty(t, checker.OverK(tenuresOf(ts), k), "control: K+1 held at once, and the checker saw nothing")

@@ -226,7 +226,6 @@ func statField(t *testing.T, info, name string) int64 {
 // has expired, tokens still continue above client 1's, restarting from the
 // nodes' high-water marks (B's raised with its floor).
 func TestTokensIncreaseAcrossFailoverAndCounterExpiry(t *testing.T) {
-	t.Parallel() // servers of its own
 	cfg := counterCfg(t, 300*time.Millisecond, unsafeopt.Off{})
 	cfg.MaxTTL, cfg.NodeTimeout = failoverCfg.MaxTTL, failoverCfg.NodeTimeout
 	f := startFailoverCfg(t, cfg)

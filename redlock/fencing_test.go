@@ -239,7 +239,6 @@ func TestFencingMajorityRuleControl(t *testing.T) {
 // majority read must report exactly the holder's token; three runs, a
 // different node lagging in each.
 func TestInspectTokenWithPausedNode(t *testing.T) {
-	t.Parallel() // servers of its own
 	rig := startKillable(t, 3, redistest.Options{})
 	cfg := fenceCfg
 	cfg.MaxTTL = 10 * time.Second
@@ -329,7 +328,6 @@ func gatedClient(t *testing.T, off unsafeopt.Off) (*servers, *redlock.Client, []
 // high-water mark kept; then a majority read reports the token with any
 // node paused (docs/design.md §4.4, §4.5). Three runs, each node late once.
 func TestLateSpareSettled(t *testing.T) {
-	t.Parallel() // servers of its own
 	rig, c, gates := gatedClient(t, unsafeopt.Off{})
 	ctx := context.Background()
 	for late := range 3 {

@@ -35,7 +35,6 @@ func nodeErr(t *testing.T, err error, i int) error {
 // held before the switch, and no acquire script is sent to them; once they
 // are switched back, they count again.
 func TestIntegrationEvictingAtRuntime(t *testing.T) {
-	t.Parallel() // servers of its own
 	ctx := context.Background()
 	cl := startServers(t, serversConfig{n: 3})
 	c := cl.locker(t, redlock.Config{NodeTimeout: nodeTimeout})

@@ -22,7 +22,6 @@ import (
 // TestIntegrationNoResurrection: Extend never re-creates a key that expired
 // or was deleted (docs/design.md S4).
 func TestIntegrationNoResurrection(t *testing.T) {
-	t.Parallel() // servers of its own
 	ctx := context.Background()
 	cl := startServers(t, serversConfig{n: 5})
 	c := cl.locker(t, redlock.Config{NodeTimeout: 400 * time.Millisecond})
@@ -230,7 +229,6 @@ func newForgetful(t *testing.T, disableQuarantine bool) *forgetful {
 // does not vote for MaxTTL (docs/design.md S6), so B cannot take the lock A holds; once the
 // quarantine is over, tokens continue above A's (S5).
 func TestIntegrationForgetfulNodeQuarantined(t *testing.T) {
-	t.Parallel() // servers of its own
 	ctx := context.Background()
 	f := newForgetful(t, false)
 	restarted := f.cl.Server(1).Addr()

@@ -44,7 +44,6 @@ func startSentinelGroups(t *testing.T, n int) (*redistest.Group, *redistest.Sent
 // named by position, and in errors by the master that answered too; two
 // FailoverClients of one group are one server, refused by run_id.
 func TestIntegrationSentinelGroups(t *testing.T) {
-	t.Parallel() // servers of its own
 	ctx := context.Background()
 	g, ss := startSentinelGroups(t, 3)
 	nodes := sentinelNodes(ss.Addrs(), "g0", "g1", "g2")

@@ -72,7 +72,6 @@ func holdExtended(t *testing.T, c *Client, key string) *Lock {
 }
 
 func TestReadyAfterQuarantineWhileKeyHeld(t *testing.T) {
-	t.Parallel() // servers of its own
 	for _, tc := range readyAfterQuarantineCases {
 		t.Run(tc.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) { checkReadyAfterQuarantine(t, tc) })

@@ -24,7 +24,6 @@ func TestIntegrationServerReplies(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts redis-server")
 	}
-	t.Parallel() // servers of its own
 	e := startReplyServers(t)
 	for _, tc := range serverReplyCases {
 		t.Run(tc.name, func(t *testing.T) { checkReply(t, tc.call(e), tc.code, tc.class) })

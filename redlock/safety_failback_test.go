@@ -128,7 +128,6 @@ func startFailback(t *testing.T, cfg redlock.Config) *failback {
 // for MaxTTL from the first contact after the failback, and tokens continue
 // above client 1's (S5). In EVALSHA mode the replication ID alone catches it.
 func TestSafetyFailbackAfterFullResync(t *testing.T) {
-	t.Parallel() // servers of its own
 	for _, tc := range []struct {
 		name string
 		cfg  redlock.Config

@@ -241,7 +241,6 @@ func forgetfulNode0(t *testing.T, rig *servers, c *redlock.Client, key string, l
 // has a new run_id and the snapshot's marker: it is quarantined (docs/design.md S6) and
 // tokens do not go back to the snapshot's counter (S5).
 func TestSafetyRestartFromOlderRDBSnapshot(t *testing.T) {
-	t.Parallel() // servers of its own
 	ctx := context.Background()
 	rig := startKillable(t, 3, redistest.Options{Persistence: redistest.PersistRDB})
 	c := locktest.New(t, forgetCfg, rig.NewNodes(t), true)
@@ -277,7 +276,6 @@ func TestSafetyRestartFromOlderRDBSnapshot(t *testing.T) {
 // and counters; the node is quarantined, votes again after MaxTTL, and tokens
 // keep increasing.
 func TestSafetyFlushAllQuarantines(t *testing.T) {
-	t.Parallel() // servers of its own
 	ctx := context.Background()
 	rig := startKillable(t, 3, redistest.Options{})
 	c := locktest.New(t, forgetCfg, rig.NewNodes(t), true)
@@ -402,7 +400,6 @@ func startKilledNode(t *testing.T, disableQuarantine bool) *killedNode {
 // node 0, which forgot A's copy, is quarantined (docs/design.md S1, S6); B wins once A's
 // lock is over (its TTL is MaxTTL), with a higher token (S5).
 func TestSafetyKilledNodeRestartedEmpty(t *testing.T) {
-	t.Parallel() // servers of its own
 	k := startKilledNode(t, false)
 	maxTTL := killedCfg.MaxTTL
 	l, wonAt, fails := contest(t, k.b, k.key, time.Second, maxTTL+5*time.Second)
@@ -590,7 +587,6 @@ func requireReplicaHasMarker(t *testing.T, a, b *redis.Client, key string) {
 // with B's vote, and B votes no for MaxTTL; then tokens continue above
 // client 1's (S5).
 func TestSafetyLaggingReplicaPromoted(t *testing.T) {
-	t.Parallel() // servers of its own
 	ctx := context.Background()
 	f := startFailover(t, false)
 	maxTTL := failoverCfg.MaxTTL

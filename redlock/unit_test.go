@@ -516,7 +516,6 @@ func TestClosedClient(t *testing.T) {
 // deadline, and fails without counting the node. Once the check answers
 // (noeviction), the node votes again.
 func TestUncheckedNodeDoesNotVote(t *testing.T) {
-	t.Parallel() // servers of its own
 	ctx := context.Background()
 	ms, nodes := testnodes.Minis(t, 3)
 	gate := make(chan struct{})
