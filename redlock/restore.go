@@ -101,10 +101,13 @@ func restoreOn(c *Client, t0 time.Time, n *node, ttl time.Duration, locks []*Loc
 // after the restore ran, so a restore that landed after a release's
 // deletion on n is deleted here, and one that landed before, by the
 // release (as an acquisition's stragglers, docs/design.md §4.3): no
-// restored copy outlives a release by more than its own request.
+// restored copy outlives a release by more than its own request. The
+// deletion here is the release's own (stragglers.release), with its
+// notice, so that a waiter subscribed on n hears of the release from n
+// too.
 func (l *Lock) restored(t time.Time, n *node) {
 	if l.strag != nil && l.strag.gone.Load() {
-		n.runAlone(l.c.cfg.NodeTimeout, unlock{key: l.key, value: l.value}.call(n))
+		n.runAlone(l.c.cfg.NodeTimeout, l.strag.release(n, l.key, l.value))
 		return
 	}
 	l.noteRestored(t, n.idx)

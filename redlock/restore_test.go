@@ -8,9 +8,11 @@ import (
 
 	"github.com/alicebob/miniredis/v2"
 	"github.com/hashicorp/go-hclog"
+	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/redlease/redlease/internal/redlockx"
 	"github.com/redlease/redlease/internal/testing/testnodes"
 	"github.com/redlease/redlease/internal/unsafeopt"
 )
@@ -132,4 +134,41 @@ func TestRestoreOffControl(t *testing.T) {
 	r.settled(t)
 	assert.False(t, r.ms[2].Exists(r.key))
 	assert.Equal(t, 0, r.l.spare())
+}
+
+// A restore that lands after the lock's release is deleted with the
+// release's notice, so that a waiter subscribed on that node hears of the
+// release from it too (it was deleted silently, as an acquisition's
+// stragglers were before).
+func TestRestoreAfterReleasePublishesNotice(t *testing.T) {
+	ms, nodes := testnodes.Minis(t, 3)
+	c := newClient(t, unitCfg, nodes)
+	ctx := context.Background()
+	const channel, msg = "restore/notice", "released"
+	l, err := c.TryAcquire(ctx, "rn", 10*time.Second, redlockx.ReleaseNotice(channel, msg))
+	require.NoError(t, err)
+	require.Eventually(t, l.Settled, 5*time.Second, 5*time.Millisecond)
+	sub := nodes[2].Subscribe(ctx, channel)
+	t.Cleanup(func() { _ = sub.Close() })
+	_, err = sub.Receive(ctx) // the subscription's confirmation
+	require.NoError(t, err)
+	require.NoError(t, l.Release(ctx))
+	receive(t, sub, msg, "the release's own notice from node 2")
+
+	// A restore of node 2's copy that was on its way lands now.
+	ms[2].Set("rn", l.Value())
+	l.restored(time.Now(), l.nodes[2]) // deletes it before it returns
+	assert.False(t, ms[2].Exists("rn"), "the restored copy outlived the release")
+	receive(t, sub, msg, "the restored copy was deleted without the release notice")
+}
+
+// receive waits up to 10s for msg on sub.
+func receive(t *testing.T, sub *redis.PubSub, msg, what string) {
+	t.Helper()
+	select {
+	case m := <-sub.Channel():
+		require.Equal(t, msg, m.Payload, what)
+	case <-time.After(10 * time.Second):
+		t.Fatal(what + ": no notice within 10s")
+	}
 }
