@@ -678,10 +678,13 @@ func TestSafetyFloorNeedsHealthyMajority(t *testing.T) {
 	t.Parallel() // servers of its own, and no timing bound in what it checks
 	ctx := context.Background()
 	rig := startKillable(t, 5, redistest.Options{})
-	cfg := redlock.Config{NodeTimeout: 200 * time.Millisecond, MaxTTL: time.Second, RetryDelay: 20 * time.Millisecond}
+	// NodeTimeout 500ms: a release in issueTokens needs all of nodes 0-2
+	// (3 and 4 hold another value), and one of them once took over 200ms
+	// to answer under an extra busy core.
+	cfg := redlock.Config{NodeTimeout: 500 * time.Millisecond, MaxTTL: 2 * time.Second, RetryDelay: 20 * time.Millisecond}
 	c := locktest.New(t, cfg, rig.NewNodes(t), true)
 	key := testKey(t)
-	const ttl = 500 * time.Millisecond
+	const ttl = 1500 * time.Millisecond
 
 	rig.setForeign(t, key, 3, 4)
 	last := issueTokens(t, c, key, ttl, 3, 0) // on nodes 0, 1, 2 only
