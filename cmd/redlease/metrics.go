@@ -151,28 +151,23 @@ func (m *cliMetrics) writeTo(w io.Writer) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	var b strings.Builder
-	b.WriteString("# HELP redlease_events_total Events reported to redlock.Config.Hooks, by kind (op) and outcome.\n")
-	b.WriteString("# TYPE redlease_events_total counter\n")
+	head(&b, "redlease_events_total", "counter", "Events reported to redlock.Config.Hooks, by kind (op) and outcome.")
 	for _, k := range sortedKeys(m.events) {
 		fmt.Fprintf(&b, "redlease_events_total{op=%s,outcome=%s} %d\n", quote(k[0]), quote(k[1]), m.events[k])
 	}
-	b.WriteString("# HELP redlease_operation_duration_seconds Duration of acquire, extend and release calls.\n")
-	b.WriteString("# TYPE redlease_operation_duration_seconds histogram\n")
+	head(&b, "redlease_operation_duration_seconds", "histogram", "Duration of acquire, extend and release calls.")
 	for _, k := range sortedKeys(m.durations) {
 		m.durations[k].write(&b, "redlease_operation_duration_seconds", "op="+quote(k[0])+",outcome="+quote(k[1]))
 	}
-	b.WriteString("# HELP redlease_node_errors_total Requests a node gave no valid answer to, by node and outcome.\n")
-	b.WriteString("# TYPE redlease_node_errors_total counter\n")
+	head(&b, "redlease_node_errors_total", "counter", "Requests a node gave no valid answer to, by node and outcome.")
 	for _, k := range sortedKeys(m.nodeErrs) {
 		fmt.Fprintf(&b, "redlease_node_errors_total{node=%s,outcome=%s} %d\n", quote(k[0]), quote(k[1]), m.nodeErrs[k])
 	}
-	b.WriteString("# HELP redlease_leader 1 while this process leads the election, 0 otherwise.\n")
-	b.WriteString("# TYPE redlease_leader gauge\n")
+	head(&b, "redlease_leader", "gauge", "1 while this process leads the election, 0 otherwise.")
 	for _, name := range sortedKeys(m.leader) {
 		fmt.Fprintf(&b, "redlease_leader{election=%s} %g\n", quote(name), m.leader[name])
 	}
-	b.WriteString("# HELP redlease_extend_spare_total Successful extends, by how many nodes held the lock's copy beyond the majority (spare; 0: a bare majority).\n")
-	b.WriteString("# TYPE redlease_extend_spare_total counter\n")
+	head(&b, "redlease_extend_spare_total", "counter", "Successful extends, by how many nodes held the lock's copy beyond the majority (spare; 0: a bare majority).")
 	for _, spare := range sortedKeys(m.spare) {
 		fmt.Fprintf(&b, "redlease_extend_spare_total{spare=%s} %d\n", quote(spare), m.spare[spare])
 	}
@@ -180,29 +175,29 @@ func (m *cliMetrics) writeTo(w io.Writer) {
 	_, _ = io.WriteString(w, b.String())
 }
 
+// head writes a metric's HELP and TYPE lines.
+func head(b *strings.Builder, name, kind, help string) {
+	fmt.Fprintf(b, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, kind)
+}
+
 // writeMargins writes the margins an operator watches and the split-brain
 // alarms. The caller holds m.mu.
 func (m *cliMetrics) writeMargins(b *strings.Builder) {
-	b.WriteString("# HELP redlease_extend_validity_left_seconds Validity a lock had left when a successful extend (refresh) returned: the margin it was refreshed with.\n")
-	b.WriteString("# TYPE redlease_extend_validity_left_seconds histogram\n")
+	head(b, "redlease_extend_validity_left_seconds", "histogram", "Validity a lock had left when a successful extend (refresh) returned: the margin it was refreshed with.")
 	m.validity.write(b, "redlease_extend_validity_left_seconds", "")
-	b.WriteString("# HELP redlease_leaderless_seconds Time the election had no leader before a term won by this process, as far as it knows.\n")
-	b.WriteString("# TYPE redlease_leaderless_seconds histogram\n")
+	head(b, "redlease_leaderless_seconds", "histogram", "Time the election had no leader before a term won by this process, as far as it knows.")
 	for _, name := range sortedKeys(m.gaps) {
 		m.gaps[name].write(b, "redlease_leaderless_seconds", "election="+quote(name))
 	}
-	b.WriteString("# HELP redlease_split_brain_total Evidence seen of two holders at once (a safety assumption failed), by election and rule (evidence).\n")
-	b.WriteString("# TYPE redlease_split_brain_total counter\n")
+	head(b, "redlease_split_brain_total", "counter", "Evidence seen of two holders at once (a safety assumption failed), by election and rule (evidence).")
 	for _, k := range sortedKeys(m.alarms) {
 		fmt.Fprintf(b, "redlease_split_brain_total{election=%s,evidence=%s} %d\n", quote(k[0]), quote(k[1]), m.alarms[k])
 	}
-	b.WriteString("# HELP redlease_node_quarantined 1 while a node is quarantined (it may have forgotten its locks and does not vote), as of its last answer; 0 once it votes.\n")
-	b.WriteString("# TYPE redlease_node_quarantined gauge\n")
+	head(b, "redlease_node_quarantined", "gauge", "1 while a node is quarantined (it may have forgotten its locks and does not vote), as of its last answer; 0 once it votes.")
 	for _, node := range sortedKeys(m.quarant) {
 		fmt.Fprintf(b, "redlease_node_quarantined{node=%s} %g\n", quote(node), m.quarant[node])
 	}
-	b.WriteString("# HELP redlease_clock_anomalies_total Server clocks seen jump forward or run fast (clock_fast: the node is quarantined) or run slow or step back (clock_slow), by node and evidence.\n")
-	b.WriteString("# TYPE redlease_clock_anomalies_total counter\n")
+	head(b, "redlease_clock_anomalies_total", "counter", "Server clocks seen jump forward or run fast (clock_fast: the node is quarantined) or run slow or step back (clock_slow), by node and evidence.")
 	for _, k := range sortedKeys(m.clock) {
 		fmt.Fprintf(b, "redlease_clock_anomalies_total{node=%s,evidence=%s} %d\n", quote(k[0]), quote(k[1]), m.clock[k])
 	}
