@@ -44,12 +44,7 @@ func TestStragglerReleasePublishesNotice(t *testing.T) {
 	require.NoError(t, rig.Server(0).Resume())
 	resumed = true
 
-	select {
-	case m := <-sub.Channel():
-		require.Equal(t, msg, m.Payload)
-	case <-time.After(10 * time.Second):
-		t.Fatal("node 0's copy was deleted without the release notice")
-	}
+	receive(t, sub, msg, "node 0's copy was deleted without the release notice")
 	require.Eventually(t, func() bool { return rig.Values(key, 0)[0] == "" }, 10*time.Second, 5*time.Millisecond,
 		"the late grant on node 0 is released")
 }
