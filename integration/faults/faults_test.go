@@ -534,10 +534,10 @@ func scResetKilledLeader(t *testing.T, bin string) {
 }
 
 // ctlIgnoreDeadline: the negative control of C1 (validity) and C4: the
-// candidates believe they lead from OnElected to OnDemoted, ignoring
-// IsLeader and the term's context; the leader's links time out. Its
-// belief outlives its validity (C1) and it sees its term end only after
-// the validity ended (C4).
+// candidates believe they lead from OnElected to a quarter TTL past
+// OnDemoted, ignoring IsLeader and the term's context; the leader's links
+// time out. Its belief outlives its validity (C1) and it sees its term
+// end only after the validity ended (C4).
 func ctlIgnoreDeadline(t *testing.T, bin string) {
 	r := newRig(t, bin, rigOptions{unsafe: true})
 	r.start()

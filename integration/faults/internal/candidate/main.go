@@ -92,7 +92,7 @@ func main() {
 	flag.BoolVar(&o.redisDefaults, "redis-defaults", false,
 		"go-redis clients with their default options (3 retries, 5s dial and 3s read timeouts): redlock must not depend on them")
 	flag.BoolVar(&o.unsafe, "unsafe-ignore-deadline", false,
-		"NEGATIVE CONTROL: believe it leads from OnElected to OnDemoted, ignoring IsLeader and the term's context")
+		"NEGATIVE CONTROL: believe it leads from OnElected to a quarter TTL past OnDemoted, ignoring IsLeader and the term's context")
 	flag.IntVar(&o.permits, "permits", 0,
 		"hold one of this many permits of the semaphore -key (lease.Config.Permits), again and again, instead of campaigning (0: campaign)")
 	flag.BoolVar(&o.plusOne, "unsafe-permits-plus-one", false,
@@ -392,6 +392,10 @@ func (c *candidate) onElected(ctx context.Context, t election.Term) {
 func (c *candidate) onDemoted(t election.Term, cause error) {
 	ts := c.clock.Of(t.Start)
 	if c.o.unsafe {
+		// NEGATIVE CONTROL: it goes on believing a quarter TTL past
+		// OnDemoted (a flag cleared late), so that it sees its term end
+		// well past C4's slack even on an idle machine.
+		time.Sleep(c.o.ttl / 4)
 		c.flag.CompareAndSwap(ts, 0)
 		c.emit(wire.Event{Ev: wire.Stepdown, TS: ts, Token: t.Token})
 	}
