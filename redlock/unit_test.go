@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/redlease/redlease/internal/rediserr"
@@ -514,10 +515,15 @@ func TestClosedClient(t *testing.T) {
 // A node whose configuration check does not answer does not vote: a
 // request to a node never checked waits for the check within its own
 // deadline, and fails without counting the node. Once the check answers
-// (noeviction), the node votes again.
+// (noeviction), the node votes again. In memory, on synctest's clock: the
+// 100ms NodeTimeout is exact, whatever the machine's load.
 func TestUncheckedNodeDoesNotVote(t *testing.T) {
+	synctest.Test(t, checkUncheckedNodeDoesNotVote)
+}
+
+func checkUncheckedNodeDoesNotVote(t *testing.T) {
 	ctx := context.Background()
-	ms, nodes := testnodes.Minis(t, 3)
+	ms, nodes := testnodes.MemMinis(t, 3)
 	gate := make(chan struct{})
 	var once sync.Once
 	open := func() { once.Do(func() { close(gate) }) }
@@ -557,7 +563,8 @@ func TestUncheckedNodeDoesNotVote(t *testing.T) {
 	}, 5*time.Second, 5*time.Millisecond, "the node answers again once checked")
 	l, err = c.TryAcquire(ctx, "unchecked", time.Second)
 	require.NoError(t, err)
-	require.Eventually(t, func() bool { return ms[0].Exists("unchecked") }, 5*time.Second, 5*time.Millisecond)
+	synctest.Wait()
+	require.True(t, ms[0].Exists("unchecked"), "the checked node votes")
 	err = l.Release(ctx)
 	require.NoError(t, err)
 }
