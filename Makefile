@@ -56,12 +56,19 @@ TEST_FUZZTIME ?= 10000x
 # make test added 148 MiB to a warm cache (2026-11-28); the cache keeps every
 # build of every commit until it is 5 days unused, and reached 77 GiB here.
 TEST_DISK_GIB ?= 4
+# How many test binaries go test runs at once (-p) and how many of a package's
+# t.Parallel tests (-parallel); both default to GOMAXPROCS, 2 here. Most of a
+# run is waiting (TTLs, quarantines, clusters forming, faults' timed ends): a
+# third package and four parallel tests (the cluster, nemesis and fleet tests,
+# written without tight timing) fill the cores (docs/testing.md).
+TEST_P ?= 3
+TEST_PARALLEL ?= 4
 test: servers
 	@.ci/disk-check $(TEST_DISK_GIB)
 	@rm -f $(TEST_LOG); status=0; \
 	  check_log=$$(mktemp); nice -n 19 $(MAKE) --no-print-directory check >$$check_log 2>&1 & check=$$!; \
 	  fence_log=$$(mktemp); $(MAKE) --no-print-directory fence-sql >$$fence_log 2>&1 & fence=$$!; \
-	  SERVER_PKGS="$(SERVER_PKGS)" .ci/gotest-on $(REDIS_SERVER) $(VALKEY_SERVER) $(TEST_LOG) $(UNSAFE) $(GO_PKGS) || status=1; \
+	  SERVER_PKGS="$(SERVER_PKGS)" .ci/gotest-on $(REDIS_SERVER) $(VALKEY_SERVER) $(TEST_LOG) -p $(TEST_P) -parallel $(TEST_PARALLEL) $(UNSAFE) $(GO_PKGS) || status=1; \
 	  wait $$fence || status=1; cat $$fence_log; rm -f $$fence_log; \
 	  wait $$check || { status=1; echo "==== make check FAILED:"; }; cat $$check_log; rm -f $$check_log; \
 	  busy_log=$$(mktemp); $(MAKE) --no-print-directory busy-watch BUSY_WATCH=$(TEST_BUSY_WATCH) >$$busy_log 2>&1 & busy=$$!; \
