@@ -46,8 +46,12 @@ const aclRule = "+evalsha +eval +script|load +get +mget +set +incr +pexpire +pex
 const aclRuleFunctions = aclRule + " +function|load +fcall +info|replication"
 
 const (
-	nodeTimeout = 250 * time.Millisecond // above a local round trip under -race
-	waitFor     = 5 * time.Second        // bounds every wait on an event
+	// nodeTimeout bounds every request, also those a call leaves running
+	// once a majority answered; the tests wait for every node's notice,
+	// and a request cut by it sends none (at 250ms a release under CI's
+	// load, two test binaries on two cores with -race, notified 2 of 3).
+	nodeTimeout = time.Second
+	waitFor     = 5 * time.Second // bounds every wait on an event
 	tick        = 5 * time.Millisecond
 	password    = "s3cret-Pa55"
 )

@@ -51,7 +51,7 @@ func TestHolderSizeLimit(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			key := "size:" + strconv.Itoa(i)
-			cfg := lease.Config{TTL: 2 * time.Second, ID: tc.id, Metadata: tc.md}
+			cfg := lease.Config{TTL: 5 * time.Second, ID: tc.id, Metadata: tc.md}
 			l, err := lease.TryAcquire(ctx, c, key, cfg)
 			if tc.size <= max {
 				require.NoError(t, err)
