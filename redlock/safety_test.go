@@ -101,19 +101,27 @@ func voteOf(qe *redlock.QuorumError, node string) string {
 func issueTokens(t testing.TB, c *redlock.Client, key string, ttl time.Duration, n int, last uint64) uint64 {
 	t.Helper()
 	for range n {
-		// Acquire, not TryAcquire: Release returns at a majority, and the
-		// straggler of the previous acquisition may still be being undone
-		// on the last node for a moment.
-		ctx, cancel := context.WithTimeout(context.Background(), ttl)
-		l, err := c.Acquire(ctx, key, ttl, redlock.WithRetry(func(int) (time.Duration, bool) { return backoff.Jitter(5 * time.Millisecond), true }))
-		cancel()
+		token, err := nextToken(c, key, ttl)
 		require.NoError(t, err)
-		require.Greater(t, l.Token(), last, "fencing token went backwards")
-		last = l.Token()
-		err = l.Release(context.Background())
-		require.NoError(t, err)
+		require.Greater(t, token, last, "fencing token went backwards")
+		last = token
 	}
 	return last
+}
+
+// nextToken acquires and releases key once, trying for at most ttl, and
+// returns the token.
+func nextToken(c *redlock.Client, key string, ttl time.Duration) (uint64, error) {
+	// Acquire, not TryAcquire: Release returns at a majority, and the
+	// straggler of the previous acquisition may still be being undone on
+	// the last node for a moment.
+	ctx, cancel := context.WithTimeout(context.Background(), ttl)
+	l, err := c.Acquire(ctx, key, ttl, redlock.WithRetry(func(int) (time.Duration, bool) { return backoff.Jitter(5 * time.Millisecond), true }))
+	cancel()
+	if err != nil {
+		return 0, err
+	}
+	return l.Token(), l.Release(context.Background())
 }
 
 // refusedAttempt makes an attempt that must fail and returns its QuorumError;
