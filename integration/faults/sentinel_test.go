@@ -61,6 +61,12 @@ func (s *sentinels) logTail(t *testing.T, name string) {
 	}
 }
 
+// promoteWait bounds the sentinels' failover after the master's kill: a
+// failover that a host stall aborts is tried again after twice
+// failover-timeout (6s; redistest's default), and once, under an extra busy
+// core, none was done within 10s.
+const promoteWait = 30 * time.Second
+
 // scSentinelFailover: each of the three nodes is a Sentinel group (master
 // and replica, three sentinels), reached through FailoverClients, with
 // leaders resigning often so that every node is asked for votes all the
@@ -88,7 +94,7 @@ func scSentinelFailover(t *testing.T, bin string) {
 	// Failover.
 	require.NoError(t, master.Kill())
 	killed := r.mark("kill -9 the master of group %s (%s)", name, master.Addr())
-	require.NoError(t, r.sent.ss.WaitMaster(name, repl.Addr(), waitLong))
+	require.NoError(t, r.sent.ss.WaitMaster(name, repl.Addr(), promoteWait))
 	promoted := r.mark("the sentinels promoted %s in group %s", repl.Addr(), name)
 	r.admin[v] = replica
 	r.until(waitLong, "the promoted replica quarantined by a candidate", func() bool {
