@@ -1,10 +1,10 @@
 # redlease: `make test` is everything CI runs.
 SHELL       := /bin/bash
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
-# The longest packages first, so that the two longest run side by side from
-# the start and the short ones fill in after (go test starts them in this
-# order, 2 at a time on 2 cores; ./... after them adds the rest once).
-GO_PKGS     := ./integration/faults/ ./redlock/ ./election/ ./integration/faults/sim/ ./lease/ ./cmd/redlease/ ./...
+# The longest packages first, so that they start first and the short ones fill
+# in after (go test starts them in this order, TEST_P at a time; ./... after
+# them adds the rest once).
+GO_PKGS     := ./integration/faults/sim/ ./redlock/ ./integration/faults/ ./lease/ ./election/ ./cmd/redlease/ ./...
 # The tests build with the switches of the negative controls (internal/unsafeopt,
 # redlock.SetUnsafe), which a normal build does not contain; so do the fault
 # suite's candidate (integration/faults builds it so) and the simulator.
@@ -21,9 +21,10 @@ UNSAFE      := -tags redlease_unsafe
 ## packages that start real servers again on Valkey (VALKEY_SERVER), the adapter
 ## modules' tests (see contrib), and a short run of every fuzzer (their seed corpora
 ## run as tests too). The two servers share one go test run: each test binary runs
-## on Redis, then, for SERVER_PKGS, on Valkey (.ci/on-servers), so both are built
-## once and one queue of packages keeps both cores busy (two passes one after the
-## other left a core idle at the end of each). The run names its servers first and
+## on Redis and, for SERVER_PKGS, on Valkey beside it (.ci/on-servers,
+## TEST_SERVERS_AT_ONCE), so both are built once and one queue of packages keeps
+## both cores busy (two passes one after the other left a core idle at the end of
+## each). The run names its servers first and
 ## last; a failed run ends with its failures again (the failing tests' names,
 ## assertion reports, panics and leak reports), each under a line naming its
 ## server, and the longest runs are listed. The whole output is kept in TEST_LOG.
@@ -65,12 +66,17 @@ TEST_DISK_GIB ?= 4
 # about 1.7 times slower than this one, and its timing tests keep their slack.
 TEST_P ?= $(if $(CI),2,3)
 TEST_PARALLEL ?= $(if $(CI),2,4)
+# How many runs of a test binary at once (.ci/on-servers): 2, the Redis and the
+# Valkey run of a package that starts servers side by side (one after the other,
+# redlock's two runs were the longest stretch of make test, with a core idle);
+# 1, one after the other.
+TEST_SERVERS_AT_ONCE ?= 2
 test: servers
 	@.ci/disk-check $(TEST_DISK_GIB)
 	@rm -f $(TEST_LOG); status=0; \
 	  check_log=$$(mktemp); nice -n 19 $(MAKE) --no-print-directory check >$$check_log 2>&1 & check=$$!; \
 	  fence_log=$$(mktemp); $(MAKE) --no-print-directory fence-sql >$$fence_log 2>&1 & fence=$$!; \
-	  SERVER_PKGS="$(SERVER_PKGS)" .ci/gotest-on $(REDIS_SERVER) $(VALKEY_SERVER) $(TEST_LOG) -p $(TEST_P) -parallel $(TEST_PARALLEL) $(UNSAFE) $(GO_PKGS) || status=1; \
+	  SERVER_PKGS="$(SERVER_PKGS)" ON_SERVERS_AT_ONCE=$(TEST_SERVERS_AT_ONCE) .ci/gotest-on $(REDIS_SERVER) $(VALKEY_SERVER) $(TEST_LOG) -p $(TEST_P) -parallel $(TEST_PARALLEL) $(UNSAFE) $(GO_PKGS) || status=1; \
 	  wait $$fence || status=1; cat $$fence_log; rm -f $$fence_log; \
 	  wait $$check || { status=1; echo "==== make check FAILED:"; }; cat $$check_log; rm -f $$check_log; \
 	  busy_log=$$(mktemp); $(MAKE) --no-print-directory busy-watch BUSY_WATCH=$(TEST_BUSY_WATCH) >$$busy_log 2>&1 & busy=$$!; \
