@@ -69,8 +69,8 @@ TEST_PARALLEL ?= $(if $(CI),2,4)
 # How many runs of a test binary at once (.ci/on-servers): 2, the Redis and the
 # Valkey run of a package that starts servers side by side (one after the other,
 # redlock's two runs were the longest stretch of make test, with a core idle);
-# 1, one after the other.
-TEST_SERVERS_AT_ONCE ?= 2
+# 1, one after the other, where CI is set (the slower machine keeps its slack).
+TEST_SERVERS_AT_ONCE ?= $(if $(CI),1,2)
 test: servers
 	@.ci/disk-check $(TEST_DISK_GIB)
 	@rm -f $(TEST_LOG); status=0; \
