@@ -986,6 +986,14 @@ func naiveToken(nodes []redis.UniversalClient, key string) (uint64, bool) {
 	return uint64(best), replies >= len(nodes)/2+1
 }
 
+// workloadStall: a workload in which no acquisition succeeds for this
+// long is stuck (the nemesis stops one node at a time, for at most a few
+// seconds); workloadLimit bounds a whole run, far below go test's timeout.
+const (
+	workloadStall = 60 * time.Second
+	workloadLimit = 8 * time.Minute
+)
+
 func runWorkload(t *testing.T, w workload) workloadResult {
 	r, rig, cfg, degraded := startWorkload(t, w)
 
@@ -1009,18 +1017,24 @@ func runWorkload(t *testing.T, w workload) workloadResult {
 	var nwg sync.WaitGroup
 	nwg.Go(func() { nem.run(ctx, t, func() bool { return r.total.Load() >= 20 }, 1000) })
 
-	// Run until the targets are met; the bound only keeps a broken run
-	// from hanging (it is several times what a run under -race needs).
-	limit := time.After(150 * time.Second)
+	// Run until the targets are met. The bounds only keep a broken run
+	// from hanging: no acquisition for workloadStall, or workloadLimit in
+	// all. On a loaded machine under -race a run takes several times its
+	// usual 20s (one needed more than 150s, beside make test's other
+	// packages and a busy core).
+	last, lastAt := int64(-1), time.Now()
 	for r.total.Load() < int64(w.target) || nem.forgets.Load() < int64(w.minForgets) {
-		select {
-		case <-limit:
+		if n := r.total.Load(); n != last {
+			last, lastAt = n, time.Now()
+		}
+		if stalled, over := time.Since(lastAt) > workloadStall, time.Since(began) > workloadLimit; stalled || over {
 			cancel()
 			wg.Wait()
 			nwg.Wait()
-			t.Fatalf("workload did not finish: %d acquisitions, %d forgetting faults", r.total.Load(), nem.forgets.Load())
-		case <-time.After(20 * time.Millisecond):
+			t.Fatalf("workload did not finish (no acquisition for %s: %t; over %s: %t): %d acquisitions, %d forgetting faults",
+				workloadStall, stalled, workloadLimit, over, r.total.Load(), nem.forgets.Load())
 		}
+		time.Sleep(20 * time.Millisecond)
 	}
 	cancel()
 	wg.Wait()
