@@ -2,6 +2,7 @@ package redlock_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -139,6 +140,34 @@ func BenchmarkClusterSpread(b *testing.B) {
 	}
 }
 
+// newClusterRefused returns NewCluster's refusal (ErrInvalidArgument) of a
+// client of n copies with cfg on cl. NewCluster reads the layout key within max(1s,
+// NodeTimeout); without an answer it logs so and lets the client start
+// (every script checks the markers it meets). A host stall made it so once
+// under make test's load: a client that started must have logged that, and
+// NewCluster is tried again.
+func newClusterRefused(t *testing.T, cfg redlock.Config, cl *redistest.Cluster, n int) error {
+	t.Helper()
+	var refused error
+	waitForCond(t, "NewCluster's layout check", func() error {
+		logs := &testnodes.LogBuffer{T: t}
+		cfg.Logger = bufferLogger(t, logs)
+		c, err := redlock.NewCluster(context.Background(), cfg, newClusterClient(t, cl.Addrs()), n)
+		if errors.Is(err, redlock.ErrInvalidArgument) {
+			refused = err
+			return nil
+		}
+		if err != nil {
+			return err // the cluster did not answer NewCluster's other calls either
+		}
+		_ = c.Close()
+		require.Equal(t, 1, logs.Count("the layout of the cluster's clients could not be read"),
+			"NewCluster started a client of another layout although the layout key answered:\n%s", logs.String())
+		return errors.New("the layout key did not answer in time")
+	})
+	return refused
+}
+
 // Two layouts keep a key's copies in different slots and could grant it
 // twice: a client with another layout than the cluster's is refused at
 // NewCluster (the layout key), and a script that meets a marker of another
@@ -154,12 +183,12 @@ func TestClusterLayoutRefused(t *testing.T) {
 	for _, buckets := range []int{1, 8} {
 		cfg := clusterCfg
 		cfg.Buckets = buckets
-		_, err := redlock.NewCluster(ctx, cfg, newClusterClient(t, cl.Addrs()), 3)
+		err := newClusterRefused(t, cfg, cl, 3)
 		require.ErrorIs(t, err, redlock.ErrInvalidArgument)
 		assert.Contains(t, err.Error(), "the cluster's clients use n=3 B=16")
 		assert.Regexp(t, `this client has n=3 B=(1|8),`, err.Error())
 	}
-	_, err := redlock.NewCluster(ctx, clusterCfg, newClusterClient(t, cl.Addrs()), 5)
+	err := newClusterRefused(t, clusterCfg, cl, 5)
 	require.ErrorIs(t, err, redlock.ErrInvalidArgument)
 	assert.Contains(t, err.Error(), "this client has n=5 B=16, the cluster's clients use n=3 B=16")
 
