@@ -1,0 +1,17 @@
+// The tools make check builds, pinned here so that it needs no network once
+// the module cache has them (go run tool@version asks the module proxy every
+// time). Built with -modfile, outside go.work (see Makefile, check).
+module redlease-ci-tools
+
+go 1.26.0
+
+tool honnef.co/go/tools/cmd/staticcheck
+
+require (
+	github.com/BurntSushi/toml v1.4.1-0.20240526193622-a339e1f7089c // indirect
+	golang.org/x/exp/typeparams v0.0.0-20231108232855-2478ac86f678 // indirect
+	golang.org/x/mod v0.41.0 // indirect
+	golang.org/x/sync v0.23.0 // indirect
+	golang.org/x/tools v0.51.0 // indirect
+	honnef.co/go/tools v0.8.2 // indirect
+)
