@@ -172,6 +172,12 @@ func TestClusterFailbackQuarantine(t *testing.T) {
 		if !held {
 			break
 		}
+		if qe.Nodes[0].Err != nil {
+			// No answer from copy 0 in time (a host stall did so once
+			// under make test's load): this attempt says nothing of it.
+			t.Logf("copy 0 gave no answer: %v", qe.Nodes[0].Err)
+			continue
+		}
 		q := redlock.QuarantinedNodes(qe)
 		require.Len(t, q, 1, "copy 0 voted while its dataset may be replaced: %v", qe)
 		require.Equal(t, f.copy0, q[0].Node)
