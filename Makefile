@@ -70,11 +70,11 @@ TEST_DISK_GIB ?= 4
 TEST_P ?= $(if $(CI),2,3)
 TEST_PARALLEL ?= $(if $(CI),2,4)
 # How many runs of a test binary at once (.ci/on-servers): 1, a package's Redis
-# and Valkey runs one after the other; 2, side by side. Side by side was 34s
-# faster idle on a fast morning (5m41s) and 41s slower an hour later, with a
-# load average of 12-18 under one busy core, and two runs of one package form
-# their Redis Clusters at the same moment: once clusters in both runs did not
-# form within 30s (docs/testing.md). So 1 is the default.
+# and Valkey runs one after the other; 2, side by side. Side by side was 34-53s
+# faster idle and warm, but the load average under one busy core doubled (to
+# 12-18), and the two runs of one package form their Redis Clusters at the same
+# moment: once clusters in both runs did not form within 30s (docs/testing.md).
+# So 1 is the default.
 TEST_SERVERS_AT_ONCE ?= 1
 test: servers
 	@.ci/disk-check $(TEST_DISK_GIB)
